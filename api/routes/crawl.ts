@@ -1,0 +1,158 @@
+// /v2/crawl routes: submit, status (paged), cancel, errors.
+import { randomUUID } from "node:crypto";
+import Router from "@koa/router";
+import type { Context } from "koa";
+import type { CrawlOptions, CrawlRequest, FrontierInboxMessage } from "../../schemas/index.ts";
+import type { ApiDeps } from "../app.ts";
+import { badRequest, HttpError, jobNotFound } from "../errors.ts";
+import { publicBase } from "../public-url.ts";
+import { checkStartUrl } from "../start-url.ts";
+import { validateBody } from "../validate.ts";
+import { keys } from "../../pipeline/topology.ts";
+import type { CrawlRecord } from "../../pipeline/store/crawl-store.ts";
+import { RETENTION_MS } from "../../pipeline/frontier/reducer.ts";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DEFAULT_PAGE_DOCS = 100;
+
+type Format = CrawlOptions["formats"][number];
+
+export function crawlOptions(body: CrawlRequest, defaultLimit: number): CrawlOptions {
+  const so = body.scrapeOptions ?? {};
+  const formats: Format[] = [];
+  for (const f of so.formats ?? ["markdown"]) {
+    const type = typeof f === "string" ? f : f.type;
+    if (type === "json") {
+      throw badRequest([{ code: "custom", path: ["scrapeOptions", "formats"], message: "The json format is not supported by this server yet" }],
+        "The json format is not supported by this server yet");
+    }
+    if (!formats.includes(type)) formats.push(type);
+  }
+  if (so.waitFor !== undefined && so.timeout !== undefined && so.waitFor > so.timeout / 2) {
+    throw badRequest([{ code: "custom", path: ["scrapeOptions", "waitFor"], message: "waitFor must not exceed half of timeout" }],
+      "waitFor must not exceed half of timeout");
+  }
+  return {
+    limit: body.limit ?? defaultLimit,
+    crawlEntireDomain: body.crawlEntireDomain ?? false,
+    allowSubdomains: body.allowSubdomains ?? false,
+    formats,
+    onlyMainContent: so.onlyMainContent ?? true,
+    ...(so.timeout !== undefined ? { timeoutMs: so.timeout } : {}),
+    ...(so.headers ? { headers: so.headers } : {}),
+  };
+}
+
+function crawlId(ctx: Context): string {
+  const id = String(ctx.params.id);
+  if (!UUID.test(id)) throw new HttpError(400, { success: false, error: "Invalid job ID format. Job ID must be a valid UUID." });
+  return id;
+}
+
+/** `skip` and `limit` query parameters, strictly parsed (digits only; limit 1..1000). */
+export function pagination(query: Record<string, string | string[] | undefined>): { skip: number; limit?: number } {
+  const one = (name: string): string | undefined => {
+    const v = query[name];
+    if (Array.isArray(v)) throw new HttpError(400, { success: false, error: `Invalid pagination: ${name} must be given once` });
+    return v;
+  };
+  const skipRaw = one("skip");
+  const limitRaw = one("limit");
+  if (skipRaw !== undefined && !/^\d+$/.test(skipRaw)) {
+    throw new HttpError(400, { success: false, error: "Invalid pagination: skip must be a non-negative integer without trailing characters" });
+  }
+  const skip = skipRaw === undefined ? 0 : Number(skipRaw);
+  if (!Number.isSafeInteger(skip)) throw new HttpError(400, { success: false, error: "Invalid pagination: skip is too large" });
+  if (limitRaw === undefined) return { skip };
+  if (!/^\d+$/.test(limitRaw)) throw new HttpError(400, { success: false, error: "Invalid pagination: limit must be a positive integer without trailing characters" });
+  const limit = Number(limitRaw);
+  if (limit < 1 || limit > 1000) throw new HttpError(400, { success: false, error: "Invalid pagination: limit must be between 1 and 1000" });
+  return { skip, limit };
+}
+
+export function crawlRoutes(deps: ApiDeps): Router {
+  const { config, store, bus, clock } = deps;
+  const router = new Router();
+
+  router.post("/v2/crawl", async (ctx) => {
+    const body = validateBody<CrawlRequest>("crawl-request", ctx.state.body);
+    const url = checkStartUrl(body.url, config.allowPrivateCrawlTargets);
+    const options = crawlOptions(body, config.defaultCrawlLimit);
+    const id = randomUUID();
+    const now = clock.now();
+    const webhook = body.webhook === undefined ? "" : JSON.stringify(body.webhook);
+    const record: CrawlRecord = {
+      crawlId: id, version: 0, teamId: ctx.state.teamId, url, options, webhook, status: "scraping",
+      total: 0, completed: 0, failed: 0, creditsUsed: 0, discoveryDone: false,
+      createdAt: now, updatedAt: now, completedAt: 0, expiresAt: now + RETENTION_MS, error: "",
+    };
+    // queryable before we answer
+    await store.saveCrawls([record]);
+    const requested: FrontierInboxMessage = { type: "CrawlRequested", crawlId: id, url, options, createdAt: now, teamId: ctx.state.teamId, webhook };
+    try {
+      await bus.produce([{ topic: "frontier.inbox", key: keys.crawl(id), value: requested }]);
+    } catch (err) {
+      // never leave a crawl that nobody will run in `scraping`
+      const failedAt = clock.now();
+      await store.saveCrawls([{ ...record, status: "failed", error: "the crawl could not be queued", updatedAt: failedAt, completedAt: failedAt }])
+        .catch((e) => deps.log.error({ err: e, crawlId: id }, "could not mark an unqueued crawl failed"));
+      throw err;
+    }
+    deps.log.info({ crawlId: id, url, limit: options.limit }, "crawl submitted");
+    ctx.body = { success: true, id, url: `${publicBase(ctx, config.trustProxy)}/v2/crawl/${id}` };
+  });
+
+  router.get("/v2/crawl/:id", async (ctx) => {
+    const id = crawlId(ctx);
+    const { skip, limit } = pagination(ctx.query);
+    const crawl = await store.getCrawl(id);
+    if (!crawl || crawl.teamId !== ctx.state.teamId) throw jobNotFound();
+    const now = clock.now();
+    if (crawl.status !== "scraping" && crawl.expiresAt < now) throw new HttpError(404, { success: false, error: "Job expired" });
+    const page = await store.pageDocuments(id, skip, config.statusChunkMaxBytes, limit ?? DEFAULT_PAGE_DOCS);
+    const expiresAt = new Date(Math.floor((crawl.status === "scraping" ? now + RETENTION_MS : crawl.expiresAt) / 1000) * 1000).toISOString();
+    const head: Record<string, unknown> = {
+      success: crawl.status !== "failed",
+      status: crawl.status,
+      completed: crawl.completed,
+      total: crawl.total,
+      creditsUsed: crawl.creditsUsed,
+      expiresAt,
+    };
+    if (crawl.status === "failed") head.error = crawl.error || "the crawl failed";
+    if (page.more) head.next = `${publicBase(ctx, config.trustProxy)}/v2/crawl/${id}?skip=${page.nextSkip}${limit !== undefined ? `&limit=${limit}` : ""}`;
+    if (crawl.failed > 0) head.failed = crawl.failed;
+    // documents are stored as JSON text: splice them in without parsing
+    ctx.type = "application/json";
+    ctx.body = `${JSON.stringify(head).slice(0, -1)},"data":[${page.docs.join(",")}]}`;
+  });
+
+  router.delete("/v2/crawl/:id", async (ctx) => {
+    const id = crawlId(ctx);
+    const crawl = await store.getCrawl(id);
+    if (!crawl || crawl.teamId !== ctx.state.teamId) throw new HttpError(404, { error: "Job not found" });
+    if (crawl.status === "cancelled") {
+      ctx.body = { status: "cancelled" };
+      return;
+    }
+    if (crawl.status !== "scraping") throw new HttpError(409, { error: "Crawl is already completed" });
+    const cancel: FrontierInboxMessage = { type: "CancelRequested", crawlId: id };
+    await bus.produce([{ topic: "frontier.inbox", key: keys.crawl(id), value: cancel }]);
+    await store.cancelCrawl(id, clock.now());
+    deps.log.info({ crawlId: id }, "crawl cancelled");
+    ctx.body = { status: "cancelled" };
+  });
+
+  router.get("/v2/crawl/:id/errors", async (ctx) => {
+    const id = crawlId(ctx);
+    const crawl = await store.getCrawl(id);
+    if (!crawl || crawl.teamId !== ctx.state.teamId) throw jobNotFound();
+    const errors = await store.listErrors(id);
+    ctx.body = {
+      errors: errors.map((e) => ({ id: e.urlKey, timestamp: new Date(e.at).toISOString(), url: e.url, code: e.code, error: e.error })),
+      robotsBlocked: [],
+    };
+  });
+
+  return router;
+}

@@ -1,0 +1,42 @@
+// convert stage: pages.fetched -> LinksDiscovered (phase 0, acked first) -> crawl.pages (phase 1).
+import type { CrawlPage, FrontierInboxMessage, PageFetched } from "../../schemas/index.ts";
+import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
+import { errorCode, errorMessage, PageError } from "../runtime/errors.ts";
+import { keys } from "../topology.ts";
+import { convertPage } from "./document.ts";
+
+export class ConvertProcessor implements Processor<PageFetched, void> {
+  readonly name = "convert";
+  readonly topic = "pages.fetched" as const;
+  readonly schema = "page-fetched" as const;
+  readonly mode = "parallel" as const;
+  readonly concurrency = 1; // CPU-bound: one at a time per process; scale with processes
+
+  createBatch(): void {}
+
+  async handle(msg: Consumed<PageFetched>): Promise<Emission[]> {
+    const page = msg.value;
+    let converted;
+    try {
+      converted = convertPage(page, page.options);
+    } catch (err) {
+      throw new PageError("SCRAPE_UNPARSEABLE", `could not convert the page: ${errorMessage(err)}`, { cause: err });
+    }
+    const { document, links, credits } = converted;
+    const out: Emission[] = [];
+    if (links.length > 0) {
+      const discovered: FrontierInboxMessage = { type: "LinksDiscovered", crawlId: page.crawlId, urlKey: page.urlKey, depth: page.depth, links };
+      out.push({ topic: "frontier.inbox", key: keys.crawl(page.crawlId), value: discovered, phase: 0 });
+    }
+    const crawlPage: CrawlPage = { crawlId: page.crawlId, urlKey: page.urlKey, credits, document };
+    out.push({ topic: "crawl.pages", key: keys.crawl(page.crawlId), value: crawlPage, phase: 1 });
+    return out;
+  }
+
+  onPageFailure(msg: Consumed<PageFetched>, err: unknown): Emission[] {
+    const failed: FrontierInboxMessage = {
+      type: "PageFailed", crawlId: msg.value.crawlId, urlKey: msg.value.urlKey, url: msg.value.url, code: errorCode(err), error: errorMessage(err),
+    };
+    return [{ topic: "frontier.inbox", key: keys.crawl(msg.value.crawlId), value: failed }];
+  }
+}

@@ -1,0 +1,144 @@
+// The Fetcher port and its undici implementation: redirects, time limit, size cap, charset decoding,
+// and the private-address guard applied to the address actually connected to.
+import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import { isIP } from "node:net";
+import { Agent, request } from "undici";
+import { PageError } from "../runtime/errors.ts";
+import { isPrivateAddress } from "./private-address.ts";
+import { decodeBody } from "./charset.ts";
+
+export interface FetchRequest {
+  url: string;
+  timeoutMs: number;
+  headers?: Record<string, string>;
+}
+
+export interface FetchResult {
+  url: string;
+  finalUrl: string;
+  statusCode: number;
+  contentType: string;
+  body: string;
+}
+
+export interface Fetcher {
+  fetch(req: FetchRequest): Promise<FetchResult>;
+  close(): Promise<void>;
+}
+
+export interface UndiciFetcherOptions {
+  userAgent: string;
+  maxBytes: number;
+  maxRedirects: number;
+  allowPrivate: boolean;
+  /** host -> address overrides (like curl --resolve), for tests of several host names on loopback */
+  resolve?: Record<string, string>;
+}
+
+const TEXT_TYPES = /^(text\/|application\/(xhtml\+xml|xml|json|ld\+json|rss\+xml|atom\+xml)|[a-z]+\/[a-z.+-]*\+xml)/i;
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+export class UndiciFetcher implements Fetcher {
+  private readonly agent: Agent;
+  private readonly opts: UndiciFetcherOptions;
+
+  constructor(opts: UndiciFetcherOptions) {
+    this.opts = opts;
+    const guardedLookup = (hostname: string, options: object, cb: LookupCallback) => {
+      const override = opts.resolve?.[hostname];
+      const check = (address: string, family: number) => {
+        if (!opts.allowPrivate && isPrivateAddress(address)) {
+          const err = new Error(`refused to connect to private address ${address} of ${hostname}`) as NodeJS.ErrnoException;
+          err.code = "TRAWL_PRIVATE_ADDRESS";
+          return cb(err, "", 0);
+        }
+        return cb(null, address, family);
+      };
+      if (override) return check(override, isIP(override));
+      dnsLookup(hostname, { ...options, all: false }, (err, address, family) => {
+        if (err) return cb(err, "", 0);
+        check(address as string, family as number);
+      });
+    };
+    this.agent = new Agent({
+      connect: { lookup: guardedLookup as never, rejectUnauthorized: false },
+      keepAliveTimeout: 10000,
+      connections: 64,
+    });
+  }
+
+  async fetch(req: FetchRequest): Promise<FetchResult> {
+    const signal = AbortSignal.timeout(req.timeoutMs);
+    let current = req.url;
+    for (let hop = 0; ; hop++) {
+      const target = new URL(current);
+      // IP literals skip DNS lookup, so they are checked here
+      const literal = target.hostname.replace(/^\[|\]$/g, "");
+      if (!this.opts.allowPrivate && isIP(literal) && isPrivateAddress(literal)) {
+        throw new PageError("SCRAPE_PRIVATE_TARGET_REFUSED", `refused to fetch private address ${literal} (set ALLOW_PRIVATE_CRAWL_TARGETS=true to allow)`);
+      }
+      let res;
+      try {
+        res = await request(current, {
+          dispatcher: this.agent,
+          method: "GET",
+          signal,
+          headers: { "user-agent": this.opts.userAgent, accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", ...req.headers },
+        });
+      } catch (err) {
+        throw toPageError(err, req.timeoutMs);
+      }
+      const location = res.headers.location;
+      if (res.statusCode >= 300 && res.statusCode < 400 && location) {
+        await res.body.dump();
+        if (hop >= this.opts.maxRedirects) throw new PageError("SCRAPE_TOO_MANY_REDIRECTS", `more than ${this.opts.maxRedirects} redirects`);
+        current = new URL(String(location), current).href;
+        continue;
+      }
+      const contentType = String(res.headers["content-type"] ?? "text/html");
+      if (res.statusCode >= 400) {
+        await res.body.dump();
+        const retriable = res.statusCode >= 500 || res.statusCode === 429;
+        throw new PageError("SCRAPE_HTTP_STATUS", `HTTP ${res.statusCode}`, { statusCode: res.statusCode, retriable });
+      }
+      if (!TEXT_TYPES.test(contentType)) {
+        await res.body.dump();
+        throw new PageError("SCRAPE_UNSUPPORTED_FILE_ERROR", `unsupported content type ${contentType}`, { statusCode: res.statusCode });
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      try {
+        for await (const chunk of res.body) {
+          size += (chunk as Buffer).length;
+          if (size > this.opts.maxBytes) {
+            res.body.destroy();
+            throw new PageError("SCRAPE_TOO_LARGE", `response larger than ${this.opts.maxBytes} bytes`, { statusCode: res.statusCode });
+          }
+          chunks.push(chunk as Buffer);
+        }
+      } catch (err) {
+        if (err instanceof PageError) throw err;
+        throw toPageError(err, req.timeoutMs);
+      }
+      const body = decodeBody(Buffer.concat(chunks), contentType);
+      return { url: req.url, finalUrl: current, statusCode: res.statusCode, contentType: contentType.split(";")[0]?.trim() ?? contentType, body };
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
+
+function toPageError(err: unknown, timeoutMs: number): PageError {
+  const e = err as { code?: string; name?: string; message?: string; cause?: { code?: string } };
+  const code = e.code ?? e.cause?.code ?? "";
+  if (e.name === "TimeoutError" || e.name === "AbortError" || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT" || code === "UND_ERR_CONNECT_TIMEOUT") {
+    return new PageError("SCRAPE_TIMEOUT", `no complete response within ${timeoutMs} ms`, { retriable: true, cause: err });
+  }
+  if (code === "TRAWL_PRIVATE_ADDRESS") return new PageError("SCRAPE_PRIVATE_TARGET_REFUSED", `${e.message} (set ALLOW_PRIVATE_CRAWL_TARGETS=true to allow)`, { cause: err });
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN") return new PageError("SCRAPE_DNS_RESOLUTION_ERROR", `DNS lookup failed: ${e.message}`, { retriable: code === "EAI_AGAIN", cause: err });
+  if (/CERT|SSL|TLS/i.test(code)) return new PageError("SCRAPE_SSL_ERROR", e.message ?? "TLS error", { cause: err });
+  return new PageError("SCRAPE_CONNECTION_ERROR", `${code || "connection error"}: ${e.message}`, { retriable: true, cause: err });
+}

@@ -1,0 +1,91 @@
+// Frontier adapter: runs the reducer over frontier.inbox, keeps crawl states in memory, persists them to the store.
+// Order per batch: produce the emissions (acked), then persist URL states and crawl records, then commit.
+// A crash between the two replays the batch: the reducer re-emits (harmless duplicates, dropped downstream).
+import type { FrontierInboxMessage } from "../../schemas/index.ts";
+import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
+import type { Clock } from "../runtime/clock.ts";
+import type { Logger } from "../runtime/logger.ts";
+import type { CrawlStore, ErrorRow, UrlRow } from "../store/crawl-store.ts";
+import { reduce, restore, toRecord, type CrawlState } from "./reducer.ts";
+
+interface Batch {
+  urls: UrlRow[];
+  errors: ErrorRow[];
+  dirty: Set<string>;
+}
+
+export class FrontierProcessor implements Processor<FrontierInboxMessage, Batch> {
+  readonly name = "frontier";
+  readonly topic = "frontier.inbox" as const;
+  readonly schema = "frontier-inbox" as const;
+  readonly mode = "ordered" as const;
+  readonly concurrency = 1;
+  private readonly states = new Map<string, CrawlState>();
+  /** Recently finished crawls: their late events are ignored without a store read. Bounded. */
+  private readonly finished = new Set<string>();
+  private readonly store: CrawlStore;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+
+  constructor(deps: { store: CrawlStore; clock: Clock; log: Logger }) {
+    this.store = deps.store;
+    this.clock = deps.clock;
+    this.log = deps.log.child({ component: "frontier" });
+  }
+
+  createBatch(): Batch {
+    return { urls: [], errors: [], dirty: new Set() };
+  }
+
+  /** State of a crawl after a restart; null when the frontier never saw it (only the API's version 0 exists). */
+  private async load(crawlId: string): Promise<CrawlState | null> {
+    const record = await this.store.getCrawl(crawlId);
+    if (!record || record.version === 0) return null;
+    return restore(record, await this.store.loadUrls(crawlId));
+  }
+
+  async handle(msg: Consumed<FrontierInboxMessage>, batch: Batch): Promise<Emission[]> {
+    const event = msg.value;
+    if (this.finished.has(event.crawlId)) return [];
+    let state = this.states.get(event.crawlId) ?? null;
+    if (!state) state = await this.load(event.crawlId);
+    if (!state && event.type !== "CrawlRequested") {
+      this.log.warn({ crawlId: event.crawlId, type: event.type, partition: msg.partition, offset: msg.offset }, "event for an unknown crawl ignored");
+      return [];
+    }
+    const { state: next, step } = reduce(state, event, this.clock.now());
+    if (!next) return step.emissions;
+    if (step.changed || step.urlRows.length > 0) {
+      next.version++;
+      batch.dirty.add(next.crawlId);
+    }
+    this.states.set(next.crawlId, next);
+    batch.urls.push(...step.urlRows);
+    batch.errors.push(...step.errorRows);
+    if (step.emissions.some((e) => e.topic === "crawl.events")) {
+      this.log.info({ crawlId: next.crawlId, status: next.status, done: next.done, failed: next.failed }, "crawl state changed");
+    }
+    return step.emissions;
+  }
+
+  async afterProduce(batch: Batch): Promise<void> {
+    const now = this.clock.now();
+    if (batch.urls.length) await this.store.saveUrls(batch.urls);
+    if (batch.errors.length) await this.store.insertErrors(batch.errors);
+    const records = [...batch.dirty].flatMap((id) => {
+      const s = this.states.get(id);
+      return s ? [toRecord(s, now)] : [];
+    });
+    if (records.length) await this.store.saveCrawls(records);
+    batch.urls = [];
+    batch.errors = [];
+    batch.dirty.clear();
+    // finished crawls leave memory; a late event reloads them (and finds them terminal)
+    for (const r of records) {
+      if (r.status === "scraping") continue;
+      this.states.delete(r.crawlId);
+      this.finished.add(r.crawlId);
+      if (this.finished.size > 10000) this.finished.delete(this.finished.values().next().value as string);
+    }
+  }
+}

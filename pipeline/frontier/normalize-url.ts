@@ -1,0 +1,45 @@
+// The one URL normaliser: how a discovered href becomes a fetchable URL, and how a URL becomes its dedup key.
+
+/** Resolves `href` against `base`; only http(s); the fragment is dropped. Null when unusable. */
+export function resolveLink(href: string, base?: string): string | null {
+  const trimmed = href.trim();
+  if (!trimmed || /^(javascript|mailto|tel|data|ftp|file):/i.test(trimmed)) return null;
+  let u: URL;
+  try {
+    u = base === undefined ? new URL(trimmed) : new URL(trimmed, base);
+  } catch {
+    return null;
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") return null;
+  if (!u.hostname) return null;
+  u.hash = "";
+  u.username = "";
+  u.password = "";
+  return u.href;
+}
+
+export interface KeyOptions {
+  /** Merge www./bare host, http/https, trailing slash and index.html/index.php (default true). */
+  deduplicateSimilarURLs?: boolean;
+  /** Drop the whole query string. */
+  ignoreQueryParameters?: boolean;
+}
+
+const INDEX_FILE = /\/index\.(html?|php)$/i;
+
+/** The dedup key of a URL (already resolved). Two URLs with the same key are the same page for a crawl. */
+export function urlKey(url: string, opts: KeyOptions = {}): string {
+  const u = new URL(url);
+  u.hash = "";
+  // sort query parameters so that ?a=1&b=2 and ?b=2&a=1 are one page
+  const params = [...u.searchParams.entries()].sort(([a, av], [b, bv]) => (a === b ? (av < bv ? -1 : av > bv ? 1 : 0) : a < b ? -1 : 1));
+  const query = opts.ignoreQueryParameters || params.length === 0 ? "" : "?" + new URLSearchParams(params).toString();
+  if (opts.deduplicateSimilarURLs === false) {
+    return `${u.protocol}//${u.host}${u.pathname}${query}`;
+  }
+  const host = u.host.replace(/^www\./, "");
+  let path = u.pathname.replace(INDEX_FILE, "/");
+  if (path.length > 1) path = path.replace(/\/+$/, "");
+  if (path === "/") path = "";
+  return `${host}${path}${query}`;
+}

@@ -1,0 +1,58 @@
+// The Bus port: what processors emit and what the runner hands them. Adapters: Kafka (kafka-bus.ts).
+import type { LogicalTopic } from "../topology.ts";
+import type { SchemaName } from "../../schemas/index.ts";
+
+export interface Emission {
+  topic: LogicalTopic;
+  key: string;
+  value: unknown;
+  /** Emissions of a later phase are produced only after every earlier phase was acknowledged. */
+  phase?: number;
+  /** Send to the topic's dead-letter twin. */
+  deadLetter?: boolean;
+}
+
+export interface Bus {
+  /** Resolves once the broker acknowledged every message (acks=all). */
+  produce(messages: Emission[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface Consumed<T> {
+  topic: LogicalTopic;
+  partition: number;
+  offset: string;
+  key: string;
+  value: T;
+}
+
+/** A stage as the runner sees it: a pure-ish core behind a handle function. */
+export interface Processor<T, B = void> {
+  name: string;
+  topic: LogicalTopic;
+  schema: SchemaName;
+  /** ordered: one message at a time per partition, in offset order; parallel: up to `concurrency` of a batch at once. */
+  mode: "ordered" | "parallel";
+  concurrency: number;
+  /** Per-batch scratch space (pending writes of this batch only; partitions run concurrently). */
+  createBatch(): B;
+  handle(msg: Consumed<T>, batch: B): Promise<Emission[]>;
+  /** A page-level failure of `msg` (an Error classified "page-failed") turned into emissions. */
+  onPageFailure?(msg: Consumed<T>, err: unknown): Emission[];
+  /** Side effects that must be durable before the batch's emissions are produced (idempotent: clears what it wrote). */
+  beforeProduce?(batch: B): Promise<void>;
+  /** Side effects that follow the acknowledged emissions and precede the offset commit. */
+  afterProduce?(batch: B): Promise<void>;
+}
+
+/** Groups emissions by phase, in ascending order. */
+export function phases(emissions: Emission[]): Emission[][] {
+  const byPhase = new Map<number, Emission[]>();
+  for (const e of emissions) {
+    const p = e.phase ?? 0;
+    const list = byPhase.get(p) ?? [];
+    list.push(e);
+    byPhase.set(p, list);
+  }
+  return [...byPhase.keys()].sort((a, b) => a - b).map((p) => byPhase.get(p) ?? []);
+}

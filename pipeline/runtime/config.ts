@@ -1,0 +1,104 @@
+// One declarative table of every configuration variable, parsed once at start.
+// Nothing below `main` reads process.env; a bad value stops the start with a message naming the variable.
+
+type Kind = "string" | "int" | "bool" | "url" | "enum";
+
+interface Var<K extends Kind = Kind> {
+  env: string;
+  kind: K;
+  default: string;
+  description: string;
+  min?: number;
+  max?: number;
+  values?: readonly string[];
+  roles: string;
+}
+
+const v = <K extends Kind>(x: Var<K>): Var<K> => x;
+
+/** Every variable Trawl reads. The README table is rendered from this (npm run docs:config). */
+export const configVars = {
+  host: v({ env: "HOST", kind: "string", default: "127.0.0.1", description: "Address the API binds to (use 0.0.0.0 in a container).", roles: "api" }),
+  port: v({ env: "PORT", kind: "int", default: "3002", min: 0, max: 65535, description: "Port of the HTTP and WebSocket API.", roles: "api" }),
+  useDbAuthentication: v({ env: "USE_DB_AUTHENTICATION", kind: "bool", default: "false", description: "false: no authentication (a warning is logged at start). true is not available yet and stops the start.", roles: "api" }),
+  trustProxy: v({ env: "TRUST_PROXY", kind: "bool", default: "false", description: "Honour X-Forwarded-Proto/-Host when building `url` and `next`.", roles: "api" }),
+  statusChunkMaxBytes: v({ env: "STATUS_CHUNK_MAX_BYTES", kind: "int", default: "10485760", min: 1024, max: 104857600, description: "Cap of the JSON of `data` in one GET /v2/crawl/:id response (10 MB).", roles: "api" }),
+  defaultCrawlLimit: v({ env: "DEFAULT_CRAWL_LIMIT", kind: "int", default: "10000", min: 1, max: 10000000, description: "`limit` of a crawl that does not set one.", roles: "api" }),
+  allowPrivateCrawlTargets: v({ env: "ALLOW_PRIVATE_CRAWL_TARGETS", kind: "bool", default: "false", description: "Allow crawling loopback, private, link-local and unique-local addresses (checked on the address connected to).", roles: "api, fetch-render" }),
+  kafkaBrokers: v({ env: "KAFKA_BROKERS", kind: "string", default: "127.0.0.1:19092", description: "Comma-separated Kafka bootstrap brokers.", roles: "all" }),
+  kafkaClientId: v({ env: "KAFKA_CLIENT_ID", kind: "string", default: "trawl", description: "Kafka client id (the role name is appended).", roles: "all" }),
+  topicPrefix: v({ env: "KAFKA_TOPIC_PREFIX", kind: "string", default: "trawl.", description: "Prefix of every topic name.", roles: "all" }),
+  topicPartitions: v({ env: "KAFKA_PARTITIONS", kind: "int", default: "12", min: 1, max: 1000, description: "Partitions of each topic created at start.", roles: "all" }),
+  groupPrefix: v({ env: "KAFKA_GROUP_PREFIX", kind: "string", default: "trawl.", description: "Prefix of every consumer group id.", roles: "all" }),
+  clickhouseUrl: v({ env: "CLICKHOUSE_URL", kind: "url", default: "http://127.0.0.1:18123", description: "ClickHouse HTTP interface.", roles: "all" }),
+  clickhouseDatabase: v({ env: "CLICKHOUSE_DATABASE", kind: "string", default: "trawl", description: "ClickHouse database (created at start).", roles: "all" }),
+  clickhouseUser: v({ env: "CLICKHOUSE_USER", kind: "string", default: "default", description: "ClickHouse user.", roles: "all" }),
+  clickhousePassword: v({ env: "CLICKHOUSE_PASSWORD", kind: "string", default: "", description: "ClickHouse password.", roles: "all" }),
+  fetchTimeoutMs: v({ env: "FETCH_TIMEOUT_MS", kind: "int", default: "30000", min: 100, max: 600000, description: "Time limit of one page fetch (headers and body).", roles: "fetch-render" }),
+  fetchMaxBytes: v({ env: "FETCH_MAX_BYTES", kind: "int", default: "10485760", min: 1024, max: 15000000, description: "Largest response body accepted; larger pages fail with SCRAPE_TOO_LARGE.", roles: "fetch-render" }),
+  fetchMaxRedirects: v({ env: "FETCH_MAX_REDIRECTS", kind: "int", default: "10", min: 0, max: 50, description: "Redirects followed per page.", roles: "fetch-render" }),
+  fetchConcurrency: v({ env: "FETCH_CONCURRENCY", kind: "int", default: "16", min: 1, max: 1000, description: "Pages fetched at once per fetch-render process.", roles: "fetch-render" }),
+  fetchRetries: v({ env: "FETCH_RETRIES", kind: "int", default: "2", min: 0, max: 10, description: "Retries of a transient fetch failure (5xx, reset, timeout).", roles: "fetch-render" }),
+  userAgent: v({ env: "USER_AGENT", kind: "string", default: "Mozilla/5.0 (compatible; TrawlBot/0.1)", description: "User-Agent of every fetch.", roles: "fetch-render" }),
+  logLevel: v({ env: "LOG_LEVEL", kind: "enum", default: "info", values: ["fatal", "error", "warn", "info", "debug", "trace", "silent"], description: "pino log level.", roles: "all" }),
+} as const;
+
+type Vars = typeof configVars;
+type ValueOf<V> = V extends Var<"int"> ? number : V extends Var<"bool"> ? boolean : string;
+export type Config = { [K in keyof Vars]: ValueOf<Vars[K]> };
+
+export class ConfigError extends Error {
+  readonly code = "CONFIG_INVALID";
+}
+
+function parseVar(spec: Var, raw: string): string | number | boolean {
+  const bad = (why: string) => new ConfigError(`config: ${spec.env}=${JSON.stringify(raw)} is invalid: ${why}`);
+  switch (spec.kind) {
+    case "int": {
+      if (!/^-?\d+$/.test(raw.trim())) throw bad("expected an integer");
+      const n = Number(raw);
+      if (spec.min !== undefined && n < spec.min) throw bad(`must be >= ${spec.min}`);
+      if (spec.max !== undefined && n > spec.max) throw bad(`must be <= ${spec.max}`);
+      return n;
+    }
+    case "bool": {
+      const s = raw.trim().toLowerCase();
+      if (["true", "1", "yes"].includes(s)) return true;
+      if (["false", "0", "no", ""].includes(s)) return false;
+      throw bad("expected true or false");
+    }
+    case "url": {
+      try {
+        const u = new URL(raw);
+        if (!/^https?:$/.test(u.protocol)) throw bad("expected an http(s) URL");
+      } catch (err) {
+        if (err instanceof ConfigError) throw err;
+        throw bad("expected a URL");
+      }
+      return raw.replace(/\/+$/, "");
+    }
+    case "enum":
+      if (!spec.values?.includes(raw)) throw bad(`expected one of ${spec.values?.join(", ")}`);
+      return raw;
+    default:
+      return raw;
+  }
+}
+
+/** Parses the environment (or overrides, in tests) into a typed config. Throws ConfigError naming the variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
+  const out: Record<string, unknown> = {};
+  for (const [name, spec] of Object.entries(configVars) as [string, Var][]) {
+    const raw = env[spec.env];
+    out[name] = parseVar(spec, raw === undefined ? spec.default : raw);
+  }
+  return { ...(out as Config), ...overrides };
+}
+
+/** Markdown table of every variable, for the README. */
+export function configTable(): string {
+  const rows = Object.values(configVars).map(
+    (s: Var) => `| \`${s.env}\` | \`${s.default}\` | ${s.roles} | ${s.description} |`,
+  );
+  return ["| variable | default | roles | meaning |", "|---|---|---|---|", ...rows].join("\n");
+}

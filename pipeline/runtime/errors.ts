@@ -1,0 +1,73 @@
+// Every error Trawl raises on purpose, with a stable code, a retriable flag and a cause.
+// One classifier decides what happens to a failure: retry, page failure (data), dead letter, or crash.
+
+export type ErrorCode =
+  // page-level failures: data, recorded against the URL
+  | "SCRAPE_TIMEOUT"
+  | "SCRAPE_DNS_RESOLUTION_ERROR"
+  | "SCRAPE_CONNECTION_ERROR"
+  | "SCRAPE_SSL_ERROR"
+  | "SCRAPE_SITE_ERROR"
+  | "SCRAPE_HTTP_STATUS"
+  | "SCRAPE_TOO_LARGE"
+  | "SCRAPE_UNSUPPORTED_FILE_ERROR"
+  | "SCRAPE_PRIVATE_TARGET_REFUSED"
+  | "SCRAPE_TOO_MANY_REDIRECTS"
+  | "SCRAPE_REDIRECT_OUT_OF_SCOPE"
+  | "SCRAPE_CANCELLED"
+  | "SCRAPE_UNPARSEABLE"
+  // infrastructure
+  | "STORE_UNAVAILABLE"
+  | "BUS_UNAVAILABLE"
+  // messages that can never be processed
+  | "MESSAGE_UNDECODABLE"
+  | "MESSAGE_INVALID"
+  | "CONFIG_INVALID"
+  | "BUG";
+
+export class TrawlError extends Error {
+  readonly code: ErrorCode;
+  readonly retriable: boolean;
+  readonly statusCode: number | undefined;
+
+  constructor(code: ErrorCode, message: string, opts: { retriable?: boolean; cause?: unknown; statusCode?: number } = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = "TrawlError";
+    this.code = code;
+    this.retriable = opts.retriable ?? false;
+    this.statusCode = opts.statusCode;
+  }
+}
+
+/** A failure of one page: becomes PageFailed and an error record; the offset moves on. */
+export class PageError extends TrawlError {
+  constructor(code: ErrorCode, message: string, opts: { retriable?: boolean; cause?: unknown; statusCode?: number } = {}) {
+    super(code, message, opts);
+    this.name = "PageError";
+  }
+}
+
+/** ClickHouse or Kafka unavailable: back off and retry without committing. */
+export class InfrastructureError extends TrawlError {
+  constructor(code: "STORE_UNAVAILABLE" | "BUS_UNAVAILABLE", message: string, cause?: unknown) {
+    super(code, message, { retriable: true, cause });
+    this.name = "InfrastructureError";
+  }
+}
+
+export type Disposition = "retry" | "page-failed" | "dead-letter";
+
+/** The one classifier. TypeErrors and other bugs are never retried: they go to the dead-letter topic. */
+export function classify(err: unknown): Disposition {
+  if (err instanceof PageError) return "page-failed";
+  if (err instanceof TrawlError) return err.retriable ? "retry" : "dead-letter";
+  return "dead-letter";
+}
+
+export function errorCode(err: unknown): ErrorCode {
+  return err instanceof TrawlError ? err.code : "BUG";
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

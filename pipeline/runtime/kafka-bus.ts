@@ -1,0 +1,106 @@
+// Kafka adapter of the Bus port (kafkajs): producer with acks=all, topic creation from the topology.
+import { Kafka, Partitioners, logLevel as kafkaLogLevel, type Producer, type Admin, type logCreator } from "kafkajs";
+import type { Bus, Emission } from "./bus.ts";
+import type { Config } from "./config.ts";
+import type { Logger } from "./logger.ts";
+import { physicalTopic, topics } from "../topology.ts";
+import { InfrastructureError } from "./errors.ts";
+
+export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+function pinoLogCreator(log: Logger): logCreator {
+  return () => ({ level, log: entry }) => {
+    const { message, ...rest } = entry;
+    const fields = { kafka: rest.namespace ?? entry.namespace, ...rest };
+    if (level === kafkaLogLevel.ERROR) log.error(fields, message);
+    else if (level === kafkaLogLevel.WARN) log.warn(fields, message);
+    else if (level === kafkaLogLevel.INFO) log.debug(fields, message);
+    else log.trace(fields, message);
+  };
+}
+
+export function createKafka(config: Config, role: string, log: Logger): Kafka {
+  return new Kafka({
+    clientId: `${config.kafkaClientId}-${role}`,
+    brokers: config.kafkaBrokers.split(",").map((b) => b.trim()).filter(Boolean),
+    logLevel: kafkaLogLevel.WARN,
+    logCreator: pinoLogCreator(log.child({ component: "kafkajs" })),
+    retry: { initialRetryTime: 200, retries: 8 },
+    connectionTimeout: 5000,
+  });
+}
+
+/** Creates every topic of the topology (and its dead-letter twin) that does not exist yet. */
+export async function ensureTopics(kafka: Kafka, config: Config, log: Logger): Promise<void> {
+  const admin: Admin = kafka.admin();
+  await admin.connect();
+  try {
+    const existing = new Set(await admin.listTopics());
+    const wanted = topics.flatMap((t) => [
+      { topic: physicalTopic(config.topicPrefix, t.name), retentionMs: t.retentionMs },
+      { topic: physicalTopic(config.topicPrefix, t.name, true), retentionMs: 7 * 24 * 3600 * 1000 },
+    ]);
+    const missing = wanted.filter((t) => !existing.has(t.topic));
+    if (missing.length === 0) return;
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: missing.map((t) => ({
+        topic: t.topic,
+        numPartitions: config.topicPartitions,
+        replicationFactor: -1,
+        configEntries: [
+          { name: "retention.ms", value: String(t.retentionMs) },
+          { name: "max.message.bytes", value: String(MAX_MESSAGE_BYTES) },
+        ],
+      })),
+    });
+    log.info({ topics: missing.map((t) => t.topic) }, "created topics");
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+export class KafkaBus implements Bus {
+  private readonly producer: Producer;
+  private readonly prefix: string;
+  private connected: Promise<void> | undefined;
+
+  constructor(kafka: Kafka, prefix: string) {
+    this.prefix = prefix;
+    this.producer = kafka.producer({
+      createPartitioner: Partitioners.DefaultPartitioner,
+      allowAutoTopicCreation: false,
+      maxInFlightRequests: 5,
+    });
+  }
+
+  connect(): Promise<void> {
+    this.connected ??= this.producer.connect();
+    return this.connected;
+  }
+
+  async produce(messages: Emission[]): Promise<void> {
+    if (messages.length === 0) return;
+    await this.connect();
+    const byTopic = new Map<string, { key: string; value: string }[]>();
+    for (const m of messages) {
+      const topic = physicalTopic(this.prefix, m.topic, m.deadLetter);
+      const list = byTopic.get(topic) ?? [];
+      list.push({ key: m.key, value: JSON.stringify(m.value) });
+      byTopic.set(topic, list);
+    }
+    try {
+      await this.producer.sendBatch({
+        acks: -1,
+        timeout: 30000,
+        topicMessages: [...byTopic].map(([topic, msgs]) => ({ topic, messages: msgs })),
+      });
+    } catch (err) {
+      throw new InfrastructureError("BUS_UNAVAILABLE", `kafka produce failed: ${(err as Error).message}`, err);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.connected) await this.producer.disconnect();
+  }
+}

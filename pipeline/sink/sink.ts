@@ -1,0 +1,105 @@
+// sink stage: crawl.pages -> documents in the store (seq = completion order), then crawl.events (page) and PageDone.
+// Idempotent: a url key is stored once per crawl; a replay re-announces without writing twice.
+import type { CrawlEvent, CrawlPage, FrontierInboxMessage } from "../../schemas/index.ts";
+import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
+import type { Clock } from "../runtime/clock.ts";
+import type { Logger } from "../runtime/logger.ts";
+import { keys } from "../topology.ts";
+import type { CancelCache } from "../store/cancel-cache.ts";
+import type { CrawlStore, DocumentRow } from "../store/crawl-store.ts";
+
+interface CrawlCursor {
+  nextSeq: number;
+  stored: Set<string>;
+}
+
+interface Batch {
+  rows: DocumentRow[];
+  /** url keys written by this batch, per crawl */
+  keys: Map<string, Set<string>>;
+  cancelled?: Set<string>;
+}
+
+export class SinkProcessor implements Processor<CrawlPage, Batch> {
+  readonly name = "sink";
+  readonly topic = "crawl.pages" as const;
+  readonly schema = "crawl-page" as const;
+  readonly mode = "ordered" as const;
+  readonly concurrency = 1;
+  private readonly cursors = new Map<string, CrawlCursor>();
+  private readonly store: CrawlStore;
+  private readonly cancels: CancelCache;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+
+  constructor(deps: { store: CrawlStore; cancels: CancelCache; clock: Clock; log: Logger }) {
+    this.store = deps.store;
+    this.cancels = deps.cancels;
+    this.clock = deps.clock;
+    this.log = deps.log.child({ component: "sink" });
+  }
+
+  createBatch(): Batch {
+    return { rows: [], keys: new Map() };
+  }
+
+  private async cursor(crawlId: string): Promise<CrawlCursor> {
+    let c = this.cursors.get(crawlId);
+    if (!c) {
+      const { nextSeq, keys: stored } = await this.store.documentKeys(crawlId);
+      c = { nextSeq, stored: new Set(stored) };
+      this.cursors.set(crawlId, c);
+    }
+    return c;
+  }
+
+  async handle(msg: Consumed<CrawlPage>, batch: Batch): Promise<Emission[]> {
+    const page = msg.value;
+    if ((await this.cancels.check([page.crawlId])).size > 0) {
+      this.log.debug({ crawlId: page.crawlId, urlKey: page.urlKey }, "crawl cancelled: page dropped");
+      return [];
+    }
+    const cursor = await this.cursor(page.crawlId);
+    const batchKeys = batch.keys.get(page.crawlId) ?? new Set<string>();
+    batch.keys.set(page.crawlId, batchKeys);
+    const done: FrontierInboxMessage = { type: "PageDone", crawlId: page.crawlId, urlKey: page.urlKey, credits: page.credits };
+    const doneEmission: Emission = { topic: "frontier.inbox", key: keys.crawl(page.crawlId), value: done };
+    if (cursor.stored.has(page.urlKey) || batchKeys.has(page.urlKey)) {
+      this.log.debug({ crawlId: page.crawlId, urlKey: page.urlKey, offset: msg.offset }, "page already stored");
+      return [doneEmission];
+    }
+    const seq = cursor.nextSeq++;
+    batchKeys.add(page.urlKey);
+    const now = this.clock.now();
+    batch.rows.push({
+      crawlId: page.crawlId,
+      seq,
+      urlKey: page.urlKey,
+      scrapeId: String(page.document.metadata.scrapeId),
+      url: String(page.document.metadata.url),
+      statusCode: Number(page.document.metadata.statusCode),
+      credits: page.credits,
+      storedAt: now,
+      doc: JSON.stringify(page.document),
+    });
+    const event: CrawlEvent = { crawlId: page.crawlId, type: "crawl.page", at: now, seq, document: page.document };
+    return [{ topic: "crawl.events", key: keys.crawl(page.crawlId), value: event }, doneEmission];
+  }
+
+  /** Documents are durable before anyone hears of them. */
+  async beforeProduce(batch: Batch): Promise<void> {
+    if (batch.rows.length === 0) return;
+    try {
+      await this.store.insertDocuments(batch.rows);
+    } catch (err) {
+      // forget what this batch assumed; the cursor is rebuilt from the store on the retry
+      for (const crawlId of batch.keys.keys()) this.cursors.delete(crawlId);
+      throw err;
+    }
+    for (const [crawlId, written] of batch.keys) {
+      const c = this.cursors.get(crawlId);
+      if (c) for (const k of written) c.stored.add(k);
+    }
+    batch.rows = [];
+  }
+}

@@ -1,0 +1,140 @@
+// ClickHouse adapter of the CrawlStore port.
+import type { ClickHouseClient } from "./clickhouse.ts";
+import type { CrawlRecord, CrawlStatus, CrawlStore, DocumentPage, DocumentRow, ErrorRow, UrlRow, UrlState } from "./crawl-store.ts";
+import { fitChunk } from "./paging.ts";
+import { raw, sql } from "./sql.ts";
+
+const CRAWL_COLUMNS = [
+  "crawl_id", "version", "team_id", "url", "options", "webhook", "status", "total", "completed", "failed",
+  "credits_used", "discovery_done", "created_at", "updated_at", "completed_at", "expires_at", "error",
+];
+
+interface CrawlRowJson {
+  crawl_id: string; version: number; team_id: string; url: string; options: string; webhook: string; status: string;
+  total: number; completed: number; failed: number; credits_used: number; discovery_done: number;
+  created_at: number; updated_at: number; completed_at: number; expires_at: number; error: string;
+}
+
+const n = (v: unknown): number => Number(v);
+
+export class ClickHouseCrawlStore implements CrawlStore {
+  private readonly ch: ClickHouseClient;
+  constructor(ch: ClickHouseClient) {
+    this.ch = ch;
+  }
+
+  private t(name: string) {
+    return raw(this.ch.table(name));
+  }
+
+  async getCrawl(crawlId: string): Promise<CrawlRecord | null> {
+    const rows = await this.ch.query<CrawlRowJson>(
+      sql`SELECT ${raw(CRAWL_COLUMNS.join(", "))} FROM ${this.t("crawls")} WHERE crawl_id = ${crawlId} ORDER BY version DESC LIMIT 1`,
+    );
+    const row = rows[0];
+    if (!row) return null;
+    const record = fromRow(row);
+    if (record.status === "scraping" && (await this.cancelled([crawlId])).has(crawlId)) record.status = "cancelled";
+    return record;
+  }
+
+  async saveCrawls(records: CrawlRecord[]): Promise<void> {
+    await this.ch.insert("crawls", CRAWL_COLUMNS, records.map((r) => [
+      r.crawlId, r.version, r.teamId, r.url, JSON.stringify(r.options), r.webhook, r.status, r.total, r.completed, r.failed,
+      r.creditsUsed, r.discoveryDone ? 1 : 0, r.createdAt, r.updatedAt, r.completedAt, r.expiresAt, r.error,
+    ]));
+  }
+
+  async cancelCrawl(crawlId: string, at: number): Promise<void> {
+    await this.ch.insert("crawl_cancels", ["crawl_id", "cancelled_at"], [[crawlId, at]]);
+  }
+
+  async cancelled(crawlIds: string[]): Promise<Set<string>> {
+    if (crawlIds.length === 0) return new Set();
+    const rows = await this.ch.query<{ crawl_id: string }>(
+      sql`SELECT DISTINCT crawl_id FROM ${this.t("crawl_cancels")} WHERE crawl_id IN (${raw(crawlIds.map((id) => sql`${id}`.text).join(", "))})`,
+    );
+    return new Set(rows.map((r) => r.crawl_id));
+  }
+
+  async saveUrls(rows: UrlRow[]): Promise<void> {
+    await this.ch.insert("frontier_urls", ["crawl_id", "url_key", "url", "depth", "state", "version"],
+      rows.map((r) => [r.crawlId, r.urlKey, r.url, r.depth, r.state, r.version]));
+  }
+
+  async loadUrls(crawlId: string): Promise<UrlRow[]> {
+    const rows = await this.ch.query<{ url_key: string; url: string; depth: number; state: number; version: number }>(
+      sql`SELECT url_key, argMax(url, version) AS url, argMax(depth, version) AS depth, argMax(state, version) AS state,
+            max(version) AS version
+          FROM ${this.t("frontier_urls")} WHERE crawl_id = ${crawlId} GROUP BY url_key`,
+    );
+    return rows.map((r) => ({ crawlId, urlKey: r.url_key, url: r.url, depth: n(r.depth), state: n(r.state) as UrlState, version: n(r.version) }));
+  }
+
+  async insertDocuments(rows: DocumentRow[]): Promise<void> {
+    await this.ch.insert("documents",
+      ["crawl_id", "seq", "url_key", "scrape_id", "url", "status_code", "bytes", "credits", "stored_at", "doc"],
+      rows.map((r) => [r.crawlId, r.seq, r.urlKey, r.scrapeId, r.url, r.statusCode, Buffer.byteLength(r.doc), r.credits, r.storedAt, r.doc]));
+  }
+
+  async documentKeys(crawlId: string): Promise<{ nextSeq: number; keys: string[] }> {
+    const rows = await this.ch.query<{ url_key: string; seq: number }>(
+      sql`SELECT url_key, seq FROM ${this.t("documents")} WHERE crawl_id = ${crawlId}`,
+    );
+    const nextSeq = rows.reduce((max, r) => Math.max(max, n(r.seq) + 1), 0);
+    return { nextSeq, keys: rows.map((r) => r.url_key) };
+  }
+
+  async pageDocuments(crawlId: string, skip: number, maxBytes: number, maxDocs: number): Promise<DocumentPage> {
+    // The first url_key occurrence wins, so a duplicate row (a replay that raced a rebalance) is never shown.
+    const firstOf = sql`(url_key, seq) IN (SELECT url_key, min(seq) FROM ${this.t("documents")} WHERE crawl_id = ${crawlId} GROUP BY url_key)`;
+    const sizes = await this.ch.query<{ seq: number; bytes: number }>(
+      sql`SELECT seq, bytes FROM ${this.t("documents")} WHERE crawl_id = ${crawlId} AND seq >= ${skip} AND ${firstOf}
+          ORDER BY seq LIMIT ${maxDocs + 1}`,
+    );
+    const take = fitChunk(sizes.map((s) => n(s.bytes)), maxBytes, maxDocs);
+    if (take === 0) return { docs: [], nextSkip: skip, more: false };
+    const last = n(sizes[take - 1]?.seq);
+    const docs = await this.ch.query<{ doc: string }>(
+      sql`SELECT doc FROM ${this.t("documents")} WHERE crawl_id = ${crawlId} AND seq >= ${skip} AND seq <= ${last} AND ${firstOf}
+          ORDER BY seq`,
+    );
+    return { docs: docs.map((d) => d.doc), nextSkip: last + 1, more: sizes.length > take };
+  }
+
+  async insertErrors(rows: ErrorRow[]): Promise<void> {
+    await this.ch.insert("crawl_errors", ["crawl_id", "url_key", "url", "code", "error", "status_code", "at"],
+      rows.map((r) => [r.crawlId, r.urlKey, r.url, r.code, r.error, r.statusCode, r.at]));
+  }
+
+  async listErrors(crawlId: string): Promise<ErrorRow[]> {
+    const rows = await this.ch.query<{ url_key: string; url: string; code: string; error: string; status_code: number; at: number }>(
+      sql`SELECT url_key, argMax(url, at) AS url, argMax(code, at) AS code, argMax(error, at) AS error,
+            argMax(status_code, at) AS status_code, max(at) AS at
+          FROM ${this.t("crawl_errors")} WHERE crawl_id = ${crawlId} GROUP BY url_key ORDER BY at`,
+    );
+    return rows.map((r) => ({ crawlId, urlKey: r.url_key, url: r.url, code: r.code, error: r.error, statusCode: n(r.status_code), at: n(r.at) }));
+  }
+}
+
+function fromRow(row: CrawlRowJson): CrawlRecord {
+  return {
+    crawlId: row.crawl_id,
+    version: n(row.version),
+    teamId: row.team_id,
+    url: row.url,
+    options: JSON.parse(row.options),
+    webhook: row.webhook,
+    status: row.status as CrawlStatus,
+    total: n(row.total),
+    completed: n(row.completed),
+    failed: n(row.failed),
+    creditsUsed: n(row.credits_used),
+    discoveryDone: n(row.discovery_done) === 1,
+    createdAt: n(row.created_at),
+    updatedAt: n(row.updated_at),
+    completedAt: n(row.completed_at),
+    expiresAt: n(row.expires_at),
+    error: row.error,
+  };
+}

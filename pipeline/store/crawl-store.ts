@@ -1,0 +1,90 @@
+// Storage ports. Adapters: ClickHouse (clickhouse-crawl-store.ts); an embedded one comes with the embedded mode.
+import type { CrawlOptions } from "../../schemas/index.ts";
+
+export type CrawlStatus = "scraping" | "completed" | "failed" | "cancelled";
+
+/** One version of a crawl's record. */
+export interface CrawlRecord {
+  crawlId: string;
+  version: number;
+  teamId: string;
+  url: string;
+  options: CrawlOptions;
+  /** The webhook setting as given (JSON), or "" */
+  webhook: string;
+  status: CrawlStatus;
+  total: number;
+  completed: number;
+  failed: number;
+  creditsUsed: number;
+  discoveryDone: boolean;
+  createdAt: number;
+  updatedAt: number;
+  completedAt: number;
+  expiresAt: number;
+  /** Why the crawl failed, or "" */
+  error: string;
+}
+
+export const URL_STATE = { queued: 0, done: 1, failed: 2 } as const;
+export type UrlState = (typeof URL_STATE)[keyof typeof URL_STATE];
+
+export interface UrlRow {
+  crawlId: string;
+  urlKey: string;
+  url: string;
+  depth: number;
+  state: UrlState;
+  version: number;
+}
+
+export interface DocumentRow {
+  crawlId: string;
+  seq: number;
+  urlKey: string;
+  scrapeId: string;
+  url: string;
+  statusCode: number;
+  credits: number;
+  storedAt: number;
+  /** The document's JSON text, exactly as the API returns it. */
+  doc: string;
+}
+
+export interface ErrorRow {
+  crawlId: string;
+  urlKey: string;
+  url: string;
+  code: string;
+  error: string;
+  statusCode: number;
+  at: number;
+}
+
+export interface DocumentPage {
+  /** JSON texts of the documents, in completion order. */
+  docs: string[];
+  /** The `skip` of the next chunk. */
+  nextSkip: number;
+  /** More stored documents exist at or after nextSkip. */
+  more: boolean;
+}
+
+export interface CrawlStore {
+  /** The latest version of a crawl, with the cancel flag applied; null when unknown. */
+  getCrawl(crawlId: string): Promise<CrawlRecord | null>;
+  saveCrawls(records: CrawlRecord[]): Promise<void>;
+  cancelCrawl(crawlId: string, at: number): Promise<void>;
+  /** Which of these crawls were cancelled. */
+  cancelled(crawlIds: string[]): Promise<Set<string>>;
+  saveUrls(rows: UrlRow[]): Promise<void>;
+  /** Latest state of every URL key of a crawl. */
+  loadUrls(crawlId: string): Promise<UrlRow[]>;
+  insertDocuments(rows: DocumentRow[]): Promise<void>;
+  /** What the sink needs to resume a crawl: the next seq and the url keys already stored. */
+  documentKeys(crawlId: string): Promise<{ nextSeq: number; keys: string[] }>;
+  /** Documents with seq >= skip, up to maxBytes of JSON (at least one) and maxDocs. */
+  pageDocuments(crawlId: string, skip: number, maxBytes: number, maxDocs: number): Promise<DocumentPage>;
+  insertErrors(rows: ErrorRow[]): Promise<void>;
+  listErrors(crawlId: string): Promise<ErrorRow[]>;
+}

@@ -1,0 +1,36 @@
+// Idempotent schema migrations, run at start by every role. SQL valid on ClickHouse 18.16 and current releases:
+// MergeTree / ReplacingMergeTree(version), UInt64 milliseconds for times, no TTL (retention is a cleanup job).
+import type { ClickHouseClient } from "./clickhouse.ts";
+import { raw } from "./sql.ts";
+
+export function migrations(db: string): string[] {
+  return [
+    `CREATE DATABASE IF NOT EXISTS ${db}`,
+    // One row per crawl version: the API writes version 0, the frontier writes its snapshots (1, 2, ...).
+    `CREATE TABLE IF NOT EXISTS ${db}.crawls (
+      crawl_id String, version UInt64, team_id String, url String, options String, webhook String,
+      status String, total UInt64, completed UInt64, failed UInt64, credits_used UInt64,
+      discovery_done UInt8, created_at UInt64, updated_at UInt64, completed_at UInt64, expires_at UInt64, error String
+    ) ENGINE = ReplacingMergeTree(version) ORDER BY crawl_id`,
+    `CREATE TABLE IF NOT EXISTS ${db}.crawl_cancels (crawl_id String, cancelled_at UInt64)
+      ENGINE = ReplacingMergeTree(cancelled_at) ORDER BY crawl_id`,
+    // The frontier's seen-URL state; the latest version of a key wins.
+    `CREATE TABLE IF NOT EXISTS ${db}.frontier_urls (
+      crawl_id String, url_key String, url String, depth UInt32, state UInt8, version UInt64
+    ) ENGINE = ReplacingMergeTree(version) ORDER BY (crawl_id, url_key)`,
+    `CREATE TABLE IF NOT EXISTS ${db}.documents (
+      crawl_id String, seq UInt64, url_key String, scrape_id String, url String, status_code UInt16,
+      bytes UInt32, credits UInt32, stored_at UInt64, doc String
+    ) ENGINE = MergeTree() ORDER BY (crawl_id, seq)`,
+    `CREATE TABLE IF NOT EXISTS ${db}.crawl_errors (
+      crawl_id String, url_key String, url String, code String, error String, status_code UInt16, at UInt64
+    ) ENGINE = ReplacingMergeTree(at) ORDER BY (crawl_id, url_key)`,
+    `CREATE TABLE IF NOT EXISTS ${db}.webhook_deliveries (
+      crawl_id String, event String, url String, status_code UInt16, attempt UInt32, error String, at UInt64
+    ) ENGINE = MergeTree() ORDER BY (crawl_id, at)`,
+  ];
+}
+
+export async function migrate(client: ClickHouseClient): Promise<void> {
+  for (const statement of migrations(client.database)) await client.exec(raw(statement));
+}

@@ -1,0 +1,108 @@
+// The whole topology in one place: every topic, its key, who produces and who consumes it.
+// Deploy files and docs are checked against this table (test/unit/topology.test.ts).
+import type { SchemaName } from "../schemas/index.ts";
+
+export type Role = "api" | "frontier" | "fetch-render" | "convert" | "extract-json" | "sink" | "webhook-emit";
+
+export type LogicalTopic =
+  | "frontier.inbox"
+  | "fetch.tasks"
+  | "pages.fetched"
+  | "pages.extract"
+  | "crawl.pages"
+  | "crawl.events";
+
+export interface TopicSpec {
+  name: LogicalTopic;
+  /** How the message key is built; the partitioner hashes it. */
+  key: string;
+  why: string;
+  schema: SchemaName;
+  public: boolean;
+  retentionMs: number;
+  producers: Role[];
+  consumers: Role[];
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export const topics: readonly TopicSpec[] = [
+  {
+    name: "frontier.inbox",
+    key: "crawlId",
+    why: "one owner per crawl sees every event of that crawl in order",
+    schema: "frontier-inbox",
+    public: false,
+    retentionMs: 7 * DAY_MS,
+    producers: ["api", "fetch-render", "convert", "sink"],
+    consumers: ["frontier"],
+  },
+  {
+    name: "fetch.tasks",
+    key: "crawlId + host",
+    why: "per-host politeness inside one partition; a big crawl spreads over all partitions",
+    schema: "fetch-task",
+    public: false,
+    retentionMs: 2 * DAY_MS,
+    producers: ["frontier"],
+    consumers: ["fetch-render"],
+  },
+  {
+    name: "pages.fetched",
+    key: "crawlId + url key",
+    why: "spreads CPU-bound conversion",
+    schema: "page-fetched",
+    public: false,
+    retentionMs: 1 * DAY_MS,
+    producers: ["fetch-render"],
+    consumers: ["convert"],
+  },
+  {
+    name: "pages.extract",
+    key: "crawlId + url key",
+    why: "spreads CPU-bound extraction",
+    schema: "crawl-page",
+    public: false,
+    retentionMs: 1 * DAY_MS,
+    producers: ["convert"],
+    consumers: ["extract-json"],
+  },
+  {
+    name: "crawl.pages",
+    key: "crawlId",
+    why: "downstream consumers read one crawl in order; sink owns ordering per crawl",
+    schema: "crawl-page",
+    public: true,
+    retentionMs: 7 * DAY_MS,
+    producers: ["convert", "extract-json"],
+    consumers: ["sink"],
+  },
+  {
+    name: "crawl.events",
+    key: "crawlId",
+    why: "started / page / completed / failed / cancelled in order per crawl",
+    schema: "crawl-event",
+    public: true,
+    retentionMs: 7 * DAY_MS,
+    producers: ["frontier", "sink"],
+    consumers: ["api", "webhook-emit"],
+  },
+];
+
+export function topicSpec(name: LogicalTopic): TopicSpec {
+  const spec = topics.find((t) => t.name === name);
+  if (!spec) throw new Error(`unknown topic ${name}`);
+  return spec;
+}
+
+/** Physical name: configured prefix + logical name. Dead-letter topics add `.dlq`. */
+export function physicalTopic(prefix: string, name: LogicalTopic, dlq = false): string {
+  return `${prefix}${name}${dlq ? ".dlq" : ""}`;
+}
+
+/** Message keys, built in one place so that producers cannot disagree. */
+export const keys = {
+  crawl: (crawlId: string) => crawlId,
+  crawlHost: (crawlId: string, url: string) => `${crawlId}|${new URL(url).host}`,
+  crawlUrl: (crawlId: string, urlKey: string) => `${crawlId}|${urlKey}`,
+};

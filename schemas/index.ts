@@ -1,0 +1,46 @@
+// The shared vocabulary: every JSON Schema in this folder, compiled once with ajv.
+// Imports nothing from api/ or pipeline/.
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import addFormatsModule from "ajv-formats";
+
+export type * from "./types.ts";
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+export const schemaDir = import.meta.dirname;
+
+/** Every schema of this folder by file name (`crawl-request.schema.json` -> `crawl-request`). */
+export const schemas: Record<string, { $id: string } & Record<string, unknown>> = Object.fromEntries(
+  readdirSync(schemaDir)
+    .filter((f) => f.endsWith(".schema.json"))
+    .map((f) => [f.replace(".schema.json", ""), JSON.parse(readFileSync(join(schemaDir, f), "utf8"))]),
+);
+
+const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
+addFormats(ajv);
+for (const schema of Object.values(schemas)) ajv.addSchema(schema);
+
+export type SchemaName =
+  | "crawl-request"
+  | "scrape-options"
+  | "webhook"
+  | "document"
+  | "crawl-options"
+  | "frontier-inbox"
+  | "fetch-task"
+  | "page-fetched"
+  | "crawl-page"
+  | "crawl-event";
+
+/** The compiled validator of one schema. */
+export function validator<T>(name: SchemaName): ValidateFunction<T> {
+  const schema = schemas[name];
+  if (!schema) throw new Error(`unknown schema ${name}`);
+  const fn = ajv.getSchema<T>(schema.$id);
+  if (!fn) throw new Error(`schema ${name} did not compile`);
+  return fn;
+}
+
+export type { ErrorObject };

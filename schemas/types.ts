@@ -1,0 +1,238 @@
+// Generated from schemas/*.schema.json by `npm run schemas`. Do not edit.
+/* eslint-disable */
+
+/**
+ * Public topic crawl.events: lifecycle of a crawl, keyed by crawlId, in order per crawl.
+ */
+export interface CrawlEvent {
+  crawlId: string;
+  type: "crawl.started" | "crawl.page" | "crawl.completed" | "crawl.failed" | "crawl.cancelled";
+  /**
+   * epoch milliseconds
+   */
+  at: number;
+  /**
+   * for crawl.page: the document's completion order
+   */
+  seq?: number;
+  document?: PageDocument;
+  error?: string | null;
+}
+
+/**
+ * One crawled page as the API returns it. Fields present depend on the requested formats.
+ */
+export interface PageDocument {
+  markdown?: string;
+  html?: string;
+  rawHtml?: string;
+  links?: string[];
+  metadata: {
+    title?: string;
+    description?: string;
+    language?: string;
+    sourceURL: string;
+    url: string;
+    statusCode: number;
+    scrapeId: string;
+    contentType?: string;
+    creditsUsed?: number;
+    ogLocaleAlternate?: string[];
+    [k: string]: unknown;
+  };
+  [k: string]: unknown;
+}
+
+/**
+ * The crawl options after defaults were applied; what the pipeline stages read.
+ */
+export interface CrawlOptions {
+  limit: number;
+  crawlEntireDomain: boolean;
+  allowSubdomains: boolean;
+  formats: ("markdown" | "html" | "rawHtml" | "links")[];
+  onlyMainContent: boolean;
+  timeoutMs?: number;
+  headers?: {
+    [k: string]: string;
+  };
+}
+
+/**
+ * Public topic crawl.pages: one converted page of a crawl, keyed by crawlId.
+ */
+export interface CrawlPage {
+  crawlId: string;
+  urlKey: string;
+  credits: number;
+  document: PageDocument;
+}
+
+/**
+ * Webhook settings: a URL string or an object.
+ */
+export type Webhook =
+  | string
+  | {
+      url: string;
+      headers?: {
+        [k: string]: string;
+      };
+      metadata?: {};
+      events?: ("started" | "page" | "completed" | "failed")[];
+    };
+
+/**
+ * Body of POST /v2/crawl. Unknown keys are rejected.
+ */
+export interface CrawlRequest {
+  url: string;
+  limit?: number;
+  crawlEntireDomain?: boolean;
+  allowSubdomains?: boolean;
+  allowExternalLinks?: boolean;
+  /**
+   * @maxItems 100
+   */
+  includePaths?: string[];
+  /**
+   * @maxItems 100
+   */
+  excludePaths?: string[];
+  maxDiscoveryDepth?: number;
+  ignoreRobotsTxt?: boolean;
+  robotsUserAgent?: string;
+  sitemap?: "skip" | "include" | "only";
+  deduplicateSimilarURLs?: boolean;
+  ignoreQueryParameters?: boolean;
+  regexOnFullURL?: boolean;
+  delay?: number;
+  maxConcurrency?: number;
+  scrapeOptions?: ScrapeOptions;
+  webhook?: Webhook;
+  prompt?: string;
+  zeroDataRetention?: boolean;
+  origin?: string;
+  integration?: string | null;
+}
+
+/**
+ * Scrape options applied to every page of a crawl (wire name scrapeOptions).
+ */
+export interface ScrapeOptions {
+  /**
+   * @maxItems 20
+   */
+  formats?: (
+    | ("markdown" | "html" | "rawHtml" | "links" | "json")
+    | {
+        type: "markdown" | "html" | "rawHtml" | "links" | "json";
+        schema?: {};
+        prompt?: string;
+      }
+  )[];
+  onlyMainContent?: boolean;
+  includeTags?: string[];
+  excludeTags?: string[];
+  headers?: {
+    [k: string]: string;
+  };
+  waitFor?: number;
+  timeout?: number;
+  mobile?: boolean;
+  parsers?: (
+    | "pdf"
+    | {
+        type: "pdf";
+        maxPages?: number;
+        mode?: "fast" | "auto" | "ocr";
+      }
+  )[];
+  skipTlsVerification?: boolean;
+  removeBase64Images?: boolean;
+  blockAds?: boolean;
+  fastMode?: boolean;
+  proxy?: "basic" | "stealth" | "auto" | "enhanced";
+  maxAge?: number;
+  storeInCache?: boolean;
+  location?: {
+    country?: string;
+    languages?: string[];
+  };
+}
+
+/**
+ * One URL to fetch, keyed by crawlId + host.
+ */
+export interface FetchTask {
+  crawlId: string;
+  url: string;
+  urlKey: string;
+  depth: number;
+  attempt: number;
+  options: CrawlOptions;
+}
+
+/**
+ * Events of one crawl, keyed by crawlId, consumed by the frontier in order.
+ */
+export type FrontierInboxMessage = CrawlRequested | LinksDiscovered | PageDone | PageFailed | CancelRequested;
+
+export interface CrawlRequested {
+  type: "CrawlRequested";
+  crawlId: string;
+  url: string;
+  createdAt: number;
+  options: CrawlOptions;
+  teamId?: string;
+  /**
+   * the webhook setting as JSON text, or empty
+   */
+  webhook?: string;
+}
+
+export interface LinksDiscovered {
+  type: "LinksDiscovered";
+  crawlId: string;
+  urlKey: string;
+  depth: number;
+  links: string[];
+}
+
+export interface PageDone {
+  type: "PageDone";
+  crawlId: string;
+  urlKey: string;
+  credits: number;
+}
+
+export interface PageFailed {
+  type: "PageFailed";
+  crawlId: string;
+  urlKey: string;
+  url: string;
+  code: string;
+  error: string;
+  statusCode?: number;
+}
+
+export interface CancelRequested {
+  type: "CancelRequested";
+  crawlId: string;
+}
+
+/**
+ * A fetched page on its way to conversion, keyed by crawlId + url key.
+ */
+export interface PageFetched {
+  crawlId: string;
+  url: string;
+  urlKey: string;
+  finalUrl: string;
+  depth: number;
+  statusCode: number;
+  contentType: string;
+  body: string;
+  scrapeId: string;
+  options: CrawlOptions;
+}

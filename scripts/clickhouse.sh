@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Local ClickHouse server from Debian's clickhouse-server package, data under .infra/clickhouse.
+# usage: clickhouse.sh install|up|down|status
+source "$(dirname "$0")/lib.sh"
+CDIR="$INFRA_DIR/clickhouse"
+HOST=127.0.0.1
+HTTP_PORT="${TRAWL_CLICKHOUSE_HTTP_PORT:-18123}"
+TCP_PORT="${TRAWL_CLICKHOUSE_TCP_PORT:-19000}"
+PIDFILE="$CDIR/clickhouse.pid"
+
+install() {
+  command -v clickhouse-server >/dev/null && return 0
+  log "clickhouse: installing Debian package clickhouse-server"
+  apt_install clickhouse-server
+}
+
+configure() {
+  mkdir -p "$CDIR/data" "$CDIR/tmp" "$CDIR/logs" "$CDIR/user_files" "$CDIR/format_schemas"
+  cat >"$CDIR/config.xml" <<XML
+<?xml version="1.0"?>
+<yandex>
+  <logger>
+    <level>warning</level>
+    <log>$CDIR/logs/clickhouse-server.log</log>
+    <errorlog>$CDIR/logs/clickhouse-server.err.log</errorlog>
+    <size>100M</size>
+    <count>2</count>
+  </logger>
+  <http_port>$HTTP_PORT</http_port>
+  <tcp_port>$TCP_PORT</tcp_port>
+  <listen_host>$HOST</listen_host>
+  <max_connections>512</max_connections>
+  <keep_alive_timeout>10</keep_alive_timeout>
+  <max_concurrent_queries>200</max_concurrent_queries>
+  <uncompressed_cache_size>268435456</uncompressed_cache_size>
+  <mark_cache_size>268435456</mark_cache_size>
+  <path>$CDIR/data/</path>
+  <tmp_path>$CDIR/tmp/</tmp_path>
+  <user_files_path>$CDIR/user_files/</user_files_path>
+  <format_schema_path>$CDIR/format_schemas/</format_schema_path>
+  <users_config>$CDIR/users.xml</users_config>
+  <default_profile>default</default_profile>
+  <default_database>default</default_database>
+  <timezone>UTC</timezone>
+  <mlock_executable>false</mlock_executable>
+</yandex>
+XML
+  cat >"$CDIR/users.xml" <<XML
+<?xml version="1.0"?>
+<yandex>
+  <profiles>
+    <default>
+      <max_memory_usage>4000000000</max_memory_usage>
+      <load_balancing>random</load_balancing>
+    </default>
+  </profiles>
+  <users>
+    <default>
+      <password></password>
+      <networks><ip>127.0.0.1</ip><ip>::1</ip></networks>
+      <profile>default</profile>
+      <quota>default</quota>
+    </default>
+  </users>
+  <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors>
+    <result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
+</yandex>
+XML
+}
+
+up() {
+  if pid_alive "$PIDFILE"; then log "clickhouse: already running on $HOST:$HTTP_PORT"; return 0; fi
+  if port_busy "$HOST" "$HTTP_PORT"; then log "clickhouse: $HOST:$HTTP_PORT is in use by another process; using it as is"; return 0; fi
+  install
+  configure
+  log "clickhouse: starting on $HOST:$HTTP_PORT"
+  nohup clickhouse-server --config-file="$CDIR/config.xml" >"$CDIR/logs/stdout.log" 2>&1 &
+  echo $! >"$PIDFILE"
+  local i
+  for ((i = 0; i < 300; i++)); do
+    if ! pid_alive "$PIDFILE"; then tail -30 "$CDIR/logs/stdout.log" "$CDIR/logs/clickhouse-server.err.log" >&2 || true; log "clickhouse: exited during start"; return 1; fi
+    if [[ "$(curl -s "http://$HOST:$HTTP_PORT/ping" 2>/dev/null)" == "Ok." ]]; then log "clickhouse: ready"; return 0; fi
+    sleep 0.2
+  done
+  log "clickhouse: not ready after 60 s"; return 1
+}
+
+down() { stop_pid "$PIDFILE" clickhouse; }
+status() { if pid_alive "$PIDFILE"; then echo "clickhouse: running (pid $(cat "$PIDFILE")) on $HOST:$HTTP_PORT"; else echo "clickhouse: stopped"; fi; }
+
+"${1:-status}"

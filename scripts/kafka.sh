@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Local single-node Apache Kafka in KRaft mode, from the official jars on Maven Central.
+# usage: kafka.sh install|up|down|status
+source "$(dirname "$0")/lib.sh"
+KDIR="$INFRA_DIR/kafka"
+HOST=127.0.0.1
+PORT="${TRAWL_KAFKA_PORT:-19092}"
+CPORT="${TRAWL_KAFKA_CONTROLLER_PORT:-19093}"
+PIDFILE="$KDIR/kafka.pid"
+
+install() {
+  if [[ -f "$KDIR/libs/.complete" ]]; then return 0; fi
+  command -v java >/dev/null || apt_install openjdk-17-jre-headless
+  command -v mvn >/dev/null || apt_install maven
+  log "kafka: resolving jars from Maven Central"
+  mkdir -p "$KDIR/libs"
+  mvn -q -B -f "$ROOT/scripts/kafka/pom.xml" dependency:copy-dependencies \
+    -DoutputDirectory="$KDIR/libs" -DincludeScope=runtime >"$KDIR/mvn.log" 2>&1 || { cat "$KDIR/mvn.log" >&2; return 1; }
+  touch "$KDIR/libs/.complete"
+}
+
+configure() {
+  mkdir -p "$KDIR/data" "$KDIR/logs"
+  cat >"$KDIR/server.properties" <<PROPS
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@$HOST:$CPORT
+listeners=PLAINTEXT://$HOST:$PORT,CONTROLLER://$HOST:$CPORT
+advertised.listeners=PLAINTEXT://$HOST:$PORT
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$KDIR/data
+num.partitions=1
+auto.create.topics.enable=false
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=12
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+group.initial.rebalance.delay.ms=0
+message.max.bytes=16777216
+replica.fetch.max.bytes=16777216
+log.retention.hours=48
+log.segment.bytes=67108864
+delete.topic.enable=true
+PROPS
+  cat >"$KDIR/log4j.properties" <<PROPS
+log4j.rootLogger=WARN, file
+log4j.logger.kafka.server.KafkaServer=INFO
+log4j.logger.kafka.server.KafkaRaftServer=INFO
+log4j.logger.kafka.server.BrokerServer=INFO
+log4j.appender.file=org.apache.log4j.RollingFileAppender
+log4j.appender.file.File=$KDIR/logs/server.log
+log4j.appender.file.MaxFileSize=50MB
+log4j.appender.file.MaxBackupIndex=2
+log4j.appender.file.layout=org.apache.log4j.PatternLayout
+log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
+PROPS
+  if [[ ! -f "$KDIR/data/meta.properties" ]]; then
+    local id
+    id=$(java -cp "$KDIR/libs/*" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -1)
+    java -Dlog4j.configuration="file:$KDIR/log4j.properties" -cp "$KDIR/libs/*" kafka.tools.StorageTool format \
+      -t "$id" -c "$KDIR/server.properties" >"$KDIR/logs/format.log" 2>&1 || { cat "$KDIR/logs/format.log" >&2; return 1; }
+  fi
+}
+
+up() {
+  if pid_alive "$PIDFILE"; then log "kafka: already running on $HOST:$PORT"; return 0; fi
+  if port_busy "$HOST" "$PORT"; then log "kafka: $HOST:$PORT is in use by another process; using it as is"; return 0; fi
+  install
+  configure
+  log "kafka: starting on $HOST:$PORT"
+  nohup java -Xms256m -Xmx768m -XX:+UseG1GC -Djava.awt.headless=true \
+    -Dlog4j.configuration="file:$KDIR/log4j.properties" -cp "$KDIR/libs/*" kafka.Kafka "$KDIR/server.properties" \
+    >"$KDIR/logs/stdout.log" 2>&1 &
+  echo $! >"$PIDFILE"
+  local i
+  for ((i = 0; i < 300; i++)); do
+    if ! pid_alive "$PIDFILE"; then tail -30 "$KDIR/logs/stdout.log" "$KDIR/logs/server.log" >&2 || true; log "kafka: exited during start"; return 1; fi
+    if grep -q "Kafka Server started" "$KDIR/logs/server.log" 2>/dev/null && port_busy "$HOST" "$PORT"; then
+      log "kafka: ready"; return 0
+    fi
+    sleep 0.2
+  done
+  log "kafka: not ready after 60 s"; return 1
+}
+
+down() { stop_pid "$PIDFILE" kafka; }
+status() { if pid_alive "$PIDFILE"; then echo "kafka: running (pid $(cat "$PIDFILE")) on $HOST:$PORT"; else echo "kafka: stopped"; fi; }
+
+"${1:-status}"

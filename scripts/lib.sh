@@ -1,0 +1,40 @@
+# Shared helpers for the local-infrastructure scripts. Sourced, not run.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+INFRA_DIR="${TRAWL_INFRA_DIR:-$ROOT/.infra}"
+mkdir -p "$INFRA_DIR"
+
+log() { printf '[infra] %s\n' "$*" >&2; }
+
+# pid_alive FILE: true when FILE names a live process.
+pid_alive() { [[ -f "$1" ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+# wait_port HOST PORT SECONDS
+wait_port() {
+  local host=$1 port=$2 secs=$3 i
+  for ((i = 0; i < secs * 5; i++)); do
+    if (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; then return 0; fi
+    sleep 0.2
+  done
+  return 1
+}
+
+port_busy() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+
+# stop_pid FILE NAME: stop the process we started (and only it), waiting for it to exit.
+stop_pid() {
+  local file=$1 name=$2 pid i
+  if ! pid_alive "$file"; then rm -f "$file"; log "$name: not running (started by us)"; return 0; fi
+  pid=$(cat "$file")
+  kill "$pid" 2>/dev/null || true
+  for ((i = 0; i < 150; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+  if kill -0 "$pid" 2>/dev/null; then log "$name: did not stop in 30 s, killing"; kill -9 "$pid" 2>/dev/null || true; fi
+  rm -f "$file"
+  log "$name: stopped"
+}
+
+apt_install() {
+  if [[ $(id -u) -ne 0 ]]; then log "need root to apt-get install $*"; return 1; fi
+  if [[ ! -f "$INFRA_DIR/.apt-updated" ]]; then apt-get update -qq; touch "$INFRA_DIR/.apt-updated"; fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >/dev/null
+}
