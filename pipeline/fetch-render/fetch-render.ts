@@ -18,7 +18,11 @@ export interface FetchRenderDeps {
   retries: number;
 }
 
-export class FetchRenderProcessor implements Processor<FetchTask, void> {
+interface Batch {
+  cancelled: Set<string>;
+}
+
+export class FetchRenderProcessor implements Processor<FetchTask, Batch> {
   readonly name = "fetch-render";
   readonly topic = "fetch.tasks" as const;
   readonly schema = "fetch-task" as const;
@@ -33,11 +37,17 @@ export class FetchRenderProcessor implements Processor<FetchTask, void> {
     this.log = deps.log.child({ component: "fetch-render" });
   }
 
-  createBatch(): void {}
+  createBatch(): Batch {
+    return { cancelled: new Set() };
+  }
 
-  async handle(msg: Consumed<FetchTask>): Promise<Emission[]> {
+  async prepare(messages: Consumed<FetchTask>[], batch: Batch): Promise<void> {
+    batch.cancelled = await this.deps.cancels.check(messages.map((m) => m.value.crawlId));
+  }
+
+  async handle(msg: Consumed<FetchTask>, batch: Batch): Promise<Emission[]> {
     const task = msg.value;
-    if ((await this.deps.cancels.check([task.crawlId])).size > 0) {
+    if (batch.cancelled.has(task.crawlId)) {
       this.log.debug({ crawlId: task.crawlId, urlKey: task.urlKey }, "crawl cancelled: fetch dropped");
       return [];
     }

@@ -36,6 +36,8 @@ export interface Processor<T, B = void> {
   concurrency: number;
   /** Per-batch scratch space (pending writes of this batch only; partitions run concurrently). */
   createBatch(): B;
+  /** Called once per batch before any handle, with every decoded message (e.g. one store read for the batch). */
+  prepare?(messages: Consumed<T>[], batch: B): Promise<void>;
   handle(msg: Consumed<T>, batch: B): Promise<Emission[]>;
   /** A page-level failure of `msg` (an Error classified "page-failed") turned into emissions. */
   onPageFailure?(msg: Consumed<T>, err: unknown): Emission[];

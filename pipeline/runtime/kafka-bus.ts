@@ -12,8 +12,8 @@ function pinoLogCreator(log: Logger): logCreator {
   return () => ({ level, log: entry }) => {
     const { message, ...rest } = entry;
     const fields = { kafka: rest.namespace ?? entry.namespace, ...rest };
-    if (level === kafkaLogLevel.ERROR) log.error(fields, message);
-    else if (level === kafkaLogLevel.WARN) log.warn(fields, message);
+    // kafkajs retries on its own and logs each attempt as ERROR; what finally fails reaches us as a thrown error
+    if (level === kafkaLogLevel.ERROR || level === kafkaLogLevel.WARN) log.warn(fields, message);
     else if (level === kafkaLogLevel.INFO) log.debug(fields, message);
     else log.trace(fields, message);
   };

@@ -116,23 +116,28 @@ export async function startRunner<T, B>(
   }
 
   /** Produces the batch's emissions phase by phase, with its hooks; retried until done (the hooks are idempotent). */
-  async function deliver(emissions: Emission[], scratch: B): Promise<void> {
+  function deliver(emissions: Emission[], scratch: B): Promise<void> {
+    return retryForever(async () => {
+      await processor.beforeProduce?.(scratch);
+      for (const phase of phases(emissions)) await bus.produce(phase);
+      await processor.afterProduce?.(scratch);
+    }, "delivery");
+  }
+
+  async function retryForever(fn: () => Promise<void>, what: string): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await processor.beforeProduce?.(scratch);
-        for (const phase of phases(emissions)) await bus.produce(phase);
-        await processor.afterProduce?.(scratch);
-        return;
+        return await fn();
       } catch (err) {
         if (classify(err) !== "retry" || stopping.signal.aborted) throw err;
         const delay = backoffMs(attempt, 200, 10000);
-        log.warn({ err: errorMessage(err), code: errorCode(err), attempt, delayMs: delay }, "delivery failed, backing off");
+        log.warn({ err: errorMessage(err), code: errorCode(err), attempt, delayMs: delay }, `${what} failed, backing off`);
         await sleep(delay, stopping.signal);
       }
     }
   }
 
-  async function eachBatch({ batch, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+  async function eachBatch({ batch, heartbeat, isRunning, isStale, resolveOffset }: EachBatchPayload): Promise<void> {
     if (batch.messages.length === 0) return;
     const started = Date.now();
     const beat = setInterval(() => heartbeat().catch((err) => log.debug({ err: errorMessage(err) }, "heartbeat failed")), 3000);
@@ -141,6 +146,7 @@ export async function startRunner<T, B>(
       for (const d of deadLetters) log.error({ partition: batch.partition, ...(d.value as object) }, "undecodable message dead-lettered");
       const emissions: Emission[] = [...deadLetters];
       const scratch = processor.createBatch();
+      if (processor.prepare) await retryForever(() => processor.prepare?.(ok, scratch) ?? Promise.resolve(), "prepare");
       if (processor.mode === "ordered") {
         for (const msg of ok) emissions.push(...(await handleOne(msg, scratch)));
       } else {
@@ -152,6 +158,7 @@ export async function startRunner<T, B>(
         return;
       }
       const next = (BigInt(batch.lastOffset()) + 1n).toString();
+      resolveOffset(batch.lastOffset()); // moves the fetch position
       await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: next }]);
       log.debug({ partition: batch.partition, messages: batch.messages.length, ms: Date.now() - started, offset: next }, "batch committed");
     } finally {

@@ -17,7 +17,7 @@ interface Batch {
   rows: DocumentRow[];
   /** url keys written by this batch, per crawl */
   keys: Map<string, Set<string>>;
-  cancelled?: Set<string>;
+  cancelled: Set<string>;
 }
 
 export class SinkProcessor implements Processor<CrawlPage, Batch> {
@@ -40,7 +40,7 @@ export class SinkProcessor implements Processor<CrawlPage, Batch> {
   }
 
   createBatch(): Batch {
-    return { rows: [], keys: new Map() };
+    return { rows: [], keys: new Map(), cancelled: new Set() };
   }
 
   private async cursor(crawlId: string): Promise<CrawlCursor> {
@@ -53,9 +53,13 @@ export class SinkProcessor implements Processor<CrawlPage, Batch> {
     return c;
   }
 
+  async prepare(messages: Consumed<CrawlPage>[], batch: Batch): Promise<void> {
+    batch.cancelled = await this.cancels.check(messages.map((m) => m.value.crawlId));
+  }
+
   async handle(msg: Consumed<CrawlPage>, batch: Batch): Promise<Emission[]> {
     const page = msg.value;
-    if ((await this.cancels.check([page.crawlId])).size > 0) {
+    if (batch.cancelled.has(page.crawlId)) {
       this.log.debug({ crawlId: page.crawlId, urlKey: page.urlKey }, "crawl cancelled: page dropped");
       return [];
     }

@@ -63,12 +63,12 @@ export class ClickHouseCrawlStore implements CrawlStore {
   }
 
   async loadUrls(crawlId: string): Promise<UrlRow[]> {
-    const rows = await this.ch.query<{ url_key: string; url: string; depth: number; state: number; version: number }>(
-      sql`SELECT url_key, argMax(url, version) AS url, argMax(depth, version) AS depth, argMax(state, version) AS state,
-            max(version) AS version
+    const rows = await this.ch.query<{ url_key: string; last_url: string; last_depth: number; last_state: number; last_version: number }>(
+      sql`SELECT url_key, argMax(url, version) AS last_url, argMax(depth, version) AS last_depth, argMax(state, version) AS last_state,
+            max(version) AS last_version
           FROM ${this.t("frontier_urls")} WHERE crawl_id = ${crawlId} GROUP BY url_key`,
     );
-    return rows.map((r) => ({ crawlId, urlKey: r.url_key, url: r.url, depth: n(r.depth), state: n(r.state) as UrlState, version: n(r.version) }));
+    return rows.map((r) => ({ crawlId, urlKey: r.url_key, url: r.last_url, depth: n(r.last_depth), state: n(r.last_state) as UrlState, version: n(r.last_version) }));
   }
 
   async insertDocuments(rows: DocumentRow[]): Promise<void> {
@@ -108,12 +108,12 @@ export class ClickHouseCrawlStore implements CrawlStore {
   }
 
   async listErrors(crawlId: string): Promise<ErrorRow[]> {
-    const rows = await this.ch.query<{ url_key: string; url: string; code: string; error: string; status_code: number; at: number }>(
-      sql`SELECT url_key, argMax(url, at) AS url, argMax(code, at) AS code, argMax(error, at) AS error,
-            argMax(status_code, at) AS status_code, max(at) AS at
-          FROM ${this.t("crawl_errors")} WHERE crawl_id = ${crawlId} GROUP BY url_key ORDER BY at`,
+    const rows = await this.ch.query<{ url_key: string; e_url: string; e_code: string; e_error: string; e_status: number; e_at: number }>(
+      sql`SELECT url_key, argMax(url, at) AS e_url, argMax(code, at) AS e_code, argMax(error, at) AS e_error,
+            argMax(status_code, at) AS e_status, max(at) AS e_at
+          FROM ${this.t("crawl_errors")} WHERE crawl_id = ${crawlId} GROUP BY url_key ORDER BY e_at`,
     );
-    return rows.map((r) => ({ crawlId, urlKey: r.url_key, url: r.url, code: r.code, error: r.error, statusCode: n(r.status_code), at: n(r.at) }));
+    return rows.map((r) => ({ crawlId, urlKey: r.url_key, url: r.e_url, code: r.e_code, error: r.e_error, statusCode: n(r.e_status), at: n(r.e_at) }));
   }
 }
 
