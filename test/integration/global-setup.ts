@@ -1,0 +1,22 @@
+// Starts the real local infrastructure (Kafka in KRaft mode, ClickHouse) through the project's scripts,
+// and at the end stops only what it started.
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
+
+const script = join(import.meta.dirname, "..", "..", "scripts", "infra.sh");
+const services = ["kafka", "clickhouse"] as const;
+
+function running(service: string): boolean {
+  const out = execFileSync("bash", [script, "status", service], { encoding: "utf8" });
+  return out.includes("running");
+}
+
+export default function setup(): () => void {
+  const externally = process.env.KAFKA_BROKERS !== undefined && process.env.CLICKHOUSE_URL !== undefined;
+  if (externally) return () => {};
+  const started = services.filter((s) => !running(s));
+  if (started.length) execFileSync("bash", [script, "up", ...started], { stdio: "inherit" });
+  return () => {
+    if (started.length && !process.env.TRAWL_KEEP_INFRA) execFileSync("bash", [script, "down", ...started], { stdio: "inherit" });
+  };
+}

@@ -1,0 +1,83 @@
+// Starts Trawl (every role, in this process) against the real Kafka and ClickHouse, with its own topic prefix,
+// consumer groups and database, so test files never see each other's data.
+import { randomBytes } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import { start, ROLES, type Running } from "../../pipeline/cli.ts";
+import { loadConfig, type Config } from "../../pipeline/runtime/config.ts";
+import { createLogger } from "../../pipeline/runtime/logger.ts";
+import { ClickHouseClient } from "../../pipeline/store/clickhouse.ts";
+import { raw } from "../../pipeline/store/sql.ts";
+
+export interface Instance {
+  api: string;
+  config: Config;
+  running: Running;
+  stop(): Promise<void>;
+}
+
+export async function startTrawl(overrides: Partial<Config> = {}): Promise<Instance> {
+  const tag = `t${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
+  const config = loadConfig(process.env, {
+    host: "127.0.0.1",
+    port: 0,
+    topicPrefix: `${tag}.`,
+    groupPrefix: `${tag}.`,
+    topicPartitions: 4,
+    clickhouseDatabase: `trawl_${tag}`,
+    allowPrivateCrawlTargets: true,
+    logLevel: process.env.LOG_LEVEL ?? "warn",
+    fetchRetries: 1,
+    ...overrides,
+  });
+  const log = createLogger(config.logLevel, { test: tag });
+  const running = await start(ROLES, config, log);
+  const { port } = running.server?.address() as AddressInfo;
+  return {
+    api: `http://127.0.0.1:${port}`,
+    config,
+    running,
+    async stop() {
+      await running.stop();
+      const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase });
+      await ch.exec(raw(`DROP DATABASE IF EXISTS ${ch.database}`));
+    },
+  };
+}
+
+export async function postJson(url: string, body: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  return { status: res.status, body: await res.json() };
+}
+
+export async function getJson(url: string): Promise<{ status: number; body: any; bytes: number }> {
+  const res = await fetch(url);
+  const text = await res.text();
+  return { status: res.status, body: JSON.parse(text), bytes: Buffer.byteLength(text) };
+}
+
+/** Polls the status until it leaves `scraping`; returns every status body seen. */
+export async function waitForEnd(api: string, id: string, timeoutMs = 60_000): Promise<any[]> {
+  const seen: any[] = [];
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { body } = await getJson(`${api}/v2/crawl/${id}?limit=1`);
+    seen.push(body);
+    if (body.status !== "scraping") return seen;
+    if (Date.now() > deadline) throw new Error(`crawl ${id} still scraping after ${timeoutMs} ms: ${JSON.stringify(body)}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+/** Follows `next` from the first chunk; returns every chunk. */
+export async function allChunks(api: string, id: string, firstQuery = ""): Promise<{ body: any; bytes: number }[]> {
+  const chunks: { body: any; bytes: number }[] = [];
+  let url: string | undefined = `${api}/v2/crawl/${id}${firstQuery}`;
+  while (url) {
+    const { status, body, bytes } = await getJson(url);
+    if (status !== 200) throw new Error(`GET ${url} -> ${status} ${JSON.stringify(body)}`);
+    chunks.push({ body, bytes });
+    url = body.next;
+    if (chunks.length > 1000) throw new Error("next never ends");
+  }
+  return chunks;
+}

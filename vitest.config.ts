@@ -1,0 +1,27 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: "unit",
+          include: ["pipeline/**/*.test.ts", "api/**/*.test.ts", "schemas/**/*.test.ts", "scripts/**/*.test.ts"],
+          environment: "node",
+        },
+      },
+      {
+        test: {
+          name: "integration",
+          include: ["test/integration/**/*.test.ts"],
+          environment: "node",
+          globalSetup: ["test/integration/global-setup.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 240_000,
+          // one Trawl instance per file; files run one after another (2 cores, shared Kafka and ClickHouse)
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
