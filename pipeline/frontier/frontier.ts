@@ -21,8 +21,9 @@ export class FrontierProcessor implements Processor<FrontierInboxMessage, Batch>
   readonly mode = "ordered" as const;
   readonly concurrency = 1;
   private readonly states = new Map<string, CrawlState>();
-  /** Recently finished crawls: their late events are ignored without a store read. Bounded. */
-  private readonly finished = new Set<string>();
+  /** Finished crawls stay in memory (oldest evicted first) so that late events need no store read. */
+  private readonly maxFinished = 1000;
+  private readonly finished: string[] = [];
   private readonly store: CrawlStore;
   private readonly clock: Clock;
   private readonly log: Logger;
@@ -46,7 +47,6 @@ export class FrontierProcessor implements Processor<FrontierInboxMessage, Batch>
 
   async handle(msg: Consumed<FrontierInboxMessage>, batch: Batch): Promise<Emission[]> {
     const event = msg.value;
-    if (this.finished.has(event.crawlId)) return [];
     let state = this.states.get(event.crawlId) ?? null;
     if (!state) state = await this.load(event.crawlId);
     if (!state && event.type !== "CrawlRequested") {
@@ -80,12 +80,11 @@ export class FrontierProcessor implements Processor<FrontierInboxMessage, Batch>
     batch.urls = [];
     batch.errors = [];
     batch.dirty.clear();
-    // finished crawls leave memory; a late event reloads them (and finds them terminal)
+    // finished crawls leave memory after a while; a late event reloads them (and finds them terminal)
     for (const r of records) {
-      if (r.status === "scraping") continue;
-      this.states.delete(r.crawlId);
-      this.finished.add(r.crawlId);
-      if (this.finished.size > 10000) this.finished.delete(this.finished.values().next().value as string);
+      if (r.status === "scraping" || this.finished.includes(r.crawlId)) continue;
+      this.finished.push(r.crawlId);
+      if (this.finished.length > this.maxFinished) this.states.delete(this.finished.shift() as string);
     }
   }
 }

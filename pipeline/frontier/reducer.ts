@@ -146,8 +146,9 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
     case "PageDone": {
       const entry = state.urls.get(msg.urlKey);
       if (!entry || entry.state !== URL_STATE.queued) break; // duplicate or unknown
+      // a page stored just before a cancel is still returned by GET, so it counts and is billed
       setUrl(state, step, msg.urlKey, { ...entry, state: URL_STATE.done });
-      if (state.status === "scraping") state.creditsUsed += msg.credits;
+      state.creditsUsed += msg.credits;
       step.changed = true;
       finishIfIdle(state, step, now);
       break;

@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, configTable, configVars, loadConfig } from "./config.ts";
+
+describe("config", () => {
+  it("has defaults for everything", () => {
+    const c = loadConfig({});
+    expect(c.port).toBe(3002);
+    expect(c.useDbAuthentication).toBe(false);
+    expect(c.statusChunkMaxBytes).toBe(10 * 1024 * 1024);
+    expect(c.topicPartitions).toBe(12);
+  });
+  it("parses values", () => {
+    const c = loadConfig({ PORT: "8080", USE_DB_AUTHENTICATION: "FALSE", TRUST_PROXY: "true", CLICKHOUSE_URL: "http://ch:8123/" });
+    expect(c).toMatchObject({ port: 8080, useDbAuthentication: false, trustProxy: true, clickhouseUrl: "http://ch:8123" });
+  });
+  it("names the variable of a bad value", () => {
+    const bad: [string, string][] = [["PORT", "abc"], ["PORT", "70000"], ["TRUST_PROXY", "maybe"], ["CLICKHOUSE_URL", "not a url"], ["LOG_LEVEL", "loud"], ["KAFKA_PARTITIONS", "0"]];
+    for (const [name, value] of bad) {
+      expect(() => loadConfig({ [name]: value }), name).toThrow(ConfigError);
+      expect(() => loadConfig({ [name]: value }), name).toThrow(name);
+    }
+  });
+  it("documents every variable", () => {
+    const table = configTable();
+    for (const v of Object.values(configVars)) expect(table).toContain(`\`${v.env}\``);
+  });
+});

@@ -1,0 +1,19 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { renderSchemaTypes } from "../scripts/gen-schema-types.ts";
+import { schemas, validator } from "./index.ts";
+
+describe("schemas", () => {
+  it("types.ts is generated from the current schemas (run npm run schemas)", async () => {
+    expect(readFileSync(join(import.meta.dirname, "types.ts"), "utf8")).toBe(await renderSchemaTypes());
+  });
+  it("every schema compiles", () => {
+    for (const name of Object.keys(schemas)) expect(() => validator(name as never), name).not.toThrow();
+  });
+  it("accepts what the SDKs send and rejects unknown keys", () => {
+    const v = validator("crawl-request");
+    expect(v({ url: "https://x.test", origin: "js-sdk@4.42.0", integration: null, ignoreQueryParameters: false, crawlEntireDomain: false, allowExternalLinks: false, allowSubdomains: false, ignoreRobotsTxt: false, regexOnFullURL: false, deduplicateSimilarURLs: true, zeroDataRetention: false, webhook: "https://hook.test/x" })).toBe(true);
+    expect(v({ url: "https://x.test", maxDepth: 2 })).toBe(false);
+  });
+});
