@@ -235,6 +235,14 @@ describe("bad input", () => {
   });
 });
 
+describe("health", () => {
+  it("answers /health and /ready", async () => {
+    expect(await getJson(`${trawl.api}/health`)).toMatchObject({ status: 200, body: { status: "ok" } });
+    expect(await getJson(`${trawl.api}/ready`)).toMatchObject({ status: 200, body: { status: "ready" } });
+    expect((await getJson(`${trawl.api}/v2/nothing-here`)).status).toBe(404);
+  });
+});
+
 describe("official Firecrawl JS SDK", () => {
   it("crawl() waits and follows next, unmodified", async () => {
     const firecrawl = new Firecrawl({ apiKey: "fc-self-hosted", apiUrl: trawl.api });

@@ -25,7 +25,7 @@ export async function startTrawl(overrides: Partial<Config> = {}): Promise<Insta
     topicPartitions: 4,
     clickhouseDatabase: `trawl_${tag}`,
     allowPrivateCrawlTargets: true,
-    logLevel: process.env.LOG_LEVEL ?? "warn",
+    logLevel: process.env.LOG_LEVEL ?? "error",
     fetchRetries: 1,
     ...overrides,
   });
