@@ -76,16 +76,12 @@ up() {
   log "clickhouse: starting on $HOST:$HTTP_PORT"
   nohup clickhouse-server --config-file="$CDIR/config.xml" >"$CDIR/logs/stdout.log" 2>&1 &
   echo $! >"$PIDFILE"
-  local i
-  for ((i = 0; i < 300; i++)); do
-    if ! pid_alive "$PIDFILE"; then tail -30 "$CDIR/logs/stdout.log" "$CDIR/logs/clickhouse-server.err.log" >&2 || true; log "clickhouse: exited during start"; return 1; fi
-    if [[ "$(curl -s "http://$HOST:$HTTP_PORT/ping" 2>/dev/null)" == "Ok." ]]; then log "clickhouse: ready"; return 0; fi
-    sleep 0.2
-  done
-  log "clickhouse: not ready after 60 s"; return 1
+  wait_ready clickhouse "$PIDFILE" clickhouse_ready "$CDIR/logs/stdout.log" "$CDIR/logs/clickhouse-server.err.log"
 }
 
+clickhouse_ready() { [[ "$(curl -s "http://$HOST:$HTTP_PORT/ping" 2>/dev/null)" == "Ok." ]]; }
+
 down() { stop_pid "$PIDFILE" clickhouse; }
-status() { if pid_alive "$PIDFILE"; then echo "clickhouse: running (pid $(cat "$PIDFILE")) on $HOST:$HTTP_PORT"; else echo "clickhouse: stopped"; fi; }
+status() { print_status clickhouse "$PIDFILE" "$HOST:$HTTP_PORT"; }
 
 "${1:-status}"

@@ -74,18 +74,12 @@ up() {
     -Dlog4j.configuration="file:$KDIR/log4j.properties" -cp "$KDIR/libs/*" kafka.Kafka "$KDIR/server.properties" \
     >"$KDIR/logs/stdout.log" 2>&1 &
   echo $! >"$PIDFILE"
-  local i
-  for ((i = 0; i < 300; i++)); do
-    if ! pid_alive "$PIDFILE"; then tail -30 "$KDIR/logs/stdout.log" "$KDIR/logs/server.log" >&2 || true; log "kafka: exited during start"; return 1; fi
-    if grep -q "Kafka Server started" "$KDIR/logs/server.log" 2>/dev/null && port_busy "$HOST" "$PORT"; then
-      log "kafka: ready"; return 0
-    fi
-    sleep 0.2
-  done
-  log "kafka: not ready after 60 s"; return 1
+  wait_ready kafka "$PIDFILE" kafka_ready "$KDIR/logs/stdout.log" "$KDIR/logs/server.log"
 }
 
+kafka_ready() { grep -q "Kafka Server started" "$KDIR/logs/server.log" 2>/dev/null && port_busy "$HOST" "$PORT"; }
+
 down() { stop_pid "$PIDFILE" kafka; }
-status() { if pid_alive "$PIDFILE"; then echo "kafka: running (pid $(cat "$PIDFILE")) on $HOST:$PORT"; else echo "kafka: stopped"; fi; }
+status() { print_status kafka "$PIDFILE" "$HOST:$PORT"; }
 
 "${1:-status}"

@@ -38,3 +38,21 @@ apt_install() {
   if [[ ! -f "$INFRA_DIR/.apt-updated" ]]; then apt-get update -qq; touch "$INFRA_DIR/.apt-updated"; fi
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >/dev/null
 }
+
+# wait_ready NAME PIDFILE READY_FN LOG...: waits up to 60 s for READY_FN to succeed while the process lives;
+# shows the logs when it dies.
+wait_ready() {
+  local name=$1 pidfile=$2 ready=$3 i
+  shift 3
+  for ((i = 0; i < 300; i++)); do
+    if ! pid_alive "$pidfile"; then tail -30 "$@" >&2 || true; log "$name: exited during start"; return 1; fi
+    if "$ready"; then log "$name: ready"; return 0; fi
+    sleep 0.2
+  done
+  log "$name: not ready after 60 s"; return 1
+}
+
+# print_status NAME PIDFILE WHERE
+print_status() {
+  if pid_alive "$2"; then echo "$1: running (pid $(cat "$2")) on $3"; else echo "$1: stopped"; fi
+}
