@@ -1,0 +1,245 @@
+// In-process adapter of the Bus port with Kafka's semantics for what the processors rely on: topics split into
+// partitions by key hash (per-key order), one consumer group per processor with committed offsets, at-least-once
+// redelivery of anything not committed. With a data directory, logs and offsets survive a restart.
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { topics, type LogicalTopic } from "../topology.ts";
+import { AppendLog, readLines, writeJsonAtomic } from "./append-log.ts";
+import { batchHandler, type RawMessage, type RunnerHandle } from "./batch.ts";
+import type { Bus, Emission, Processor } from "./bus.ts";
+import type { Logger } from "./logger.ts";
+
+interface Entry {
+  key: string;
+  value: string;
+}
+
+class Partition {
+  /** Offset of entries[0]. */
+  base = 0;
+  entries: Entry[] = [];
+  /** Offsets below this are on disk (and visible to consumers). */
+  durableEnd = 0;
+  log: AppendLog | null;
+  waiters: (() => void)[] = [];
+
+  constructor(log: AppendLog | null) {
+    this.log = log;
+  }
+
+  get end(): number {
+    return this.base + this.entries.length;
+  }
+
+  wake(): void {
+    const w = this.waiters;
+    this.waiters = [];
+    for (const f of w) f();
+  }
+}
+
+/** FNV-1a: a stable hash of the key, so one key always lands in one partition. */
+export function partitionOf(key: string, partitions: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    h ^= key.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % partitions;
+}
+
+const MAX_BATCH = 500;
+const COMPACT_BYTES = 64 * 1024 * 1024;
+
+export interface EmbeddedBusOptions {
+  partitions: number;
+  /** null: memory only (tests). */
+  dir: string | null;
+  log: Logger;
+}
+
+export class EmbeddedBus implements Bus {
+  private readonly partitions: number;
+  private readonly dir: string | null;
+  private readonly log: Logger;
+  private readonly topics = new Map<string, Partition[]>();
+  /** group -> topic -> next offset per partition */
+  private offsets: Record<string, Record<string, number[]>> = {};
+  private readonly consumersOf = new Map<string, Set<string>>();
+  private offsetsDirty = false;
+  private offsetsWrite: Promise<void> = Promise.resolve();
+
+  private constructor(opts: EmbeddedBusOptions) {
+    this.partitions = opts.partitions;
+    this.dir = opts.dir;
+    this.log = opts.log.child({ component: "embedded-bus" });
+  }
+
+  static async open(opts: EmbeddedBusOptions): Promise<EmbeddedBus> {
+    const bus = new EmbeddedBus(opts);
+    await bus.load();
+    return bus;
+  }
+
+  private topicName(topic: LogicalTopic, dlq?: boolean): string {
+    return dlq ? `${topic}.dlq` : topic;
+  }
+
+  private partitionsOf(topic: string): Partition[] {
+    let ps = this.topics.get(topic);
+    if (!ps) {
+      ps = Array.from({ length: this.partitions }, (_, p) => new Partition(this.dir ? new AppendLog(join(this.dir, "bus", topic, `${p}.log`)) : null));
+      this.topics.set(topic, ps);
+    }
+    return ps;
+  }
+
+  private async load(): Promise<void> {
+    if (!this.dir) return;
+    const offsetsFile = join(this.dir, "bus", "offsets.json");
+    if (existsSync(offsetsFile)) this.offsets = JSON.parse(readFileSync(offsetsFile, "utf8"));
+    for (const t of topics.flatMap((t) => [t.name, `${t.name}.dlq`])) {
+      const ps = this.partitionsOf(t);
+      for (const part of ps) {
+        if (!part.log) continue;
+        let first = true;
+        for await (const { line } of readLines(part.log.path)) {
+          let rec: { o: number; k: string; v: string };
+          try {
+            rec = JSON.parse(line);
+          } catch {
+            this.log.warn({ topic: t, file: part.log.path }, "torn line skipped");
+            continue;
+          }
+          if (first) {
+            part.base = rec.o;
+            first = false;
+          }
+          part.entries.push({ key: rec.k, value: rec.v });
+        }
+        part.durableEnd = part.end;
+        part.log.size = 0;
+        if (existsSync(part.log.path)) part.log.size = readFileSync(part.log.path).byteLength;
+      }
+    }
+  }
+
+  async produce(messages: Emission[]): Promise<void> {
+    const writes: Promise<void>[] = [];
+    const byPartition = new Map<Partition, { lines: string[]; count: number }>();
+    for (const m of messages) {
+      const part = this.partitionsOf(this.topicName(m.topic, m.deadLetter))[partitionOf(m.key, this.partitions)] as Partition;
+      const value = JSON.stringify(m.value);
+      const offset = part.end;
+      part.entries.push({ key: m.key, value });
+      const acc = byPartition.get(part) ?? { lines: [], count: 0 };
+      acc.lines.push(JSON.stringify({ o: offset, k: m.key, v: value }));
+      acc.count++;
+      byPartition.set(part, acc);
+    }
+    for (const [part, { lines }] of byPartition) {
+      const upTo = part.end;
+      const done = part.log ? part.log.append(lines).written : Promise.resolve();
+      writes.push(
+        done.then(() => {
+          part.durableEnd = Math.max(part.durableEnd, upTo);
+          part.wake();
+        }),
+      );
+    }
+    await Promise.all(writes);
+  }
+
+  private committed(group: string, topic: string): number[] {
+    const byTopic = (this.offsets[group] ??= {});
+    const list = (byTopic[topic] ??= []);
+    const ps = this.partitionsOf(topic);
+    for (let p = 0; p < this.partitions; p++) list[p] ??= ps[p]?.base ?? 0;
+    return list;
+  }
+
+  private saveOffsets(): void {
+    if (!this.dir) return;
+    this.offsetsDirty = true;
+    this.offsetsWrite = this.offsetsWrite.then(async () => {
+      if (!this.offsetsDirty || !this.dir) return;
+      this.offsetsDirty = false;
+      await writeJsonAtomic(join(this.dir, "bus", "offsets.json"), this.offsets);
+    });
+  }
+
+  /** Drops what every consumer group of the topic has committed, from memory, and from disk when it is large. */
+  private trim(topic: string, p: number): void {
+    const groups = this.consumersOf.get(topic);
+    if (!groups || groups.size === 0) return;
+    const part = this.partitionsOf(topic)[p] as Partition;
+    const min = Math.min(...[...groups].map((g) => this.committed(g, topic)[p] ?? 0));
+    if (min > part.base) {
+      part.entries.splice(0, min - part.base);
+      part.base = min;
+    }
+    if (part.log && part.entries.length === 0 && part.log.size > COMPACT_BYTES) {
+      part.log.rewrite([]).catch((err) => this.log.warn({ err, topic }, "log compaction failed"));
+    }
+  }
+
+  /** Runs a processor as consumer group `processor.name`: one loop per partition, a few partitions at a time. */
+  consume<T, B>(processor: Processor<T, B>, parentLog: Logger): RunnerHandle {
+    const topic = processor.topic;
+    const group = processor.name;
+    const log = parentLog.child({ component: processor.name, topic });
+    const groups = this.consumersOf.get(topic) ?? new Set();
+    groups.add(group);
+    this.consumersOf.set(topic, groups);
+    const stopping = new AbortController();
+    const handle = batchHandler(processor, this, log, stopping.signal);
+    const ps = this.partitionsOf(topic);
+    const committed = this.committed(group, topic);
+    for (let p = 0; p < this.partitions; p++) this.trim(topic, p);
+
+    const loop = async (p: number) => {
+      const part = ps[p] as Partition;
+      while (!stopping.signal.aborted) {
+        const from = committed[p] ?? 0;
+        if (from >= part.durableEnd) {
+          await new Promise<void>((resolve) => {
+            part.waiters.push(resolve);
+            stopping.signal.addEventListener("abort", () => resolve(), { once: true });
+          });
+          continue;
+        }
+        const to = Math.min(part.durableEnd, from + MAX_BATCH);
+        const batch: RawMessage[] = [];
+        for (let o = from; o < to; o++) {
+          const e = part.entries[o - part.base] as Entry;
+          batch.push({ key: e.key, value: e.value, offset: String(o) });
+        }
+        try {
+          await handle(p, batch);
+        } catch (err) {
+          if (stopping.signal.aborted) break; // not committed: redelivered after a restart
+          log.error({ err, partition: p }, "batch failed; redelivering");
+          continue;
+        }
+        committed[p] = to;
+        this.saveOffsets();
+        this.trim(topic, p);
+      }
+    };
+    const loops = ps.map((_, p) => loop(p));
+    log.info({ group, partitions: this.partitions }, "embedded consumer running");
+    return {
+      stop: async () => {
+        stopping.abort();
+        await Promise.all(loops);
+        await this.offsetsWrite;
+        log.info("consumer stopped");
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.offsetsWrite;
+    for (const ps of this.topics.values()) for (const p of ps) await p.log?.flush();
+  }
+}
