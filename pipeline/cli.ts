@@ -1,12 +1,17 @@
 // `trawl <role>`: wires the ports for one role (or all of them) and runs until SIGTERM/SIGINT, then drains.
 import type { Server } from "node:http";
+import { resolve } from "node:path";
 import { createApp } from "../api/app.ts";
 import { FrontierProcessor } from "./frontier/frontier.ts";
 import { FetchRenderProcessor } from "./fetch-render/fetch-render.ts";
 import { UndiciFetcher } from "./fetch-render/fetcher.ts";
 import { ConvertProcessor } from "./convert/convert.ts";
 import { SinkProcessor } from "./sink/sink.ts";
-import { systemClock } from "./runtime/clock.ts";
+import { systemClock, type Clock } from "./runtime/clock.ts";
+import type { Bus, Processor } from "./runtime/bus.ts";
+import { EmbeddedBus } from "./runtime/embedded-bus.ts";
+import { EmbeddedCrawlStore } from "./store/embedded-crawl-store.ts";
+import type { CrawlStore } from "./store/crawl-store.ts";
 import { ConfigError, configTable, loadConfig, type Config } from "./runtime/config.ts";
 import { createKafka, ensureTopics, KafkaBus } from "./runtime/kafka-bus.ts";
 import { createLogger, type Logger } from "./runtime/logger.ts";
@@ -24,7 +29,7 @@ type RoleName = (typeof ROLES)[number];
 const USAGE = `usage: trawl <role>
 
 roles:
-  all            every role in one process
+  all            every role in one process (add --embedded: no Kafka, no ClickHouse)
   api            HTTP API (POST/GET/DELETE /v2/crawl)
   frontier       crawl state machine over frontier.inbox
   fetch-render   fetches pages (fetch.tasks -> pages.fetched)
@@ -42,12 +47,16 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-/** Starts the given roles in this process. Used by the CLI and by tests. */
-export async function start(roles: readonly RoleName[], config: Config, log: Logger): Promise<Running> {
-  if (config.useDbAuthentication) {
-    throw new ConfigError("config: USE_DB_AUTHENTICATION=true is not available in this version; set it to false (self-hosted, no authentication)");
-  }
-  const clock = systemClock;
+interface Infrastructure {
+  bus: Bus;
+  store: CrawlStore;
+  run<T, B>(processor: Processor<T, B>): Promise<RunnerHandle>;
+  ready(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** Kafka + ClickHouse: migrations and topics first (waiting for the servers), then a producer. */
+async function clusterInfrastructure(roles: readonly RoleName[], config: Config, log: Logger): Promise<Infrastructure> {
   const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase });
   const patient = { retries: 20, initialMs: 250, maxMs: 3000, retriable: () => true, onRetry: (err: unknown, attempt: number) => log.warn({ err: (err as Error).message, attempt }, "waiting for infrastructure") };
   await retry(() => migrate(ch), patient);
@@ -55,27 +64,60 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   await retry(() => ensureTopics(kafka, config, log), patient);
   const bus = new KafkaBus(kafka, config.topicPrefix);
   await bus.connect();
-  const store = new ClickHouseCrawlStore(ch);
+  return {
+    bus,
+    store: new ClickHouseCrawlStore(ch),
+    run: (processor) => startRunner({ kafka, bus, config, log }, processor),
+    ready: async () => (await ch.query(raw("SELECT 1 AS ok"))).length === 1,
+    close: () => bus.close(),
+  };
+}
+
+/** No server: the in-process bus and the on-disk store under DATA_DIR. */
+async function embeddedInfrastructure(config: Config, log: Logger, clock: Clock): Promise<Infrastructure> {
+  const dir = resolve(config.dataDir);
+  const bus = await EmbeddedBus.open({ partitions: config.embeddedPartitions, dir, log });
+  const store = await EmbeddedCrawlStore.open(dir, clock.now());
+  log.info({ dataDir: dir }, "embedded mode: no Kafka, no ClickHouse");
+  return {
+    bus,
+    store,
+    run: async (processor) => bus.consume(processor, log),
+    ready: async () => true,
+    close: async () => {
+      await bus.close();
+      await store.close();
+    },
+  };
+}
+
+/** Starts the given roles in this process. Used by the CLI and by tests. */
+export async function start(roles: readonly RoleName[], config: Config, log: Logger): Promise<Running> {
+  if (config.useDbAuthentication) {
+    throw new ConfigError("config: USE_DB_AUTHENTICATION=true is not available in this version; set it to false (self-hosted, no authentication)");
+  }
+  const clock = systemClock;
+  const infra = config.mode === "embedded" ? await embeddedInfrastructure(config, log, clock) : await clusterInfrastructure(roles, config, log);
+  const { bus, store } = infra;
   const runners: RunnerHandle[] = [];
-  const deps = { kafka, bus, config, log };
   const closers: (() => Promise<void>)[] = [];
 
-  if (roles.includes("frontier")) runners.push(await startRunner(deps, new FrontierProcessor({ store, clock, log })));
+  if (roles.includes("frontier")) runners.push(await infra.run(new FrontierProcessor({ store, clock, log })));
   if (roles.includes("fetch-render")) {
     const fetcher = new UndiciFetcher({
       userAgent: config.userAgent, maxBytes: config.fetchMaxBytes, maxRedirects: config.fetchMaxRedirects, allowPrivate: config.allowPrivateCrawlTargets,
     });
     closers.push(() => fetcher.close());
     const cancels = new CancelCache(store, 1000, clock.now);
-    runners.push(await startRunner(deps, new FetchRenderProcessor({ fetcher, cancels, log, defaultTimeoutMs: config.fetchTimeoutMs, retries: config.fetchRetries }, config.fetchConcurrency)));
+    runners.push(await infra.run(new FetchRenderProcessor({ fetcher, cancels, log, defaultTimeoutMs: config.fetchTimeoutMs, retries: config.fetchRetries }, config.fetchConcurrency)));
   }
-  if (roles.includes("convert")) runners.push(await startRunner(deps, new ConvertProcessor()));
-  if (roles.includes("sink")) runners.push(await startRunner(deps, new SinkProcessor({ store, cancels: new CancelCache(store, 0, clock.now), clock, log })));
+  if (roles.includes("convert")) runners.push(await infra.run(new ConvertProcessor()));
+  if (roles.includes("sink")) runners.push(await infra.run(new SinkProcessor({ store, cancels: new CancelCache(store, 0, clock.now), clock, log })));
 
   let server: Server | undefined;
   if (roles.includes("api")) {
     log.warn("USE_DB_AUTHENTICATION is false: authentication is bypassed, every request is accepted");
-    const app = createApp({ config, store, bus, clock, log, ready: async () => (await ch.query(raw("SELECT 1 AS ok"))).length === 1 });
+    const app = createApp({ config, store, bus, clock, log, ready: () => infra.ready() });
     server = await new Promise<Server>((resolve, reject) => {
       const s = app.listen(config.port, config.host, () => resolve(s));
       s.once("error", reject);
@@ -99,7 +141,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
         s.closeAllConnections?.();
       }
       await Promise.all(runners.map((r) => r.stop()));
-      await bus.close();
+      await infra.close();
       for (const close of closers) await close();
       log.info("stopped");
     },
@@ -107,6 +149,8 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
 }
 
 export async function main(argv: string[]): Promise<void> {
+  const embedded = argv.includes("--embedded");
+  argv = argv.filter((a) => a !== "--embedded");
   const role = argv[0];
   if (!role || role === "--help" || role === "-h" || role === "help") {
     console.log(USAGE);
@@ -124,7 +168,7 @@ export async function main(argv: string[]): Promise<void> {
   }
   let config: Config;
   try {
-    config = loadConfig(process.env);
+    config = loadConfig(process.env, embedded ? { mode: "embedded" } : {});
   } catch (err) {
     console.error((err as Error).message);
     process.exitCode = 2;

@@ -18,6 +18,9 @@ const v = <K extends Kind>(x: Var<K>): Var<K> => x;
 
 /** Every variable Trawl reads. The README table is rendered from this (npm run docs:config). */
 export const configVars = {
+  mode: v({ env: "TRAWL_MODE", kind: "enum", default: "cluster", values: ["cluster", "embedded"], description: "cluster: Kafka + ClickHouse; embedded: every role in one process with an in-process bus and an on-disk store (no server needed). `npm start` and `--embedded` choose embedded.", roles: "all" }),
+  dataDir: v({ env: "DATA_DIR", kind: "string", default: ".trawl-data", description: "Where the embedded mode keeps its bus logs and store (survives restarts).", roles: "all (embedded)" }),
+  embeddedPartitions: v({ env: "EMBEDDED_PARTITIONS", kind: "int", default: "12", min: 1, max: 256, description: "Partitions of each in-process topic in embedded mode.", roles: "all (embedded)" }),
   host: v({ env: "HOST", kind: "string", default: "127.0.0.1", description: "Address the API binds to (use 0.0.0.0 in a container).", roles: "api" }),
   port: v({ env: "PORT", kind: "int", default: "3002", min: 0, max: 65535, description: "Port of the HTTP and WebSocket API.", roles: "api" }),
   useDbAuthentication: v({ env: "USE_DB_AUTHENTICATION", kind: "bool", default: "false", description: "false: no authentication (a warning is logged at start). true is not available yet and stops the start.", roles: "api" }),

@@ -1,6 +1,9 @@
 // Starts Trawl (every role, in this process) against the real Kafka and ClickHouse, with its own topic prefix,
 // consumer groups and database, so test files never see each other's data.
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { start, ROLES, type Running } from "../../pipeline/cli.ts";
 import { loadConfig, type Config } from "../../pipeline/runtime/config.ts";
@@ -15,9 +18,17 @@ export interface Instance {
   stop(): Promise<void>;
 }
 
+export type Mode = Config["mode"];
+
+/** Both modes run the same suites, so that no behaviour exists in one mode only. */
+export const MODES: Mode[] = ["cluster", "embedded"];
+
 export async function startTrawl(overrides: Partial<Config> = {}): Promise<Instance> {
   const tag = `t${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
+  const dataDir = mkdtempSync(join(tmpdir(), "trawl-test-"));
   const config = loadConfig(process.env, {
+    dataDir,
+    embeddedPartitions: 4,
     host: "127.0.0.1",
     port: 0,
     topicPrefix: `${tag}.`,
@@ -38,6 +49,8 @@ export async function startTrawl(overrides: Partial<Config> = {}): Promise<Insta
     running,
     async stop() {
       await running.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+      if (config.mode === "embedded") return;
       const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase });
       await ch.exec(raw(`DROP DATABASE IF EXISTS ${ch.database}`));
     },

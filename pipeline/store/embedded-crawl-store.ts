@@ -1,0 +1,245 @@
+// Embedded adapter of the CrawlStore port: no server, two JSON-lines files under the data directory.
+// journal.jsonl holds crawl versions, cancels, URL states and errors; documents.jsonl holds documents, which stay
+// on disk (memory keeps only an index). Both are replayed at start, so a restart keeps every crawl until it expires.
+import { stat } from "node:fs/promises";
+import { join } from "node:path";
+import type { CrawlRecord, CrawlStore, DocumentPage, DocumentRow, ErrorRow, UrlRow } from "./crawl-store.ts";
+import { AppendLog, readAt, readLines } from "../runtime/append-log.ts";
+import { fitChunk } from "./paging.ts";
+
+interface DocRef {
+  seq: number;
+  urlKey: string;
+  pos: number;
+  len: number;
+  /** the document's JSON sits at [pos + docStart, pos + len) of its line */
+  docStart: number;
+}
+
+type JournalEntry =
+  | { t: "crawl"; r: CrawlRecord }
+  | { t: "cancel"; id: string; at: number }
+  | { t: "urls"; rows: UrlRow[] }
+  | { t: "errors"; rows: ErrorRow[] };
+
+const newer = (a: CrawlRecord, b: CrawlRecord | undefined) => !b || a.version > b.version || (a.version === b.version && a.updatedAt >= b.updatedAt);
+
+export class EmbeddedCrawlStore implements CrawlStore {
+  private readonly journal: AppendLog | null;
+  private readonly docsLog: AppendLog | null;
+  private readonly crawls = new Map<string, CrawlRecord>();
+  private readonly cancels = new Map<string, number>();
+  private readonly docs = new Map<string, DocRef[]>();
+  private readonly docKeys = new Map<string, Set<string>>();
+  private readonly errors = new Map<string, Map<string, ErrorRow>>();
+  /** memory-only mode keeps URL rows and documents here */
+  private readonly memUrls = new Map<string, UrlRow[]>();
+  private readonly memDocs = new Map<string, string[]>();
+
+  private constructor(dir: string | null) {
+    this.journal = dir ? new AppendLog(join(dir, "store", "journal.jsonl")) : null;
+    this.docsLog = dir ? new AppendLog(join(dir, "store", "documents.jsonl")) : null;
+  }
+
+  /** Opens the store in `dir` (null: memory only), dropping crawls expired before `now`. */
+  static async open(dir: string | null, now: number): Promise<EmbeddedCrawlStore> {
+    const store = new EmbeddedCrawlStore(dir);
+    await store.load(now);
+    return store;
+  }
+
+  private async load(now: number): Promise<void> {
+    if (!this.journal || !this.docsLog) return;
+    for await (const { line } of readLines(this.journal.path)) {
+      let e: JournalEntry;
+      try {
+        e = JSON.parse(line);
+      } catch {
+        continue; // torn last line
+      }
+      if (e.t === "crawl") this.applyCrawl(e.r);
+      else if (e.t === "cancel") this.cancels.set(e.id, e.at);
+      else if (e.t === "errors") this.applyErrors(e.rows);
+    }
+    for await (const { line, pos, len } of readLines(this.docsLog.path)) {
+      let head: { c: string; s: number; k: string };
+      try {
+        head = JSON.parse(line.slice(0, line.indexOf(',"d":')) + "}");
+        JSON.parse(line);
+      } catch {
+        continue;
+      }
+      const docStart = Buffer.byteLength(line.slice(0, line.indexOf(',"d":') + 5));
+      this.addDocRef(head.c, { seq: head.s, urlKey: head.k, pos, len, docStart });
+    }
+    this.journal.size = await sizeOf(this.journal.path);
+    this.docsLog.size = await sizeOf(this.docsLog.path);
+    for (const [id, c] of this.crawls) {
+      if (c.status !== "scraping" && c.expiresAt < now) {
+        this.crawls.delete(id);
+        this.docs.delete(id);
+        this.docKeys.delete(id);
+        this.errors.delete(id);
+      }
+    }
+  }
+
+  private applyCrawl(r: CrawlRecord): void {
+    if (newer(r, this.crawls.get(r.crawlId))) this.crawls.set(r.crawlId, r);
+  }
+
+  private applyErrors(rows: ErrorRow[]): void {
+    for (const r of rows) {
+      const m = this.errors.get(r.crawlId) ?? new Map<string, ErrorRow>();
+      const prev = m.get(r.urlKey);
+      if (!prev || r.at >= prev.at) m.set(r.urlKey, r);
+      this.errors.set(r.crawlId, m);
+    }
+  }
+
+  private addDocRef(crawlId: string, ref: DocRef): void {
+    const keys = this.docKeys.get(crawlId) ?? new Set<string>();
+    this.docKeys.set(crawlId, keys);
+    if (keys.has(ref.urlKey)) return; // the first row of a url key wins
+    keys.add(ref.urlKey);
+    const list = this.docs.get(crawlId) ?? [];
+    list.push(ref);
+    this.docs.set(crawlId, list);
+  }
+
+  private async write(entry: JournalEntry): Promise<void> {
+    if (this.journal) await this.journal.append([JSON.stringify(entry)]).written;
+  }
+
+  async getCrawl(crawlId: string): Promise<CrawlRecord | null> {
+    const c = this.crawls.get(crawlId);
+    if (!c) return null;
+    return { ...c, status: c.status === "scraping" && this.cancels.has(crawlId) ? "cancelled" : c.status };
+  }
+
+  async saveCrawls(records: CrawlRecord[]): Promise<void> {
+    for (const r of records) await this.write({ t: "crawl", r });
+    for (const r of records) this.applyCrawl(r);
+  }
+
+  async cancelCrawl(crawlId: string, at: number): Promise<void> {
+    await this.write({ t: "cancel", id: crawlId, at });
+    this.cancels.set(crawlId, at);
+  }
+
+  async cancelled(crawlIds: string[]): Promise<Set<string>> {
+    return new Set(crawlIds.filter((id) => this.cancels.has(id)));
+  }
+
+  async saveUrls(rows: UrlRow[]): Promise<void> {
+    if (this.journal) {
+      await this.write({ t: "urls", rows });
+      return;
+    }
+    for (const r of rows) {
+      const list = this.memUrls.get(r.crawlId) ?? [];
+      list.push(r);
+      this.memUrls.set(r.crawlId, list);
+    }
+  }
+
+  /** Only needed after a restart of the frontier: scans the journal rather than holding every URL in memory. */
+  async loadUrls(crawlId: string): Promise<UrlRow[]> {
+    const latest = new Map<string, UrlRow>();
+    const take = (r: UrlRow) => {
+      const prev = latest.get(r.urlKey);
+      if (r.crawlId === crawlId && (!prev || r.version >= prev.version)) latest.set(r.urlKey, r);
+    };
+    if (!this.journal) {
+      for (const r of this.memUrls.get(crawlId) ?? []) take(r);
+      return [...latest.values()];
+    }
+    await this.journal.flush();
+    for await (const { line } of readLines(this.journal.path)) {
+      if (!line.startsWith('{"t":"urls"') || !line.includes(crawlId)) continue;
+      try {
+        for (const r of (JSON.parse(line) as { rows: UrlRow[] }).rows) take(r);
+      } catch {
+        continue;
+      }
+    }
+    return [...latest.values()];
+  }
+
+  async insertDocuments(rows: DocumentRow[]): Promise<void> {
+    if (!this.docsLog) {
+      for (const r of rows) {
+        const list = this.memDocs.get(r.crawlId) ?? [];
+        this.addDocRef(r.crawlId, { seq: r.seq, urlKey: r.urlKey, pos: list.length, len: 0, docStart: 0 });
+        list.push(r.doc);
+        this.memDocs.set(r.crawlId, list);
+      }
+      return;
+    }
+    const lines = rows.map((r) => `${JSON.stringify({ c: r.crawlId, s: r.seq, k: r.urlKey }).slice(0, -1)},"d":${r.doc}}`);
+    const { positions, written } = this.docsLog.append(lines);
+    await written;
+    rows.forEach((r, i) => {
+      const line = lines[i] as string;
+      const docStart = Buffer.byteLength(line.slice(0, line.indexOf(',"d":') + 5));
+      this.addDocRef(r.crawlId, { seq: r.seq, urlKey: r.urlKey, pos: positions[i] as number, len: Buffer.byteLength(line), docStart });
+    });
+  }
+
+  async documentKeys(crawlId: string): Promise<{ nextSeq: number; keys: string[] }> {
+    const list = this.docs.get(crawlId) ?? [];
+    return { nextSeq: list.reduce((m, d) => Math.max(m, d.seq + 1), 0), keys: [...(this.docKeys.get(crawlId) ?? [])] };
+  }
+
+  private async readDoc(crawlId: string, ref: DocRef): Promise<string> {
+    if (!this.docsLog) return (this.memDocs.get(crawlId) ?? [])[ref.pos] as string;
+    const line = await readAt(this.docsLog.path, ref.pos, ref.len);
+    const bytes = Buffer.from(line);
+    return bytes.subarray(ref.docStart, bytes.length - 1).toString("utf8");
+  }
+
+  async pageDocuments(crawlId: string, skip: number, maxBytes: number, maxDocs: number): Promise<DocumentPage> {
+    // refs are appended in seq order (one sink per crawl assigns increasing seqs): binary-search the start
+    const all = this.docs.get(crawlId) ?? [];
+    let lo = 0;
+    let hi = all.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((all[mid] as DocRef).seq < skip) lo = mid + 1;
+      else hi = mid;
+    }
+    const list = all.slice(lo, lo + maxDocs + 1);
+    const candidates = list;
+    const texts: string[] = [];
+    for (const ref of candidates.slice(0, maxDocs)) {
+      texts.push(await this.readDoc(crawlId, ref));
+      if (fitChunk(texts.map((t) => Buffer.byteLength(t)), maxBytes, maxDocs) < texts.length) break;
+    }
+    const take = fitChunk(texts.map((t) => Buffer.byteLength(t)), maxBytes, maxDocs);
+    if (take === 0) return { docs: [], nextSkip: skip, more: false };
+    const last = candidates[take - 1] as DocRef;
+    return { docs: texts.slice(0, take), nextSkip: last.seq + 1, more: list.length > take };
+  }
+
+  async insertErrors(rows: ErrorRow[]): Promise<void> {
+    await this.write({ t: "errors", rows });
+    this.applyErrors(rows);
+  }
+
+  async listErrors(crawlId: string): Promise<ErrorRow[]> {
+    return [...(this.errors.get(crawlId)?.values() ?? [])].sort((a, b) => a.at - b.at);
+  }
+
+  async close(): Promise<void> {
+    await this.journal?.flush();
+    await this.docsLog?.flush();
+  }
+}
+
+async function sizeOf(path: string): Promise<number> {
+  try {
+    return (await stat(path)).size;
+  } catch {
+    return 0;
+  }
+}
