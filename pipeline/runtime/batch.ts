@@ -49,25 +49,29 @@ export function decodeBatch<T>(topic: LogicalTopic, schema: Parameters<typeof va
   return out;
 }
 
-/** Runs tasks with at most `limit` in flight. */
-export async function mapPool<A, B>(items: A[], limit: number, fn: (a: A) => Promise<B>): Promise<B[]> {
-  const results: B[] = new Array(items.length);
+/**
+ * Runs tasks with at most `limit` in flight, starting them in index order. Once `stop` is aborted no new task
+ * starts; the tasks that did start (always a prefix of `items`) finish. Returns the results of that prefix.
+ */
+export async function mapPool<A, B>(items: A[], limit: number, fn: (a: A) => Promise<B>, stop?: AbortSignal): Promise<B[]> {
+  const results: B[] = [];
   let next = 0;
   const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
+    while (next < items.length && !stop?.aborted) {
       const i = next++;
       results[i] = await fn(items[i] as A);
     }
   });
   await Promise.all(workers);
-  return results;
+  return results.slice(0, next);
 }
 
-export type BatchHandler = (partition: number, messages: RawMessage[]) => Promise<void>;
+/** Handles a batch; resolves with how many of its first messages are done (the caller commits that far). */
+export type BatchHandler = (partition: number, messages: RawMessage[]) => Promise<number>;
 
 /**
- * The batch step of a processor. Resolves when the batch's side effects are acknowledged (the caller then commits);
- * rejects only while stopping (the offsets stay uncommitted and the batch is redelivered).
+ * The batch step of a processor. Resolves when the side effects of the batch's first N messages are acknowledged
+ * (N < length only when stopping: the rest is redelivered); rejects only while stopping.
  */
 export function batchHandler<T, B>(processor: Processor<T, B>, bus: Bus, log: Logger, stopping: AbortSignal): BatchHandler {
   async function retryForever(fn: () => Promise<void>, what: string): Promise<void> {
@@ -124,15 +128,32 @@ export function batchHandler<T, B>(processor: Processor<T, B>, bus: Bus, log: Lo
     const emissions: Emission[] = [...deadLetters];
     const scratch = processor.createBatch();
     if (processor.prepare) await retryForever(() => processor.prepare?.(ok, scratch) ?? Promise.resolve(), "prepare");
-    if (processor.mode === "ordered") {
-      for (const msg of ok) emissions.push(...(await handleOne(msg, scratch)));
+    const deliver = (list: Emission[]) =>
+      retryForever(async () => {
+        for (const phase of phases(list)) await bus.produce(phase);
+      }, "delivery");
+    let results: Emission[][];
+    if (processor.mode === "parallel" && !processor.beforeProduce && !processor.afterProduce) {
+      // stateless stages pass each message on as soon as it is done (the batch's slowest page holds nobody up);
+      // the offset still moves only when the whole batch is delivered
+      await deliver(emissions);
+      results = await mapPool(ok, processor.concurrency, async (m) => {
+        const out = await handleOne(m, scratch);
+        await deliver(out);
+        return out;
+      }, stopping);
     } else {
-      for (const list of await mapPool(ok, processor.concurrency, (m) => handleOne(m, scratch))) emissions.push(...list);
+      results = await mapPool(ok, processor.mode === "ordered" ? 1 : processor.concurrency, (m) => handleOne(m, scratch), stopping);
+      for (const list of results) emissions.push(...list);
+      await retryForever(async () => {
+        await processor.beforeProduce?.(scratch);
+        for (const phase of phases(emissions)) await bus.produce(phase);
+        await processor.afterProduce?.(scratch);
+      }, "delivery");
     }
-    await retryForever(async () => {
-      await processor.beforeProduce?.(scratch);
-      for (const phase of phases(emissions)) await bus.produce(phase);
-      await processor.afterProduce?.(scratch);
-    }, "delivery");
+    if (results.length === ok.length) return messages.length;
+    // stopped part-way: done up to (not including) the first message that was not started
+    const firstUndone = ok[results.length]?.offset;
+    return messages.findIndex((m) => m.offset === firstUndone);
   };
 }

@@ -214,14 +214,15 @@ export class EmbeddedBus implements Bus {
           const e = part.entries[o - part.base] as Entry;
           batch.push({ key: e.key, value: e.value, offset: String(o) });
         }
+        let done: number;
         try {
-          await handle(p, batch);
+          done = await handle(p, batch);
         } catch (err) {
           if (stopping.signal.aborted) break; // not committed: redelivered after a restart
           log.error({ err, partition: p }, "batch failed; redelivering");
           continue;
         }
-        committed[p] = to;
+        committed[p] = from + done;
         this.saveOffsets();
         this.trim(topic, p);
       }

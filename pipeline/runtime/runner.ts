@@ -26,25 +26,29 @@ export async function startRunner<T, B>(
     heartbeatInterval: 3000,
     maxBytesPerPartition: MAX_MESSAGE_BYTES,
     maxBytes: 4 * MAX_MESSAGE_BYTES,
+    // an idle fetch blocks this long; a graceful stop waits for it
+    maxWaitTimeInMs: 1000,
     allowAutoTopicCreation: false,
   });
   const handle = batchHandler(processor, bus, log, stopping.signal);
 
-  async function eachBatch({ batch, heartbeat, isRunning, isStale, resolveOffset }: EachBatchPayload): Promise<void> {
+  async function eachBatch({ batch, heartbeat, isStale, resolveOffset }: EachBatchPayload): Promise<void> {
     if (batch.messages.length === 0) return;
     const started = Date.now();
     const beat = setInterval(() => heartbeat().catch((err) => log.debug({ err: errorMessage(err) }, "heartbeat failed")), 3000);
     try {
-      await handle(
+      const done = await handle(
         batch.partition,
         batch.messages.map((m) => ({ key: m.key?.toString() ?? null, value: m.value?.toString() ?? null, offset: m.offset })),
       );
-      if (!isRunning() || isStale()) {
+      if (done === 0) return;
+      if (isStale()) {
         log.warn({ partition: batch.partition }, "batch finished after a rebalance; not committing");
         return;
       }
-      const next = (BigInt(batch.lastOffset()) + 1n).toString();
-      resolveOffset(batch.lastOffset()); // moves the fetch position
+      const lastDone = batch.messages[done - 1]?.offset as string;
+      const next = (BigInt(lastDone) + 1n).toString();
+      resolveOffset(lastDone); // moves the fetch position
       await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: next }]);
       log.debug({ partition: batch.partition, messages: batch.messages.length, ms: Date.now() - started, offset: next }, "batch committed");
     } finally {

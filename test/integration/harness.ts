@@ -15,7 +15,10 @@ export interface Instance {
   api: string;
   config: Config;
   running: Running;
+  /** Stops the process and removes its data. */
   stop(): Promise<void>;
+  /** Stops the process gracefully and starts it again on the same topics, groups, database or data directory. */
+  restart(): Promise<Instance>;
 }
 
 export type Mode = Config["mode"];
@@ -40,10 +43,14 @@ export async function startTrawl(overrides: Partial<Config> = {}): Promise<Insta
     fetchRetries: 1,
     ...overrides,
   });
+  return launch(config, tag, dataDir);
+}
+
+async function launch(config: Config, tag: string, dataDir: string): Promise<Instance> {
   const log = createLogger(config.logLevel, { test: tag });
   const running = await start(ROLES, config, log);
   const { port } = running.server?.address() as AddressInfo;
-  return {
+  const instance: Instance = {
     api: `http://127.0.0.1:${port}`,
     config,
     running,
@@ -54,7 +61,12 @@ export async function startTrawl(overrides: Partial<Config> = {}): Promise<Insta
       const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase });
       await ch.exec(raw(`DROP DATABASE IF EXISTS ${ch.database}`));
     },
+    async restart() {
+      await running.stop();
+      return launch({ ...config, port }, tag, dataDir);
+    },
   };
+  return instance;
 }
 
 export async function postJson(url: string, body: unknown): Promise<{ status: number; body: any }> {

@@ -1,4 +1,5 @@
-// The ClickHouse store against the real server: migrations, hostile values, idempotent sink on replay.
+// The stores: ClickHouse against the real server and the embedded one on disk run the same contract
+// (hostile values, idempotent sink on replay, paging, cancels); the embedded one also survives a reopen.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CrawlPage } from "../../schemas/index.ts";
@@ -12,11 +13,16 @@ import { CancelCache } from "../../pipeline/store/cancel-cache.ts";
 import { migrate } from "../../pipeline/store/migrations.ts";
 import { raw, sql } from "../../pipeline/store/sql.ts";
 import { SinkProcessor } from "../../pipeline/sink/sink.ts";
+import { EmbeddedCrawlStore } from "../../pipeline/store/embedded-crawl-store.ts";
+import type { CrawlStore } from "../../pipeline/store/crawl-store.ts";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const config = loadConfig(process.env);
 const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: `trawl_store_${Date.now().toString(36)}` });
-const store = new ClickHouseCrawlStore(ch);
 const log = createLogger("silent");
+const dataDir = mkdtempSync(join(tmpdir(), "trawl-store-"));
 
 beforeAll(async () => {
   await migrate(ch);
@@ -24,21 +30,41 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await ch.exec(raw(`DROP DATABASE IF EXISTS ${ch.database}`));
+  rmSync(dataDir, { recursive: true, force: true });
 });
 
-describe("ClickHouse escaping", () => {
-  it("round-trips hostile strings through INSERT and SELECT", async () => {
+describe("ClickHouse", () => {
+  it("finds a hostile string by equality", async () => {
+    const store = new ClickHouseCrawlStore(ch);
+    const values = ["x' OR '1'='1", "\\'", "nul\0"];
+    const crawlId = randomUUID();
+    await store.insertErrors(values.map((v, i) => ({ crawlId, urlKey: `k${i}`, url: v, code: "C", error: v, statusCode: 0, at: i })));
+    for (const v of values) {
+      const one = await ch.query<{ n: number }>(sql`SELECT count() AS n FROM ${raw(ch.table("crawl_errors"))} WHERE url = ${v}`);
+      expect(Number(one[0]?.n), v).toBe(1);
+    }
+  });
+});
+
+const stores: [string, () => Promise<CrawlStore>][] = [
+  ["clickhouse", async () => new ClickHouseCrawlStore(ch)],
+  ["embedded", async () => EmbeddedCrawlStore.open(join(dataDir, "contract"), Date.now())],
+];
+
+describe.each(stores)("%s store", (_name, open) => {
+  let store: CrawlStore;
+  beforeAll(async () => {
+    store = await open();
+  });
+
+  it("round-trips hostile strings", async () => {
     const values = ["it's", "back\\slash", "\\'", "nul\0byte", "line\nbreak\ttab\r", "ünïcödé 😀 日本語 한국어", "x' OR '1'='1", "a".repeat(300_000), "\u0007\b\f\v"];
     const crawlId = randomUUID();
     await store.insertErrors(values.map((v, i) => ({ crawlId, urlKey: `k${i}`, url: v, code: "C", error: v, statusCode: 0, at: i })));
     const back = await store.listErrors(crawlId);
     expect(back.map((r) => r.url)).toEqual(values);
-    const one = await ch.query<{ n: number }>(sql`SELECT count() AS n FROM ${raw(ch.table("crawl_errors"))} WHERE url = ${values[6] as string}`);
-    expect(Number(one[0]?.n)).toBe(1);
   });
-});
 
-describe("sink", () => {
   const page = (crawlId: string, urlKey: string): Consumed<CrawlPage> => ({
     topic: "crawl.pages", partition: 0, offset: "0", key: crawlId,
     value: { crawlId, urlKey, credits: 1, document: { markdown: `# ${urlKey}`, metadata: { sourceURL: `https://s.test/${urlKey}`, url: `https://s.test/${urlKey}`, statusCode: 200, scrapeId: randomUUID() } } },
@@ -88,5 +114,28 @@ describe("sink", () => {
     const p2 = await store.pageDocuments(crawlId, p1.nextSkip, 250, 100);
     expect(p2.docs.map((d) => JSON.parse(d).k)).toEqual(["c"]);
     expect(p2.more).toBe(false);
+  });
+});
+
+describe("embedded store after a restart", () => {
+  it("serves what was written before, and forgets crawls that expired", async () => {
+    const dir = join(dataDir, "reopen");
+    const a = await EmbeddedCrawlStore.open(dir, Date.now());
+    const base = { version: 1, teamId: "bypass", url: "https://s.test/", options: { limit: 10, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown" as const], onlyMainContent: true }, webhook: "", total: 1, completed: 1, failed: 0, creditsUsed: 1, discoveryDone: true, createdAt: 1, updatedAt: 2, completedAt: 2, error: "" };
+    const live = randomUUID();
+    const old = randomUUID();
+    await a.saveCrawls([{ ...base, crawlId: live, status: "completed", expiresAt: Date.now() + 3_600_000 }, { ...base, crawlId: old, status: "completed", expiresAt: Date.now() - 1 }]);
+    await a.insertDocuments([{ crawlId: live, seq: 0, urlKey: "k", scrapeId: "s", url: "u", statusCode: 200, credits: 1, storedAt: 1, doc: JSON.stringify({ markdown: "ünï \"q\"", metadata: {} }) }]);
+    await a.saveUrls([{ crawlId: live, urlKey: "k", url: "u", depth: 0, state: 1, version: 1 }, { crawlId: live, urlKey: "k", url: "u", depth: 0, state: 2, version: 2 }]);
+    await a.cancelCrawl(old, 5);
+    await a.close();
+
+    const b = await EmbeddedCrawlStore.open(dir, Date.now());
+    expect((await b.getCrawl(live))?.status).toBe("completed");
+    expect(await b.getCrawl(old)).toBeNull();
+    const page = await b.pageDocuments(live, 0, 1_000_000, 10);
+    expect(page.docs.map((d) => JSON.parse(d).markdown)).toEqual(["ünï \"q\""]);
+    expect(await b.loadUrls(live)).toEqual([{ crawlId: live, urlKey: "k", url: "u", depth: 0, state: 2, version: 2 }]);
+    expect(await b.documentKeys(live)).toEqual({ nextSeq: 1, keys: ["k"] });
   });
 });
