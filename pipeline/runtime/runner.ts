@@ -32,7 +32,15 @@ export async function startRunner<T, B>(
   });
   const handle = batchHandler(processor, bus, log, stopping.signal);
 
-  async function eachBatch({ batch, heartbeat, isStale, resolveOffset }: EachBatchPayload): Promise<void> {
+  // batches being handled: a stop waits for them (and their commits) before it disconnects
+  const inflight = new Set<Promise<void>>();
+  function eachBatch(payload: EachBatchPayload): Promise<void> {
+    const p = runBatch(payload);
+    inflight.add(p);
+    return p.finally(() => inflight.delete(p));
+  }
+
+  async function runBatch({ batch, heartbeat, isStale, resolveOffset }: EachBatchPayload): Promise<void> {
     if (batch.messages.length === 0) return;
     const started = Date.now();
     const beat = setInterval(() => heartbeat().catch((err) => log.debug({ err: errorMessage(err) }, "heartbeat failed")), 3000);
@@ -68,8 +76,9 @@ export async function startRunner<T, B>(
 
   return {
     async stop() {
-      stopping.abort();
-      await consumer.disconnect(); // waits for the batch in flight
+      stopping.abort(); // no new message starts; the ones in flight finish and their prefix is committed
+      await Promise.allSettled([...inflight]);
+      await consumer.disconnect();
       log.info("consumer stopped");
     },
   };
