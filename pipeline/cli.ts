@@ -26,7 +26,11 @@ import { raw } from "./store/sql.ts";
 export const ROLES = ["api", "frontier", "fetch-render", "convert", "sink"] as const;
 type RoleName = (typeof ROLES)[number];
 
-const USAGE = `usage: trawl <role>
+const USAGE = `usage: trawl <role> | trawl crawl <url> [options] | trawl scrape <url>
+
+commands:
+  crawl <url>    crawl a site to files, in this process, no server needed (trawl crawl --help)
+  scrape <url>   print one page's document as JSON
 
 roles:
   all            every role in one process (add --embedded: no Kafka, no ClickHouse)
@@ -42,6 +46,9 @@ Configuration comes from environment variables; see README.md.`;
 export interface Running {
   config: Config;
   log: Logger;
+  store: CrawlStore;
+  bus: Bus;
+  clock: Clock;
   /** The API server when the api role runs. */
   server?: Server;
   stop(): Promise<void>;
@@ -130,6 +137,9 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   return {
     config,
     log,
+    store,
+    bus,
+    clock,
     server,
     async stop() {
       if (stopped) return;
@@ -158,6 +168,11 @@ export async function main(argv: string[]): Promise<void> {
   }
   if (role === "config") {
     console.log(configTable());
+    return;
+  }
+  if (role === "crawl" || role === "scrape") {
+    const command = role === "crawl" ? (await import("./cli/crawl-command.ts")).crawlCommand : (await import("./cli/scrape-command.ts")).scrapeCommand;
+    process.exitCode = await command(argv.slice(1), process.env);
     return;
   }
   const roles: RoleName[] = role === "all" ? [...ROLES] : ROLES.includes(role as RoleName) ? [role as RoleName] : [];

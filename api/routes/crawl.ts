@@ -1,16 +1,14 @@
 // /v2/crawl routes: submit, status (paged), cancel, errors.
-import { randomUUID } from "node:crypto";
 import Router from "@koa/router";
 import type { Context } from "koa";
-import type { CrawlOptions, CrawlRequest, FrontierInboxMessage } from "../../schemas/index.ts";
+import type { CrawlOptions, CrawlRequest } from "../../schemas/index.ts";
 import type { ApiDeps } from "../app.ts";
 import { badRequest, HttpError, jobNotFound } from "../errors.ts";
 import { publicBase } from "../public-url.ts";
 import { checkStartUrl } from "../start-url.ts";
 import { validateBody } from "../validate.ts";
-import { keys } from "../../pipeline/topology.ts";
-import type { CrawlRecord } from "../../pipeline/store/crawl-store.ts";
 import { RETENTION_MS } from "../../pipeline/frontier/reducer.ts";
+import { cancelCrawl, submitCrawl } from "../../pipeline/usecases/submit-crawl.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DEFAULT_PAGE_DOCS = 100;
@@ -71,34 +69,15 @@ export function pagination(query: Record<string, string | string[] | undefined>)
 }
 
 export function crawlRoutes(deps: ApiDeps): Router {
-  const { config, store, bus, clock } = deps;
+  const { config, store, clock } = deps;
   const router = new Router();
 
   router.post("/v2/crawl", async (ctx) => {
     const body = validateBody<CrawlRequest>("crawl-request", ctx.state.body);
     const url = checkStartUrl(body.url, config.allowPrivateCrawlTargets);
     const options = crawlOptions(body, config.defaultCrawlLimit);
-    const id = randomUUID();
-    const now = clock.now();
     const webhook = body.webhook === undefined ? "" : JSON.stringify(body.webhook);
-    const record: CrawlRecord = {
-      crawlId: id, version: 0, teamId: ctx.state.teamId, url, options, webhook, status: "scraping",
-      total: 0, completed: 0, failed: 0, creditsUsed: 0, discoveryDone: false,
-      createdAt: now, updatedAt: now, completedAt: 0, expiresAt: now + RETENTION_MS, error: "",
-    };
-    // queryable before we answer
-    await store.saveCrawls([record]);
-    const requested: FrontierInboxMessage = { type: "CrawlRequested", crawlId: id, url, options, createdAt: now, teamId: ctx.state.teamId, webhook };
-    try {
-      await bus.produce([{ topic: "frontier.inbox", key: keys.crawl(id), value: requested }]);
-    } catch (err) {
-      // never leave a crawl that nobody will run in `scraping`
-      const failedAt = clock.now();
-      await store.saveCrawls([{ ...record, status: "failed", error: "the crawl could not be queued", updatedAt: failedAt, completedAt: failedAt }])
-        .catch((e) => deps.log.error({ err: e, crawlId: id }, "could not mark an unqueued crawl failed"));
-      throw err;
-    }
-    deps.log.info({ crawlId: id, url, limit: options.limit }, "crawl submitted");
+    const id = await submitCrawl(deps, { url, options, teamId: ctx.state.teamId, webhook });
     ctx.body = { success: true, id, url: `${publicBase(ctx, config.trustProxy)}/v2/crawl/${id}` };
   });
 
@@ -136,10 +115,7 @@ export function crawlRoutes(deps: ApiDeps): Router {
       return;
     }
     if (crawl.status !== "scraping") throw new HttpError(409, { error: "Crawl is already completed" });
-    const cancel: FrontierInboxMessage = { type: "CancelRequested", crawlId: id };
-    await bus.produce([{ topic: "frontier.inbox", key: keys.crawl(id), value: cancel }]);
-    await store.cancelCrawl(id, clock.now());
-    deps.log.info({ crawlId: id }, "crawl cancelled");
+    await cancelCrawl(deps, id);
     ctx.body = { status: "cancelled" };
   });
 

@@ -1,0 +1,50 @@
+// Writes a crawl's documents as files: one per page and format, plus index.jsonl with each page's metadata.
+import { mkdirSync, createWriteStream, writeFileSync, type WriteStream } from "node:fs";
+import { join } from "node:path";
+import type { PageDocument } from "../../schemas/index.ts";
+
+const EXTENSIONS: Record<string, string> = { markdown: "md", html: "html", rawHtml: "raw.html" };
+
+/** A file name for a URL: host and path, safe on every file system; `index` for a directory. */
+export function slugFor(url: string): string {
+  const u = new URL(url);
+  let path = decodeURIComponent(u.pathname);
+  if (path.endsWith("/")) path += "index";
+  path = path.replace(/\.(html?|php|aspx?)$/i, "");
+  const query = u.search ? "_" + u.search.slice(1) : "";
+  const slug = `${u.host}${path}${query}`.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^_+|_+$/g, "");
+  return slug.slice(0, 180) || "page";
+}
+
+export class CrawlOutput {
+  readonly dir: string;
+  private readonly index: WriteStream;
+  private readonly used = new Set<string>();
+  written = 0;
+
+  constructor(dir: string) {
+    this.dir = dir;
+    mkdirSync(join(dir, "pages"), { recursive: true });
+    this.index = createWriteStream(join(dir, "index.jsonl"), { flags: "w" });
+  }
+
+  write(seq: number, doc: PageDocument): void {
+    let slug = slugFor(String(doc.metadata.url ?? doc.metadata.sourceURL));
+    if (this.used.has(slug)) slug = `${slug}-${seq}`;
+    this.used.add(slug);
+    const files: Record<string, string> = {};
+    for (const [format, ext] of Object.entries(EXTENSIONS)) {
+      const content = doc[format];
+      if (typeof content !== "string") continue;
+      const file = join("pages", `${slug}.${ext}`);
+      writeFileSync(join(this.dir, file), content);
+      files[format] = file;
+    }
+    this.index.write(JSON.stringify({ seq, files, ...(doc.links ? { links: doc.links } : {}), metadata: doc.metadata }) + "\n");
+    this.written++;
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => this.index.end(resolve));
+  }
+}

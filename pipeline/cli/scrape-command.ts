@@ -1,0 +1,53 @@
+// `trawl scrape <url>`: fetches and converts one page and prints its document as JSON.
+import { parseArgs } from "node:util";
+import type { CrawlOptions } from "../../schemas/index.ts";
+import { checkStartUrl } from "../../api/start-url.ts";
+import { HttpError } from "../../api/errors.ts";
+import { UndiciFetcher } from "../fetch-render/fetcher.ts";
+import { loadConfig } from "../runtime/config.ts";
+import { errorCode, errorMessage } from "../runtime/errors.ts";
+import { scrapePage } from "../usecases/scrape-page.ts";
+
+export const SCRAPE_HELP = `usage: trawl scrape <url> [--format markdown|html|rawHtml|links ...] [--all-content]
+
+Fetches one page and prints its document (the same JSON as a crawl's data[] entries) to standard output.`;
+
+export async function scrapeCommand(argv: string[], env: Record<string, string | undefined>): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: { format: { type: "string", multiple: true }, "all-content": { type: "boolean" }, help: { type: "boolean", short: "h" } } });
+  } catch (err) {
+    console.error(`${(err as Error).message}\n\n${SCRAPE_HELP}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    console.log(SCRAPE_HELP);
+    return 0;
+  }
+  if (positionals.length !== 1) {
+    console.error(`give exactly one URL\n\n${SCRAPE_HELP}`);
+    return 2;
+  }
+  let url: string;
+  let config;
+  try {
+    config = loadConfig(env);
+    url = checkStartUrl(positionals[0] as string, config.allowPrivateCrawlTargets);
+  } catch (err) {
+    console.error(err instanceof HttpError ? String(err.body.error) : (err as Error).message);
+    return 2;
+  }
+  const formats = (values.format?.length ? values.format : ["markdown"]) as CrawlOptions["formats"];
+  const fetcher = new UndiciFetcher({ userAgent: config.userAgent, maxBytes: config.fetchMaxBytes, maxRedirects: config.fetchMaxRedirects, allowPrivate: config.allowPrivateCrawlTargets });
+  try {
+    const { document } = await scrapePage(fetcher, url, { formats, onlyMainContent: !values["all-content"] }, config.fetchTimeoutMs);
+    process.stdout.write(JSON.stringify(document, null, 2) + "\n");
+    return 0;
+  } catch (err) {
+    console.error(`${errorCode(err)}: ${errorMessage(err)}`);
+    return 1;
+  } finally {
+    await fetcher.close();
+  }
+}

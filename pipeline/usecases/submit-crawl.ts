@@ -1,0 +1,61 @@
+// Submitting and cancelling a crawl: the one place that writes the crawl record and tells the frontier.
+// Used by the HTTP API and the `trawl crawl` CLI.
+import { randomUUID } from "node:crypto";
+import type { CrawlOptions, FrontierInboxMessage } from "../../schemas/index.ts";
+import type { Bus } from "../runtime/bus.ts";
+import type { Clock } from "../runtime/clock.ts";
+import type { Logger } from "../runtime/logger.ts";
+import type { CrawlRecord, CrawlStore } from "../store/crawl-store.ts";
+import { RETENTION_MS } from "../frontier/reducer.ts";
+import { keys } from "../topology.ts";
+
+export interface CrawlDeps {
+  store: CrawlStore;
+  bus: Bus;
+  clock: Clock;
+  log: Logger;
+}
+
+export interface NewCrawl {
+  url: string;
+  options: CrawlOptions;
+  teamId: string;
+  /** The webhook setting as JSON text, or "" */
+  webhook: string;
+}
+
+/** Writes the crawl record (so it is queryable at once), then queues it. Returns the crawl id. */
+export async function submitCrawl(deps: CrawlDeps, crawl: NewCrawl): Promise<string> {
+  const { store, bus, clock, log } = deps;
+  const id = randomUUID();
+  const now = clock.now();
+  const record: CrawlRecord = {
+    crawlId: id, version: 0, teamId: crawl.teamId, url: crawl.url, options: crawl.options, webhook: crawl.webhook, status: "scraping",
+    total: 0, completed: 0, failed: 0, creditsUsed: 0, discoveryDone: false,
+    createdAt: now, updatedAt: now, completedAt: 0, expiresAt: now + RETENTION_MS, error: "",
+  };
+  await store.saveCrawls([record]);
+  const requested: FrontierInboxMessage = {
+    type: "CrawlRequested", crawlId: id, url: crawl.url, options: crawl.options, createdAt: now, teamId: crawl.teamId, webhook: crawl.webhook,
+  };
+  try {
+    await bus.produce([{ topic: "frontier.inbox", key: keys.crawl(id), value: requested }]);
+  } catch (err) {
+    // never leave a crawl that nobody will run in `scraping`
+    const failedAt = clock.now();
+    await store
+      .saveCrawls([{ ...record, status: "failed", error: "the crawl could not be queued", updatedAt: failedAt, completedAt: failedAt }])
+      .catch((e) => log.error({ err: e, crawlId: id }, "could not mark an unqueued crawl failed"));
+    throw err;
+  }
+  log.info({ crawlId: id, url: crawl.url, limit: crawl.options.limit }, "crawl submitted");
+  return id;
+}
+
+/** Tells the frontier first, then flags the crawl: the flag makes the cancel visible at once. */
+export async function cancelCrawl(deps: CrawlDeps, crawlId: string): Promise<void> {
+  const cancel: FrontierInboxMessage = { type: "CancelRequested", crawlId };
+  await deps.bus.produce([{ topic: "frontier.inbox", key: keys.crawl(crawlId), value: cancel }]);
+  await deps.store.cancelCrawl(crawlId, deps.clock.now());
+  deps.log.info({ crawlId }, "crawl cancelled");
+}
