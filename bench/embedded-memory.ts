@@ -30,7 +30,7 @@ for (;;) {
 const secs = (performance.now() - t1) / 1000;
 global.gc?.();
 const after = process.memoryUsage();
-console.log(JSON.stringify({ pages: status.completed, status: status.status, seconds: +secs.toFixed(2), pagesPerSecond: +(status.completed / secs).toFixed(1), readyMs: Math.round(readyMs), rssBeforeMB: mb(before.rss), rssAfterMB: mb(after.rss), heapUsedAfterMB: mb(after.heapUsed) }));
+console.log(JSON.stringify({ pages: status.completed, status: status.status, seconds: +secs.toFixed(2), pagesPerSecond: +(status.completed / secs).toFixed(1), readyMs: Math.round(readyMs), rssBeforeMB: mb(before.rss), rssAfterMB: mb(after.rss), heapUsedAfterMB: mb(after.heapUsed), externalAfterMB: mb(after.external), arrayBuffersAfterMB: mb(after.arrayBuffers) }));
 await running.stop();
 await site.close();
 rmSync(dataDir, { recursive: true, force: true });

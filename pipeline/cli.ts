@@ -59,6 +59,8 @@ interface Infrastructure {
   store: CrawlStore;
   run<T, B>(processor: Processor<T, B>): Promise<RunnerHandle>;
   ready(): Promise<boolean>;
+  /** Every processor of this process is running. */
+  started?(): void;
   close(): Promise<void>;
 }
 
@@ -91,6 +93,7 @@ async function embeddedInfrastructure(config: Config, log: Logger, clock: Clock)
     store,
     run: async (processor) => bus.consume(processor, log),
     ready: async () => true,
+    started: () => bus.trimUnconsumed(),
     close: async () => {
       await bus.close();
       await store.close();
@@ -120,6 +123,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   }
   if (roles.includes("convert")) runners.push(await infra.run(new ConvertProcessor()));
   if (roles.includes("sink")) runners.push(await infra.run(new SinkProcessor({ store, cancels: new CancelCache(store, 0, clock.now), clock, log })));
+  infra.started?.();
 
   let server: Server | undefined;
   if (roles.includes("api")) {

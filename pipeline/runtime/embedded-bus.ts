@@ -126,9 +126,15 @@ export class EmbeddedBus implements Bus {
 
   async produce(messages: Emission[]): Promise<void> {
     const writes: Promise<void>[] = [];
+    const topicOf = new Map<Partition, string>();
+    const partIndex = new Map<Partition, number>();
     const byPartition = new Map<Partition, { lines: string[]; count: number }>();
     for (const m of messages) {
-      const part = this.partitionsOf(this.topicName(m.topic, m.deadLetter))[partitionOf(m.key, this.partitions)] as Partition;
+      const topic = this.topicName(m.topic, m.deadLetter);
+      const index = partitionOf(m.key, this.partitions);
+      const part = this.partitionsOf(topic)[index] as Partition;
+      topicOf.set(part, topic);
+      partIndex.set(part, index);
       const value = JSON.stringify(m.value);
       const offset = part.end;
       part.entries.push({ key: m.key, value });
@@ -144,6 +150,7 @@ export class EmbeddedBus implements Bus {
         done.then(() => {
           part.durableEnd = Math.max(part.durableEnd, upTo);
           part.wake();
+          if (!this.consumersOf.get(topicOf.get(part) as string)?.size) this.trim(topicOf.get(part) as string, partIndex.get(part) as number);
         }),
       );
     }
@@ -168,12 +175,14 @@ export class EmbeddedBus implements Bus {
     });
   }
 
-  /** Drops what every consumer group of the topic has committed, from memory, and from disk when it is large. */
+  /**
+   * Drops what every consumer group of the topic has committed, from memory, and from disk when it is large.
+   * A topic nobody consumes in this process keeps nothing in memory (its log stays on disk until it is large).
+   */
   private trim(topic: string, p: number): void {
-    const groups = this.consumersOf.get(topic);
-    if (!groups || groups.size === 0) return;
+    const groups = this.consumersOf.get(topic) ?? new Set<string>();
     const part = this.partitionsOf(topic)[p] as Partition;
-    const min = Math.min(...[...groups].map((g) => this.committed(g, topic)[p] ?? 0));
+    const min = groups.size === 0 ? part.durableEnd : Math.min(...[...groups].map((g) => this.committed(g, topic)[p] ?? 0));
     if (min > part.base) {
       part.entries.splice(0, min - part.base);
       part.base = min;
@@ -237,6 +246,14 @@ export class EmbeddedBus implements Bus {
         log.info("consumer stopped");
       },
     };
+  }
+
+  /** Call once every consumer of this process is registered: topics nobody consumes leave memory. */
+  trimUnconsumed(): void {
+    for (const [topic, ps] of this.topics) {
+      if (this.consumersOf.get(topic)?.size) continue;
+      for (let p = 0; p < ps.length; p++) this.trim(topic, p);
+    }
   }
 
   async close(): Promise<void> {
