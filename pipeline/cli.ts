@@ -5,6 +5,8 @@ import { createApp } from "../api/app.ts";
 import { FrontierProcessor } from "./frontier/frontier.ts";
 import { FetchRenderProcessor } from "./fetch-render/fetch-render.ts";
 import { UndiciFetcher } from "./fetch-render/fetcher.ts";
+import { RobotsCache } from "./fetch-render/robots.ts";
+import { Politeness } from "./fetch-render/politeness.ts";
 import { ConvertProcessor } from "./convert/convert.ts";
 import { SinkProcessor } from "./sink/sink.ts";
 import { systemClock, type Clock } from "./runtime/clock.ts";
@@ -116,10 +118,24 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   if (roles.includes("fetch-render")) {
     const fetcher = new UndiciFetcher({
       userAgent: config.userAgent, maxBytes: config.fetchMaxBytes, maxRedirects: config.fetchMaxRedirects, allowPrivate: config.allowPrivateCrawlTargets,
+      resolve: parseResolve(config.resolve),
     });
     closers.push(() => fetcher.close());
-    const cancels = new CancelCache(store, 1000, clock.now);
-    runners.push(await infra.run(new FetchRenderProcessor({ fetcher, cancels, log, defaultTimeoutMs: config.fetchTimeoutMs, retries: config.fetchRetries }, config.fetchConcurrency)));
+    const processor = new FetchRenderProcessor({
+      fetcher,
+      robots: new RobotsCache({ fetcher, ttlMs: config.robotsCacheTtlMs, timeoutMs: Math.min(config.fetchTimeoutMs, 10_000), now: clock.now }),
+      politeness: new Politeness(clock.now),
+      cancels: new CancelCache(store, 1000, clock.now),
+      log,
+      defaultTimeoutMs: config.fetchTimeoutMs,
+      retries: config.fetchRetries,
+      retryAfterMaxMs: config.retryAfterMaxMs,
+      robotsUserAgent: config.robotsUserAgent,
+      hostMaxConcurrency: config.hostMaxConcurrency,
+      hostDelayMs: config.hostDelayMs,
+      maxSitemaps: config.maxSitemaps,
+    }, config.fetchConcurrency);
+    runners.push(await infra.run(processor));
   }
   if (roles.includes("convert")) runners.push(await infra.run(new ConvertProcessor()));
   if (roles.includes("sink")) runners.push(await infra.run(new SinkProcessor({ store, cancels: new CancelCache(store, 0, clock.now), clock, log })));
@@ -160,6 +176,17 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
       log.info("stopped");
     },
   };
+}
+
+/** `a.test:127.0.0.1,b.test:::1` -> { "a.test": "127.0.0.1", "b.test": "::1" } */
+export function parseResolve(spec: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of spec.split(",").map((x) => x.trim()).filter(Boolean)) {
+    const i = item.indexOf(":");
+    if (i <= 0) throw new ConfigError(`config: RESOLVE entry ${JSON.stringify(item)} is invalid: expected host:address`);
+    out[item.slice(0, i).toLowerCase()] = item.slice(i + 1);
+  }
+  return out;
 }
 
 export async function main(argv: string[]): Promise<void> {

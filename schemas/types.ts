@@ -56,6 +56,21 @@ export interface CrawlOptions {
   headers?: {
     [k: string]: string;
   };
+  includePaths?: string[];
+  excludePaths?: string[];
+  regexOnFullURL?: boolean;
+  maxDiscoveryDepth?: number;
+  allowExternalLinks?: boolean;
+  ignoreQueryParameters?: boolean;
+  deduplicateSimilarURLs?: boolean;
+  sitemap?: "skip" | "include" | "only";
+  ignoreRobotsTxt?: boolean;
+  robotsUserAgent?: string;
+  /**
+   * spacing between two fetches of this crawl (the request's delay, in seconds, times 1000)
+   */
+  delayMs?: number;
+  maxConcurrency?: number;
 }
 
 /**
@@ -66,6 +81,10 @@ export interface CrawlPage {
   urlKey: string;
   credits: number;
   document: PageDocument;
+  /**
+   * dedup key of the URL after redirects
+   */
+  finalUrlKey?: string;
 }
 
 /**
@@ -171,12 +190,21 @@ export interface FetchTask {
   depth: number;
   attempt: number;
   options: CrawlOptions;
+  /**
+   * page: fetch and convert one URL; discover: read robots.txt and sitemaps of the start URL
+   */
+  kind?: "page" | "discover";
+  /**
+   * the crawl's start URL (scope of redirect targets)
+   */
+  startUrl?: string;
 }
 
 /**
  * Events of one crawl, keyed by crawlId, consumed by the frontier in order.
  */
-export type FrontierInboxMessage = CrawlRequested | LinksDiscovered | PageDone | PageFailed | CancelRequested;
+export type FrontierInboxMessage =
+  CrawlRequested | LinksDiscovered | PageDone | PageFailed | CancelRequested | DiscoveryDone;
 
 export interface CrawlRequested {
   type: "CrawlRequested";
@@ -197,6 +225,14 @@ export interface LinksDiscovered {
   urlKey: string;
   depth: number;
   links: string[];
+  /**
+   * sitemap links get depth 0 and are accepted with sitemap=only
+   */
+  source?: "page" | "sitemap";
+  /**
+   * the page the links were found on (after redirects)
+   */
+  url?: string;
 }
 
 export interface PageDone {
@@ -221,6 +257,12 @@ export interface CancelRequested {
   crawlId: string;
 }
 
+export interface DiscoveryDone {
+  type: "DiscoveryDone";
+  crawlId: string;
+  sitemaps?: number;
+}
+
 /**
  * A fetched page on its way to conversion, keyed by crawlId + url key.
  */
@@ -235,4 +277,8 @@ export interface PageFetched {
   body: string;
   scrapeId: string;
   options: CrawlOptions;
+  /**
+   * dedup key of the URL after redirects
+   */
+  finalUrlKey?: string;
 }

@@ -7,7 +7,9 @@ import { badRequest, HttpError, jobNotFound } from "../errors.ts";
 import { publicBase } from "../public-url.ts";
 import { checkStartUrl } from "../start-url.ts";
 import { validateBody } from "../validate.ts";
-import { RETENTION_MS } from "../../pipeline/frontier/reducer.ts";
+import { RETENTION_MS, ROBOTS_BLOCKED } from "../../pipeline/frontier/reducer.ts";
+import { patternError } from "../../pipeline/frontier/scope.ts";
+import type { CrawlRecord } from "../../pipeline/store/crawl-store.ts";
 import { cancelCrawl, submitCrawl } from "../../pipeline/usecases/submit-crawl.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -30,16 +32,63 @@ export function crawlOptions(body: CrawlRequest, defaultLimit: number): CrawlOpt
     throw badRequest([{ code: "custom", path: ["scrapeOptions", "waitFor"], message: "waitFor must not exceed half of timeout" }],
       "waitFor must not exceed half of timeout");
   }
+  checkPatterns(body);
+  const opt = <K extends keyof CrawlOptions>(key: K, value: CrawlOptions[K] | undefined) => (value === undefined ? {} : { [key]: value });
   return {
     limit: body.limit ?? defaultLimit,
     crawlEntireDomain: body.crawlEntireDomain ?? false,
     allowSubdomains: body.allowSubdomains ?? false,
     formats,
     onlyMainContent: so.onlyMainContent ?? true,
-    ...(so.timeout !== undefined ? { timeoutMs: so.timeout } : {}),
-    ...(so.headers ? { headers: so.headers } : {}),
+    ...opt("timeoutMs", so.timeout),
+    ...opt("headers", so.headers),
+    ...opt("includePaths", body.includePaths?.length ? body.includePaths : undefined),
+    ...opt("excludePaths", body.excludePaths?.length ? body.excludePaths : undefined),
+    ...opt("regexOnFullURL", body.regexOnFullURL),
+    ...opt("maxDiscoveryDepth", body.maxDiscoveryDepth),
+    ...opt("allowExternalLinks", body.allowExternalLinks),
+    ...opt("ignoreQueryParameters", body.ignoreQueryParameters),
+    ...opt("deduplicateSimilarURLs", body.deduplicateSimilarURLs),
+    ...opt("sitemap", body.sitemap),
+    ...opt("ignoreRobotsTxt", body.ignoreRobotsTxt),
+    ...opt("robotsUserAgent", body.robotsUserAgent),
+    ...opt("delayMs", body.delay === undefined ? undefined : Math.round(body.delay * 1000)),
+    ...opt("maxConcurrency", body.maxConcurrency),
   };
 }
+
+/** includePaths / excludePaths: RE2 syntax (linear time: no look-around, no back-references), bounded in size. */
+function checkPatterns(body: CrawlRequest): void {
+  const all = [...(body.includePaths ?? []), ...(body.excludePaths ?? [])];
+  if (all.length > 1000 || all.reduce((n, p) => n + p.length, 0) > 100_000) {
+    const message = "includePaths and excludePaths may hold at most 1000 patterns and 100000 characters together";
+    throw badRequest([{ code: "custom", path: ["includePaths"], message }], message);
+  }
+  for (const field of ["includePaths", "excludePaths"] as const) {
+    (body[field] ?? []).forEach((pattern, i) => {
+      const why = patternError(pattern);
+      if (why) {
+        const message = `Invalid ${field} pattern "${pattern}": ${why}. Patterns use Rust regex (RE2-style) syntax: no look-around, no back-references.`;
+        throw badRequest([{ code: "custom", path: [field, i], message }], message);
+      }
+    });
+  }
+}
+
+/** The status `warning`, as the anchor words it (only once a crawl has ended). */
+export function statusWarning(crawl: CrawlRecord, robotsBlocked: number): string | undefined {
+  if (crawl.status === "scraping") return undefined;
+  if (robotsBlocked > 0) {
+    return `${robotsBlocked} URL(s) were not crawled because robots.txt disallows them (see robotsBlocked at GET /v2/crawl/${crawl.crawlId}/errors). To fetch a single such page, use the /scrape endpoint.`;
+  }
+  const start = new URL(crawl.url);
+  if (crawl.completed <= 1 && start.pathname !== "/" && !crawl.options.crawlEntireDomain) {
+    return `Only ${crawl.completed} result(s) found. For broader coverage, try crawling with crawlEntireDomain=true or start from a higher-level path like ${start.origin}/`;
+  }
+  return undefined;
+}
+
+const HIDDEN_ERRORS = new Set(["SCRAPE_RACED_REDIRECT", ROBOTS_BLOCKED]);
 
 function crawlId(ctx: Context): string {
   const id = String(ctx.params.id);
@@ -81,6 +130,16 @@ export function crawlRoutes(deps: ApiDeps): Router {
     ctx.body = { success: true, id, url: `${publicBase(ctx, config.trustProxy)}/v2/crawl/${id}` };
   });
 
+  for (const path of ["/v2/crawl/active", "/v2/crawl/ongoing"]) {
+    router.get(path, async (ctx) => {
+      const crawls = await store.activeCrawls(ctx.state.teamId);
+      ctx.body = {
+        success: true,
+        crawls: crawls.map((c) => ({ id: c.crawlId, teamId: c.teamId, url: c.url, created_at: new Date(c.createdAt).toISOString(), options: c.options })),
+      };
+    });
+  }
+
   router.get("/v2/crawl/:id", async (ctx) => {
     const id = crawlId(ctx);
     const { skip, limit } = pagination(ctx.query);
@@ -101,6 +160,11 @@ export function crawlRoutes(deps: ApiDeps): Router {
     if (crawl.status === "failed") head.error = crawl.error || "the crawl failed";
     if (page.more) head.next = `${publicBase(ctx, config.trustProxy)}/v2/crawl/${id}?skip=${page.nextSkip}${limit !== undefined ? `&limit=${limit}` : ""}`;
     if (crawl.failed > 0) head.failed = crawl.failed;
+    if (crawl.status !== "scraping") {
+      const blocked = (await store.listErrors(id)).filter((e) => e.code === ROBOTS_BLOCKED).length;
+      const warning = statusWarning(crawl, blocked);
+      if (warning) head.warning = warning;
+    }
     // documents are stored as JSON text: splice them in without parsing
     ctx.type = "application/json";
     ctx.body = `${JSON.stringify(head).slice(0, -1)},"data":[${page.docs.join(",")}]}`;
@@ -125,8 +189,8 @@ export function crawlRoutes(deps: ApiDeps): Router {
     if (!crawl || crawl.teamId !== ctx.state.teamId) throw jobNotFound();
     const errors = await store.listErrors(id);
     ctx.body = {
-      errors: errors.map((e) => ({ id: e.urlKey, timestamp: new Date(e.at).toISOString(), url: e.url, code: e.code, error: e.error })),
-      robotsBlocked: [],
+      errors: errors.filter((e) => !HIDDEN_ERRORS.has(e.code)).map((e) => ({ id: e.urlKey, timestamp: new Date(e.at).toISOString(), url: e.url, code: e.code, error: e.error })),
+      robotsBlocked: errors.filter((e) => e.code === ROBOTS_BLOCKED).map((e) => e.url),
     };
   });
 

@@ -7,6 +7,7 @@ import { UndiciFetcher } from "../fetch-render/fetcher.ts";
 import { loadConfig } from "../runtime/config.ts";
 import { errorCode, errorMessage } from "../runtime/errors.ts";
 import { scrapePage } from "../usecases/scrape-page.ts";
+import { parseResolve } from "../cli.ts";
 
 export const SCRAPE_HELP = `usage: trawl scrape <url> [--format markdown|html|rawHtml|links ...] [--all-content]
 
@@ -39,7 +40,7 @@ export async function scrapeCommand(argv: string[], env: Record<string, string |
     return 2;
   }
   const formats = (values.format?.length ? values.format : ["markdown"]) as CrawlOptions["formats"];
-  const fetcher = new UndiciFetcher({ userAgent: config.userAgent, maxBytes: config.fetchMaxBytes, maxRedirects: config.fetchMaxRedirects, allowPrivate: config.allowPrivateCrawlTargets });
+  const fetcher = new UndiciFetcher({ userAgent: config.userAgent, maxBytes: config.fetchMaxBytes, maxRedirects: config.fetchMaxRedirects, allowPrivate: config.allowPrivateCrawlTargets, resolve: parseResolve(config.resolve) });
   try {
     const { document } = await scrapePage(fetcher, url, { formats, onlyMainContent: !values["all-content"] }, config.fetchTimeoutMs);
     process.stdout.write(JSON.stringify(document, null, 2) + "\n");

@@ -25,10 +25,10 @@ export class ConvertProcessor implements Processor<PageFetched, void> {
     const { document, links, credits } = converted;
     const out: Emission[] = [];
     if (links.length > 0) {
-      const discovered: FrontierInboxMessage = { type: "LinksDiscovered", crawlId: page.crawlId, urlKey: page.urlKey, depth: page.depth, links };
+      const discovered: FrontierInboxMessage = { type: "LinksDiscovered", crawlId: page.crawlId, urlKey: page.urlKey, url: page.finalUrl, depth: page.depth, links };
       out.push({ topic: "frontier.inbox", key: keys.crawl(page.crawlId), value: discovered, phase: 0 });
     }
-    const crawlPage: CrawlPage = { crawlId: page.crawlId, urlKey: page.urlKey, credits, document };
+    const crawlPage: CrawlPage = { crawlId: page.crawlId, urlKey: page.urlKey, credits, document, ...(page.finalUrlKey ? { finalUrlKey: page.finalUrlKey } : {}) };
     out.push({ topic: "crawl.pages", key: keys.crawl(page.crawlId), value: crawlPage, phase: 1 });
     return out;
   }

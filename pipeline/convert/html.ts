@@ -92,6 +92,12 @@ export function processHtml(source: string, pageUrl: string, opts: { onlyMainCon
       case "meta": {
         const name = attr(node, "name") ?? attr(node, "property") ?? attr(node, "itemprop");
         const content = attr(node, "content");
+        if (attr(node, "http-equiv")?.toLowerCase() === "refresh" && content) {
+          // <meta http-equiv="refresh" content="0; url=/next">: the target is a link of this page
+          const target = /url\s*=\s*['"]?([^'"]+)/i.exec(content)?.[1];
+          const resolved = target ? resolveLink(target, base) : null;
+          if (resolved) links.push(resolved);
+        }
         if (name && content !== undefined) addMeta(metadata, metaKey(name), content);
         break;
       }

@@ -1,5 +1,5 @@
-// fetch-render stage: fetch.tasks -> pages.fetched, or PageFailed to the frontier. Static HTTP for now;
-// the Renderer port (headless Chromium) plugs in here later.
+// fetch-render stage: fetch.tasks -> pages.fetched (or PageFailed). Also runs each crawl's discover task
+// (robots.txt and sitemaps). Static HTTP for now; the Renderer port (headless Chromium) plugs in here later.
 import { randomUUID } from "node:crypto";
 import type { FetchTask, FrontierInboxMessage, PageFetched } from "../../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
@@ -8,19 +8,34 @@ import type { Logger } from "../runtime/logger.ts";
 import { retry } from "../runtime/retry.ts";
 import { keys } from "../topology.ts";
 import type { CancelCache } from "../store/cancel-cache.ts";
+import { crawlUrlKey } from "../frontier/normalize-url.ts";
+import { inScope } from "../frontier/scope.ts";
+import { ROBOTS_BLOCKED } from "../frontier/reducer.ts";
 import type { Fetcher } from "./fetcher.ts";
+import type { Politeness } from "./politeness.ts";
+import type { RobotsCache } from "./robots.ts";
+import { discoverSitemapUrls } from "./sitemaps.ts";
 
 export interface FetchRenderDeps {
   fetcher: Fetcher;
+  robots: RobotsCache;
+  politeness: Politeness;
   cancels: CancelCache;
   log: Logger;
   defaultTimeoutMs: number;
   retries: number;
+  retryAfterMaxMs: number;
+  robotsUserAgent: string;
+  hostMaxConcurrency: number;
+  hostDelayMs: number;
+  maxSitemaps: number;
 }
 
 interface Batch {
   cancelled: Set<string>;
 }
+
+const inbox = (crawlId: string, value: FrontierInboxMessage, phase?: number): Emission => ({ topic: "frontier.inbox", key: keys.crawl(crawlId), value, phase });
 
 export class FetchRenderProcessor implements Processor<FetchTask, Batch> {
   readonly name = "fetch-render";
@@ -51,23 +66,75 @@ export class FetchRenderProcessor implements Processor<FetchTask, Batch> {
       this.log.debug({ crawlId: task.crawlId, urlKey: task.urlKey }, "crawl cancelled: fetch dropped");
       return [];
     }
-    const timeoutMs = task.options.timeoutMs ?? this.deps.defaultTimeoutMs;
+    return task.kind === "discover" ? this.discover(task) : this.fetchPage(task);
+  }
+
+  private userAgent(task: FetchTask): string {
+    return task.options.robotsUserAgent ?? this.deps.robotsUserAgent;
+  }
+
+  private async checkRobots(task: FetchTask, url: string): Promise<void> {
+    if (task.options.ignoreRobotsTxt) return;
+    const robots = await this.deps.robots.get(url);
+    if (!robots.isAllowed(url, this.userAgent(task))) throw new PageError(ROBOTS_BLOCKED, `robots.txt disallows ${url}`);
+  }
+
+  /** robots.txt and sitemaps of the start URL: LinksDiscovered (acked first), then DiscoveryDone. */
+  private async discover(task: FetchTask): Promise<Emission[]> {
+    const { deps } = this;
+    const timeoutMs = task.options.timeoutMs ?? deps.defaultTimeoutMs;
+    const robots = await deps.robots.get(task.url);
+    const out: Emission[] = [];
+    let sitemaps = 0;
+    if ((task.options.sitemap ?? "include") !== "skip") {
+      const found = await discoverSitemapUrls(deps.fetcher, task.url, robots.sitemaps, { maxSitemaps: deps.maxSitemaps, maxUrls: Math.max(task.options.limit * 2, 1000), timeoutMs });
+      sitemaps = found.sitemaps;
+      if (found.urls.length) {
+        out.push(inbox(task.crawlId, { type: "LinksDiscovered", crawlId: task.crawlId, urlKey: task.urlKey, url: task.url, depth: 0, links: found.urls, source: "sitemap" }, 0));
+      }
+      this.log.info({ crawlId: task.crawlId, sitemaps, urls: found.urls.length }, "sitemaps read");
+    }
+    out.push(inbox(task.crawlId, { type: "DiscoveryDone", crawlId: task.crawlId, sitemaps }, 1));
+    return out;
+  }
+
+  private async fetchPage(task: FetchTask): Promise<Emission[]> {
+    const { deps } = this;
+    await this.checkRobots(task, task.url);
+    const timeoutMs = task.options.timeoutMs ?? deps.defaultTimeoutMs;
+    const host = new URL(task.url).host;
+    const crawlSerial = task.options.delayMs !== undefined && task.options.delayMs > 0;
+    const rules = [
+      { key: `host:${host}`, maxConcurrent: deps.hostMaxConcurrency, spacingMs: deps.hostDelayMs },
+      { key: `crawl:${task.crawlId}`, maxConcurrent: crawlSerial ? 1 : (task.options.maxConcurrency ?? Number.MAX_SAFE_INTEGER), spacingMs: task.options.delayMs ?? 0 },
+    ];
     const result = await retry(
-      () => this.deps.fetcher.fetch({ url: task.url, timeoutMs, headers: task.options.headers }),
+      () => deps.politeness.run(rules, () => deps.fetcher.fetch({ url: task.url, timeoutMs, headers: task.options.headers })),
       {
-        retries: this.deps.retries,
+        retries: deps.retries,
         initialMs: 500,
         maxMs: 8000,
-        retriable: (err) => err instanceof TrawlError && err.retriable,
+        retriable: (err) => err instanceof TrawlError && err.retriable && !((err as PageError).retryAfterMs! > deps.retryAfterMaxMs),
+        delayFor: (err) => (err as PageError).retryAfterMs,
         onRetry: (err, attempt, delayMs) =>
           this.log.info({ crawlId: task.crawlId, urlKey: task.urlKey, attempt: task.attempt + attempt, code: errorCode(err), delayMs }, "fetch retry"),
       },
     );
+    const finalUrlKey = crawlUrlKey(result.finalUrl, task.options);
+    if (finalUrlKey !== task.urlKey) {
+      // a redirect: its target must pass the same scope rules (and robots.txt) as a discovered link
+      const verdict = inScope(task.startUrl ?? task.url, result.finalUrl, task.options, task.url);
+      if (verdict !== "ok" && task.depth > 0) {
+        throw new PageError("SCRAPE_REDIRECT_OUT_OF_SCOPE", `redirected to ${result.finalUrl}, which is out of the crawl's scope (${verdict})`, { statusCode: result.statusCode });
+      }
+      await this.checkRobots(task, result.finalUrl);
+    }
     const page: PageFetched = {
       crawlId: task.crawlId,
       url: task.url,
       urlKey: task.urlKey,
       finalUrl: result.finalUrl,
+      finalUrlKey,
       depth: task.depth,
       statusCode: result.statusCode,
       contentType: result.contentType,
@@ -80,6 +147,11 @@ export class FetchRenderProcessor implements Processor<FetchTask, Batch> {
 
   onPageFailure(msg: Consumed<FetchTask>, err: unknown): Emission[] {
     const task = msg.value;
+    if (task.kind === "discover") {
+      // discovery is best effort: the crawl goes on with what the pages link to
+      this.log.warn({ crawlId: task.crawlId, err: errorMessage(err) }, "discovery failed");
+      return [inbox(task.crawlId, { type: "DiscoveryDone", crawlId: task.crawlId, sitemaps: 0 })];
+    }
     const failed: FrontierInboxMessage = {
       type: "PageFailed",
       crawlId: task.crawlId,
@@ -89,6 +161,6 @@ export class FetchRenderProcessor implements Processor<FetchTask, Batch> {
       error: errorMessage(err),
       ...(err instanceof PageError && err.statusCode ? { statusCode: err.statusCode } : {}),
     };
-    return [{ topic: "frontier.inbox", key: keys.crawl(task.crawlId), value: failed }];
+    return [inbox(task.crawlId, failed)];
   }
 }

@@ -11,6 +11,8 @@ export interface FetchRequest {
   url: string;
   timeoutMs: number;
   headers?: Record<string, string>;
+  /** Return any status instead of failing on >= 400, and any content type (robots.txt, sitemaps). */
+  raw?: boolean;
 }
 
 export interface FetchResult {
@@ -19,6 +21,17 @@ export interface FetchResult {
   statusCode: number;
   contentType: string;
   body: string;
+  /** The undecoded body (raw requests only). */
+  bytes?: Buffer;
+}
+
+/** Seconds or an HTTP date -> milliseconds from now. */
+export function retryAfterMs(header: string | string[] | undefined, now = Date.now()): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (!value) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
 export interface Fetcher {
@@ -96,13 +109,15 @@ export class UndiciFetcher implements Fetcher {
         current = new URL(String(location), current).href;
         continue;
       }
-      const contentType = String(res.headers["content-type"] ?? "text/html");
-      if (res.statusCode >= 400) {
+      const contentType = String(res.headers["content-type"] ?? (req.raw ? "application/octet-stream" : "text/html"));
+      if (res.statusCode >= 400 && !req.raw) {
         await res.body.dump();
         const retriable = res.statusCode >= 500 || res.statusCode === 429;
-        throw new PageError("SCRAPE_HTTP_STATUS", `HTTP ${res.statusCode}`, { statusCode: res.statusCode, retriable });
+        throw new PageError("SCRAPE_HTTP_STATUS", `HTTP ${res.statusCode}`, {
+          statusCode: res.statusCode, retriable, retryAfterMs: retryAfterMs(res.headers["retry-after"]),
+        });
       }
-      if (!TEXT_TYPES.test(contentType)) {
+      if (!req.raw && !TEXT_TYPES.test(contentType)) {
         await res.body.dump();
         throw new PageError("SCRAPE_UNSUPPORTED_FILE_ERROR", `unsupported content type ${contentType}`, { statusCode: res.statusCode });
       }
@@ -121,8 +136,10 @@ export class UndiciFetcher implements Fetcher {
         if (err instanceof PageError) throw err;
         throw toPageError(err, req.timeoutMs);
       }
-      const body = decodeBody(Buffer.concat(chunks), contentType);
-      return { url: req.url, finalUrl: current, statusCode: res.statusCode, contentType: contentType.split(";")[0]?.trim() ?? contentType, body };
+      const bytes = Buffer.concat(chunks);
+      const body = decodeBody(bytes, contentType);
+      const type = contentType.split(";")[0]?.trim() ?? contentType;
+      return { url: req.url, finalUrl: current, statusCode: res.statusCode, contentType: type, body, ...(req.raw ? { bytes } : {}) };
     }
   }
 

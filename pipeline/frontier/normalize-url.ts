@@ -43,3 +43,8 @@ export function urlKey(url: string, opts: KeyOptions = {}): string {
   if (path === "/") path = "";
   return `${host}${path}${query}`;
 }
+
+/** The dedup key of a URL under a crawl's options. */
+export function crawlUrlKey(url: string, options: KeyOptions): string {
+  return urlKey(url, { deduplicateSimilarURLs: options.deduplicateSimilarURLs ?? true, ignoreQueryParameters: options.ignoreQueryParameters ?? false });
+}

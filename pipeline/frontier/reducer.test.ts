@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { CrawlOptions, FetchTask, FrontierInboxMessage } from "../../schemas/index.ts";
 import { URL_STATE } from "../store/crawl-store.ts";
-import { keyOf, reduce, restore, toRecord, type CrawlState } from "./reducer.ts";
+import { depthOf, keyOf, reduce, restore, ROBOTS_BLOCKED, stateOf, toRecord, type CrawlState } from "./reducer.ts";
 
-const options: CrawlOptions = { limit: 100, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown"], onlyMainContent: true };
+const options: CrawlOptions = { limit: 100, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown"], onlyMainContent: true, sitemap: "skip" };
+const k = (url: string) => keyOf(url, options);
 const ID = "c1";
 
 function run(events: FrontierInboxMessage[], opts: Partial<CrawlOptions> = {}) {
@@ -16,7 +17,7 @@ function run(events: FrontierInboxMessage[], opts: Partial<CrawlOptions> = {}) {
     const r = reduce(state, e2, t++);
     state = r.state;
     for (const em of r.step.emissions) {
-      if (em.topic === "fetch.tasks") tasks.push(em.value as FetchTask);
+      if (em.topic === "fetch.tasks" && (em.value as FetchTask).kind === "page") tasks.push(em.value as FetchTask);
       if (em.topic === "crawl.events") events_.push((em.value as { type: string }).type);
     }
   }
@@ -24,9 +25,11 @@ function run(events: FrontierInboxMessage[], opts: Partial<CrawlOptions> = {}) {
 }
 
 const requested = (url = "https://s.test/docs/"): FrontierInboxMessage => ({ type: "CrawlRequested", crawlId: ID, url, options, createdAt: 1 });
-const links = (from: string, ...hrefs: string[]): FrontierInboxMessage => ({ type: "LinksDiscovered", crawlId: ID, urlKey: keyOf(from), depth: 0, links: hrefs });
-const done = (url: string): FrontierInboxMessage => ({ type: "PageDone", crawlId: ID, urlKey: keyOf(url), credits: 1 });
-const failed = (url: string): FrontierInboxMessage => ({ type: "PageFailed", crawlId: ID, urlKey: keyOf(url), url, code: "SCRAPE_HTTP_STATUS", error: "HTTP 404", statusCode: 404 });
+const links = (from: string, ...hrefs: string[]): FrontierInboxMessage => ({ type: "LinksDiscovered", crawlId: ID, urlKey: k(from), url: from, depth: 0, links: hrefs });
+const linksAt = (depth: number, from: string, ...hrefs: string[]): FrontierInboxMessage => ({ type: "LinksDiscovered", crawlId: ID, urlKey: k(from), url: from, depth, links: hrefs });
+const sitemapLinks = (...hrefs: string[]): FrontierInboxMessage => ({ type: "LinksDiscovered", crawlId: ID, urlKey: k("https://s.test/docs/"), depth: 0, links: hrefs, source: "sitemap" });
+const done = (url: string): FrontierInboxMessage => ({ type: "PageDone", crawlId: ID, urlKey: k(url), credits: 1 });
+const failed = (url: string, code = "SCRAPE_HTTP_STATUS"): FrontierInboxMessage => ({ type: "PageFailed", crawlId: ID, urlKey: k(url), url, code, error: "HTTP 404", statusCode: 404 });
 
 describe("frontier reducer", () => {
   it("enqueues the start URL and announces the start", () => {
@@ -102,10 +105,51 @@ describe("frontier reducer", () => {
 
   it("restores the same state from its persisted record and URL rows", () => {
     const { state } = run([requested(), links("https://s.test/docs/", "https://s.test/docs/a", "https://s.test/docs/b"), done("https://s.test/docs/"), failed("https://s.test/docs/b")]);
-    const rows = [...state.urls].map(([urlKey, e]) => ({ crawlId: ID, urlKey, url: e.url, depth: e.depth, state: e.state, version: 3 }));
+    const rows = [...state.urls].map(([urlKey, packed]) => ({ crawlId: ID, urlKey, url: "", depth: depthOf(packed), state: stateOf(packed), version: 3 }));
     const back = restore(toRecord(state, 9), rows);
     expect(back.urls).toEqual(state.urls);
     expect([back.queued, back.done, back.failed]).toEqual([1, 1, 1]);
-    expect(back.urls.get(keyOf("https://s.test/docs/b"))?.state).toBe(URL_STATE.failed);
+    expect(stateOf(back.urls.get(k("https://s.test/docs/b")) as number)).toBe(URL_STATE.failed);
+  });
+
+  it("waits for discovery (robots.txt, sitemaps) before completing, and takes sitemap URLs at depth 0", () => {
+    const r = run([requested(), done("https://s.test/docs/")], { sitemap: "include" });
+    expect(r.state.status).toBe("scraping");
+    const r2 = run([requested(), sitemapLinks("https://s.test/docs/from-sitemap", "https://s.test/outside"), { type: "DiscoveryDone", crawlId: ID }, done("https://s.test/docs/")], { sitemap: "include" });
+    expect(r2.tasks.map((t) => [t.url, t.depth])).toEqual([["https://s.test/docs/", 0], ["https://s.test/docs/from-sitemap", 0]]);
+    expect(r2.state.status).toBe("scraping");
+    const r3 = run([requested(), sitemapLinks("https://s.test/docs/a"), { type: "DiscoveryDone", crawlId: ID }, done("https://s.test/docs/"), done("https://s.test/docs/a")], { sitemap: "include" });
+    expect(r3.state.status).toBe("completed");
+  });
+
+  it("sitemap=only follows sitemap URLs and no page links", () => {
+    const r = run([requested(), sitemapLinks("https://s.test/docs/a"), links("https://s.test/docs/", "https://s.test/docs/b")], { sitemap: "only" });
+    expect(r.tasks.map((t) => t.url)).toEqual(["https://s.test/docs/", "https://s.test/docs/a"]);
+  });
+
+  it("maxDiscoveryDepth: a page at that depth yields no links", () => {
+    const r0 = run([requested(), links("https://s.test/docs/", "https://s.test/docs/a")], { maxDiscoveryDepth: 0 });
+    expect(r0.tasks).toHaveLength(1);
+    const r1 = run([requested(), links("https://s.test/docs/", "https://s.test/docs/a"), linksAt(1, "https://s.test/docs/a", "https://s.test/docs/b")], { maxDiscoveryDepth: 1 });
+    expect(r1.tasks.map((t) => t.url)).toEqual(["https://s.test/docs/", "https://s.test/docs/a"]);
+  });
+
+  it("include/exclude patterns filter discovered links but never the start URL", () => {
+    const r = run([requested("https://s.test/"), links("https://s.test/", "https://s.test/blog/1", "https://s.test/blog/private/2", "https://s.test/shop/3")], { includePaths: ["^/blog/"], excludePaths: ["private"] });
+    expect(r.tasks.map((t) => t.url)).toEqual(["https://s.test/", "https://s.test/blog/1"]);
+  });
+
+  it("ignoreQueryParameters and deduplicateSimilarURLs shape the dedup key", () => {
+    const q = run([requested(), links("https://s.test/docs/", "https://s.test/docs/a?x=1", "https://s.test/docs/a?x=2")], { ignoreQueryParameters: true });
+    expect(q.tasks).toHaveLength(2);
+    const exact = run([requested(), links("https://s.test/docs/", "https://s.test/docs/a", "https://s.test/docs/a/", "http://s.test/docs/a")], { deduplicateSimilarURLs: false });
+    expect(exact.tasks).toHaveLength(4);
+  });
+
+  it("a start URL blocked by robots.txt ends the crawl completed (not failed, never scraping)", () => {
+    const { state } = run([requested(), failed("https://s.test/docs/", ROBOTS_BLOCKED)]);
+    expect(state.status).toBe("completed");
+    expect(state.blocked).toBe(1);
+    expect(toRecord(state, 1)).toMatchObject({ completed: 0, failed: 0, total: 0 });
   });
 });

@@ -1,21 +1,24 @@
 // The crawl state machine: (state, inbox event, now) -> (state', emissions, rows to persist). Pure: no I/O.
 // Completion rule: a stage produces LinksDiscovered(P) and awaits its ack before it sends P onward, so P's links
-// always precede P's PageDone in frontier.inbox; the crawl is complete exactly when no URL is outstanding.
+// always precede P's PageDone in frontier.inbox; the discover task (robots.txt, sitemaps) does the same before
+// DiscoveryDone. The crawl is complete exactly when discovery is done and no URL is outstanding.
 import type { CrawlOptions, FetchTask, FrontierInboxMessage, CrawlEvent } from "../../schemas/index.ts";
 import type { Emission } from "../runtime/bus.ts";
 import { keys } from "../topology.ts";
 import type { CrawlRecord, CrawlStatus, ErrorRow, UrlRow, UrlState } from "../store/crawl-store.ts";
 import { URL_STATE } from "../store/crawl-store.ts";
-import { resolveLink, urlKey } from "./normalize-url.ts";
+import { crawlUrlKey, resolveLink } from "./normalize-url.ts";
 import { inScope } from "./scope.ts";
 
 export const RETENTION_MS = 24 * 60 * 60 * 1000;
 
-export interface UrlEntry {
-  state: UrlState;
-  depth: number;
-  url: string;
-}
+/** The error code of a URL that robots.txt disallows. */
+export const ROBOTS_BLOCKED = "ROBOTS_BLOCKED";
+
+/** One URL's state packed in a number (state in the low 2 bits, depth above): ~100 bytes per URL with its key. */
+const pack = (state: UrlState, depth: number) => (depth << 2) | state;
+export const stateOf = (packed: number) => (packed & 3) as UrlState;
+export const depthOf = (packed: number) => packed >>> 2;
 
 export interface CrawlState {
   crawlId: string;
@@ -30,10 +33,15 @@ export interface CrawlState {
   completedAt: number;
   error: string;
   creditsUsed: number;
-  urls: Map<string, UrlEntry>;
+  /** url key -> packed state and depth */
+  urls: Map<string, number>;
   queued: number;
   done: number;
   failed: number;
+  /** URLs robots.txt disallowed (failed, but not the crawl's fault) */
+  blocked: number;
+  /** The discover task (robots.txt, sitemaps) has not reported yet. */
+  discovering: boolean;
 }
 
 export interface Step {
@@ -46,28 +54,8 @@ export interface Step {
 
 const empty = (): Step => ({ emissions: [], urlRows: [], errorRows: [], changed: false });
 
-export function keyOf(url: string): string {
-  return urlKey(url, { deduplicateSimilarURLs: true });
-}
-
-export function newState(msg: Extract<FrontierInboxMessage, { type: "CrawlRequested" }>): CrawlState {
-  return {
-    crawlId: msg.crawlId,
-    teamId: msg.teamId ?? "",
-    webhook: msg.webhook ?? "",
-    startUrl: msg.url,
-    options: msg.options,
-    status: "scraping",
-    version: 0,
-    createdAt: msg.createdAt,
-    completedAt: 0,
-    error: "",
-    creditsUsed: 0,
-    urls: new Map(),
-    queued: 0,
-    done: 0,
-    failed: 0,
-  };
+export function keyOf(url: string, options: CrawlOptions): string {
+  return crawlUrlKey(url, options);
 }
 
 function event(state: CrawlState, type: CrawlEvent["type"], now: number, error: string | null = null): Emission {
@@ -75,25 +63,30 @@ function event(state: CrawlState, type: CrawlEvent["type"], now: number, error: 
   return { topic: "crawl.events", key: keys.crawl(state.crawlId), value };
 }
 
-function setUrl(state: CrawlState, step: Step, key: string, entry: UrlEntry): void {
+function count(state: CrawlState, s: UrlState, delta: number): void {
+  if (s === URL_STATE.queued) state.queued += delta;
+  else if (s === URL_STATE.done) state.done += delta;
+  else if (s === URL_STATE.failed) state.failed += delta;
+  else state.blocked += delta;
+}
+
+function setUrl(state: CrawlState, step: Step, key: string, s: UrlState, depth: number, url: string): void {
   const before = state.urls.get(key);
-  if (before) {
-    if (before.state === URL_STATE.queued) state.queued--;
-    else if (before.state === URL_STATE.done) state.done--;
-    else state.failed--;
-  }
-  state.urls.set(key, entry);
-  if (entry.state === URL_STATE.queued) state.queued++;
-  else if (entry.state === URL_STATE.done) state.done++;
-  else state.failed++;
-  step.urlRows.push({ crawlId: state.crawlId, urlKey: key, url: entry.url, depth: entry.depth, state: entry.state, version: state.version + 1 });
+  if (before !== undefined) count(state, stateOf(before), -1);
+  state.urls.set(key, pack(s, depth));
+  count(state, s, 1);
+  step.urlRows.push({ crawlId: state.crawlId, urlKey: key, url, depth, state: s, version: state.version + 1 });
+}
+
+function fetchTask(state: CrawlState, url: string, urlKey: string, depth: number, kind: "page" | "discover"): Emission {
+  const task: FetchTask = { crawlId: state.crawlId, url, urlKey, depth, attempt: 0, options: state.options, kind, startUrl: state.startUrl };
+  return { topic: "fetch.tasks", key: keys.crawlHost(state.crawlId, url), value: task };
 }
 
 function enqueue(state: CrawlState, step: Step, url: string, depth: number): void {
-  const key = keyOf(url);
-  setUrl(state, step, key, { state: URL_STATE.queued, depth, url });
-  const task: FetchTask = { crawlId: state.crawlId, url, urlKey: key, depth, attempt: 0, options: state.options };
-  step.emissions.push({ topic: "fetch.tasks", key: keys.crawlHost(state.crawlId, url), value: task });
+  const key = keyOf(url, state.options);
+  setUrl(state, step, key, URL_STATE.queued, depth, url);
+  step.emissions.push(fetchTask(state, url, key, depth, "page"));
 }
 
 /** Slots used against `limit`: queued and done URLs (a failed URL frees its slot). */
@@ -102,12 +95,12 @@ export function slotsUsed(state: CrawlState): number {
 }
 
 function finishIfIdle(state: CrawlState, step: Step, now: number): void {
-  if (state.status !== "scraping" || state.queued > 0) return;
+  if (state.status !== "scraping" || state.queued > 0 || state.discovering) return;
   state.completedAt = now;
   if (state.done === 0 && state.failed > 0) {
     state.status = "failed";
-    const start = state.urls.get(keyOf(state.startUrl));
-    state.error = start && start.state === URL_STATE.failed ? `the start URL could not be crawled: ${state.error || "fetch failed"}` : "no page could be crawled";
+    const start = state.urls.get(keyOf(state.startUrl, state.options));
+    state.error = start !== undefined && stateOf(start) === URL_STATE.failed ? `the start URL could not be crawled: ${state.error || "fetch failed"}` : "no page could be crawled";
     step.emissions.push(event(state, "crawl.failed", now, state.error));
   } else {
     state.status = "completed";
@@ -116,51 +109,81 @@ function finishIfIdle(state: CrawlState, step: Step, now: number): void {
   step.changed = true;
 }
 
+export function newState(msg: Extract<FrontierInboxMessage, { type: "CrawlRequested" }>): CrawlState {
+  return {
+    crawlId: msg.crawlId, teamId: msg.teamId ?? "", webhook: msg.webhook ?? "", startUrl: msg.url, options: msg.options,
+    status: "scraping", version: 0, createdAt: msg.createdAt, completedAt: 0, error: "", creditsUsed: 0,
+    urls: new Map(), queued: 0, done: 0, failed: 0, blocked: 0, discovering: false,
+  };
+}
+
 /** Applies one inbox event. `state` is null only before CrawlRequested was seen. */
 export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now: number): { state: CrawlState | null; step: Step } {
   const step = empty();
   if (msg.type === "CrawlRequested") {
     if (state) return { state, step }; // replay
     const s = newState(msg);
+    step.emissions.push(event(s, "crawl.started", now));
+    // the start URL is always crawled, whatever the filters say
     enqueue(s, step, msg.url, 0);
-    step.emissions.unshift(event(s, "crawl.started", now));
+    const sitemap = msg.options.sitemap ?? "include";
+    if (sitemap !== "skip") {
+      s.discovering = true;
+      step.emissions.push(fetchTask(s, msg.url, keyOf(msg.url, msg.options), 0, "discover"));
+    }
     step.changed = true;
     return { state: s, step };
   }
   if (!state) return { state, step };
+  const o = state.options;
   switch (msg.type) {
     case "LinksDiscovered": {
       if (state.status !== "scraping") break;
+      const fromSitemap = msg.source === "sitemap";
+      // sitemap=only: pages are scraped, their links are not followed
+      if (!fromSitemap && o.sitemap === "only") break;
+      const depth = fromSitemap ? 0 : msg.depth + 1;
+      // a page at maxDiscoveryDepth yields no links; sitemap URLs (depth 0) need maxDiscoveryDepth > 0
+      if (o.maxDiscoveryDepth !== undefined && depth > o.maxDiscoveryDepth) break;
+      if (fromSitemap && o.maxDiscoveryDepth === 0) break;
       for (const href of msg.links) {
-        if (slotsUsed(state) >= state.options.limit) break;
+        if (slotsUsed(state) >= o.limit) break;
         const url = resolveLink(href);
         if (!url) continue;
-        const key = keyOf(url);
+        const key = keyOf(url, o);
         if (state.urls.has(key)) continue;
-        if (inScope(state.startUrl, url, state.options) !== "ok") continue;
-        enqueue(state, step, url, msg.depth + 1);
+        if (inScope(state.startUrl, url, o, msg.url ?? state.startUrl) !== "ok") continue;
+        enqueue(state, step, url, depth);
         step.changed = true;
       }
       break;
     }
+    case "DiscoveryDone": {
+      if (!state.discovering) break;
+      state.discovering = false;
+      step.changed = true;
+      finishIfIdle(state, step, now);
+      break;
+    }
     case "PageDone": {
-      const entry = state.urls.get(msg.urlKey);
-      if (!entry || entry.state !== URL_STATE.queued) break; // duplicate or unknown
+      const packed = state.urls.get(msg.urlKey);
+      if (packed === undefined || stateOf(packed) !== URL_STATE.queued) break; // duplicate or unknown
       // a page stored just before a cancel is still returned by GET, so it counts and is billed
-      setUrl(state, step, msg.urlKey, { ...entry, state: URL_STATE.done });
+      setUrl(state, step, msg.urlKey, URL_STATE.done, depthOf(packed), "");
       state.creditsUsed += msg.credits;
       step.changed = true;
       finishIfIdle(state, step, now);
       break;
     }
     case "PageFailed": {
-      const entry = state.urls.get(msg.urlKey);
-      if (!entry || entry.state !== URL_STATE.queued) break;
-      setUrl(state, step, msg.urlKey, { ...entry, state: URL_STATE.failed });
+      const packed = state.urls.get(msg.urlKey);
+      if (packed === undefined || stateOf(packed) !== URL_STATE.queued) break;
+      const blocked = msg.code === ROBOTS_BLOCKED;
+      setUrl(state, step, msg.urlKey, blocked ? URL_STATE.blocked : URL_STATE.failed, depthOf(packed), msg.url);
       step.errorRows.push({
         crawlId: state.crawlId, urlKey: msg.urlKey, url: msg.url, code: msg.code, error: msg.error, statusCode: msg.statusCode ?? 0, at: now,
       });
-      if (msg.urlKey === keyOf(state.startUrl)) state.error = `${msg.code}: ${msg.error}`;
+      if (msg.urlKey === keyOf(state.startUrl, o)) state.error = `${msg.code}: ${msg.error}`;
       step.changed = true;
       finishIfIdle(state, step, now);
       break;
@@ -192,7 +215,7 @@ export function toRecord(state: CrawlState, now: number): CrawlRecord {
     completed: state.done,
     failed: state.failed,
     creditsUsed: state.creditsUsed,
-    discoveryDone: true,
+    discoveryDone: !state.discovering,
     createdAt: state.createdAt,
     updatedAt: now,
     completedAt: state.completedAt,
@@ -204,27 +227,14 @@ export function toRecord(state: CrawlState, now: number): CrawlRecord {
 /** Rebuilds a crawl's state from its persisted record and URL rows (after a restart of the frontier). */
 export function restore(record: CrawlRecord, urls: UrlRow[]): CrawlState {
   const state: CrawlState = {
-    crawlId: record.crawlId,
-    teamId: record.teamId,
-    webhook: record.webhook,
-    startUrl: record.url,
-    options: record.options,
-    status: record.status,
-    version: record.version,
-    createdAt: record.createdAt,
-    completedAt: record.completedAt,
-    error: record.error,
-    creditsUsed: record.creditsUsed,
-    urls: new Map(),
-    queued: 0,
-    done: 0,
-    failed: 0,
+    crawlId: record.crawlId, teamId: record.teamId, webhook: record.webhook, startUrl: record.url, options: record.options,
+    status: record.status, version: record.version, createdAt: record.createdAt, completedAt: record.completedAt,
+    error: record.error, creditsUsed: record.creditsUsed, urls: new Map(), queued: 0, done: 0, failed: 0, blocked: 0,
+    discovering: !record.discoveryDone,
   };
   for (const row of urls) {
-    state.urls.set(row.urlKey, { state: row.state, depth: row.depth, url: row.url });
-    if (row.state === URL_STATE.queued) state.queued++;
-    else if (row.state === URL_STATE.done) state.done++;
-    else state.failed++;
+    state.urls.set(row.urlKey, pack(row.state, row.depth));
+    count(state, row.state, 1);
     state.version = Math.max(state.version, row.version);
   }
   return state;

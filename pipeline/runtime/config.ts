@@ -42,6 +42,13 @@ export const configVars = {
   fetchMaxRedirects: v({ env: "FETCH_MAX_REDIRECTS", kind: "int", default: "10", min: 0, max: 50, description: "Redirects followed per page.", roles: "fetch-render" }),
   fetchConcurrency: v({ env: "FETCH_CONCURRENCY", kind: "int", default: "16", min: 1, max: 1000, description: "Pages fetched at once per fetch-render process.", roles: "fetch-render" }),
   fetchRetries: v({ env: "FETCH_RETRIES", kind: "int", default: "2", min: 0, max: 10, description: "Retries of a transient fetch failure (5xx, reset, timeout).", roles: "fetch-render" }),
+  robotsUserAgent: v({ env: "ROBOTS_USER_AGENT", kind: "string", default: "TrawlBot", description: "User-agent token matched against robots.txt groups (a crawl's robotsUserAgent overrides it).", roles: "fetch-render" }),
+  robotsCacheTtlMs: v({ env: "ROBOTS_CACHE_TTL_MS", kind: "int", default: "600000", min: 0, max: 86400000, description: "How long a host's robots.txt is reused.", roles: "fetch-render" }),
+  hostMaxConcurrency: v({ env: "HOST_MAX_CONCURRENCY", kind: "int", default: "4", min: 1, max: 1000, description: "Fetches at once per host, across every crawl of one fetch-render process.", roles: "fetch-render" }),
+  hostDelayMs: v({ env: "HOST_DELAY_MS", kind: "int", default: "0", min: 0, max: 600000, description: "Least time between two fetch starts on one host, across crawls.", roles: "fetch-render" }),
+  retryAfterMaxMs: v({ env: "RETRY_AFTER_MAX_MS", kind: "int", default: "30000", min: 0, max: 600000, description: "Longest Retry-After (429/503) honoured by waiting; longer ones fail the page.", roles: "fetch-render" }),
+  maxSitemaps: v({ env: "SITEMAP_MAX_FILES", kind: "int", default: "20", min: 0, max: 1000, description: "Sitemap files read per crawl (indexes included).", roles: "fetch-render" }),
+  resolve: v({ env: "RESOLVE", kind: "string", default: "", description: "Host name overrides like curl --resolve: `a.site.test:127.0.0.1,b.site.test:127.0.0.1` (tests, split-horizon DNS).", roles: "fetch-render" }),
   userAgent: v({ env: "USER_AGENT", kind: "string", default: "Mozilla/5.0 (compatible; TrawlBot/0.1)", description: "User-Agent of every fetch.", roles: "fetch-render" }),
   logLevel: v({ env: "LOG_LEVEL", kind: "enum", default: "info", values: ["fatal", "error", "warn", "info", "debug", "trace", "silent"], description: "pino log level.", roles: "all" }),
 } as const;

@@ -16,6 +16,9 @@ export type ErrorCode =
   | "SCRAPE_REDIRECT_OUT_OF_SCOPE"
   | "SCRAPE_CANCELLED"
   | "SCRAPE_UNPARSEABLE"
+  | "SCRAPE_RACED_REDIRECT"
+  | "SCRAPE_RETRY_AFTER_TOO_LONG"
+  | "ROBOTS_BLOCKED"
   // infrastructure
   | "STORE_UNAVAILABLE"
   | "BUS_UNAVAILABLE"
@@ -41,9 +44,12 @@ export class TrawlError extends Error {
 
 /** A failure of one page: becomes PageFailed and an error record; the offset moves on. */
 export class PageError extends TrawlError {
-  constructor(code: ErrorCode, message: string, opts: { retriable?: boolean; cause?: unknown; statusCode?: number } = {}) {
+  /** The server asked to wait this long before trying again (Retry-After). */
+  readonly retryAfterMs: number | undefined;
+  constructor(code: ErrorCode, message: string, opts: { retriable?: boolean; cause?: unknown; statusCode?: number; retryAfterMs?: number } = {}) {
     super(code, message, opts);
     this.name = "PageError";
+    this.retryAfterMs = opts.retryAfterMs;
   }
 }
 

@@ -7,6 +7,8 @@ export interface RetryOptions {
   /** Decides whether an error is worth another attempt. */
   retriable: (err: unknown) => boolean;
   onRetry?: (err: unknown, attempt: number, delayMs: number) => void;
+  /** A delay the error itself asks for (e.g. Retry-After), used instead of the backoff when given. */
+  delayFor?: (err: unknown) => number | undefined;
   signal?: AbortSignal;
   random?: () => number;
 }
@@ -35,7 +37,7 @@ export async function retry<T>(fn: (attempt: number) => Promise<T>, opts: RetryO
       return await fn(attempt);
     } catch (err) {
       if (attempt >= opts.retries || !opts.retriable(err) || opts.signal?.aborted) throw err;
-      const delay = backoffMs(attempt, opts.initialMs, opts.maxMs, opts.random);
+      const delay = opts.delayFor?.(err) ?? backoffMs(attempt, opts.initialMs, opts.maxMs, opts.random);
       opts.onRetry?.(err, attempt + 1, delay);
       await sleep(delay, opts.signal);
     }

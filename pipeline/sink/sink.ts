@@ -11,12 +11,15 @@ import type { CrawlStore, DocumentRow } from "../store/crawl-store.ts";
 interface CrawlCursor {
   nextSeq: number;
   stored: Set<string>;
+  /** where stored pages ended up after redirects */
+  finals: Set<string>;
 }
 
 interface Batch {
   rows: DocumentRow[];
   /** url keys written by this batch, per crawl */
   keys: Map<string, Set<string>>;
+  finals: Map<string, Set<string>>;
   cancelled: Set<string>;
 }
 
@@ -40,14 +43,14 @@ export class SinkProcessor implements Processor<CrawlPage, Batch> {
   }
 
   createBatch(): Batch {
-    return { rows: [], keys: new Map(), cancelled: new Set() };
+    return { rows: [], keys: new Map(), finals: new Map(), cancelled: new Set() };
   }
 
   private async cursor(crawlId: string): Promise<CrawlCursor> {
     let c = this.cursors.get(crawlId);
     if (!c) {
-      const { nextSeq, keys: stored } = await this.store.documentKeys(crawlId);
-      c = { nextSeq, stored: new Set(stored) };
+      const { nextSeq, keys: stored, finalKeys } = await this.store.documentKeys(crawlId);
+      c = { nextSeq, stored: new Set(stored), finals: new Set(finalKeys) };
       this.cursors.set(crawlId, c);
     }
     return c;
@@ -72,13 +75,26 @@ export class SinkProcessor implements Processor<CrawlPage, Batch> {
       this.log.debug({ crawlId: page.crawlId, urlKey: page.urlKey, offset: msg.offset }, "page already stored");
       return [doneEmission];
     }
+    const finalKey = page.finalUrlKey ?? page.urlKey;
+    const batchFinals = batch.finals.get(page.crawlId) ?? new Set<string>();
+    batch.finals.set(page.crawlId, batchFinals);
+    if (cursor.finals.has(finalKey) || batchFinals.has(finalKey)) {
+      // two URLs that end at one page (a redirect raced a link to its target): keep the first, silently
+      const raced: FrontierInboxMessage = {
+        type: "PageFailed", crawlId: page.crawlId, urlKey: page.urlKey, url: String(page.document.metadata.sourceURL),
+        code: "SCRAPE_RACED_REDIRECT", error: `same page as an earlier document (${String(page.document.metadata.url)})`,
+      };
+      return [{ topic: "frontier.inbox", key: keys.crawl(page.crawlId), value: raced }];
+    }
     const seq = cursor.nextSeq++;
     batchKeys.add(page.urlKey);
+    batchFinals.add(finalKey);
     const now = this.clock.now();
     batch.rows.push({
       crawlId: page.crawlId,
       seq,
       urlKey: page.urlKey,
+      finalKey,
       scrapeId: String(page.document.metadata.scrapeId),
       url: String(page.document.metadata.url),
       statusCode: Number(page.document.metadata.statusCode),
@@ -103,6 +119,10 @@ export class SinkProcessor implements Processor<CrawlPage, Batch> {
     for (const [crawlId, written] of batch.keys) {
       const c = this.cursors.get(crawlId);
       if (c) for (const k of written) c.stored.add(k);
+    }
+    for (const [crawlId, written] of batch.finals) {
+      const c = this.cursors.get(crawlId);
+      if (c) for (const k of written) c.finals.add(k);
     }
     batch.rows = [];
   }

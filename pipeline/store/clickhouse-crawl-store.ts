@@ -73,16 +73,16 @@ export class ClickHouseCrawlStore implements CrawlStore {
 
   async insertDocuments(rows: DocumentRow[]): Promise<void> {
     await this.ch.insert("documents",
-      ["crawl_id", "seq", "url_key", "scrape_id", "url", "status_code", "bytes", "credits", "stored_at", "doc"],
-      rows.map((r) => [r.crawlId, r.seq, r.urlKey, r.scrapeId, r.url, r.statusCode, Buffer.byteLength(r.doc), r.credits, r.storedAt, r.doc]));
+      ["crawl_id", "seq", "url_key", "final_key", "scrape_id", "url", "status_code", "bytes", "credits", "stored_at", "doc"],
+      rows.map((r) => [r.crawlId, r.seq, r.urlKey, r.finalKey, r.scrapeId, r.url, r.statusCode, Buffer.byteLength(r.doc), r.credits, r.storedAt, r.doc]));
   }
 
-  async documentKeys(crawlId: string): Promise<{ nextSeq: number; keys: string[] }> {
-    const rows = await this.ch.query<{ url_key: string; seq: number }>(
-      sql`SELECT url_key, seq FROM ${this.t("documents")} WHERE crawl_id = ${crawlId}`,
+  async documentKeys(crawlId: string): Promise<{ nextSeq: number; keys: string[]; finalKeys: string[] }> {
+    const rows = await this.ch.query<{ url_key: string; final_key: string; seq: number }>(
+      sql`SELECT url_key, final_key, seq FROM ${this.t("documents")} WHERE crawl_id = ${crawlId}`,
     );
     const nextSeq = rows.reduce((max, r) => Math.max(max, n(r.seq) + 1), 0);
-    return { nextSeq, keys: rows.map((r) => r.url_key) };
+    return { nextSeq, keys: rows.map((r) => r.url_key), finalKeys: rows.map((r) => r.final_key || r.url_key) };
   }
 
   async pageDocuments(crawlId: string, skip: number, maxBytes: number, maxDocs: number): Promise<DocumentPage> {
@@ -100,6 +100,18 @@ export class ClickHouseCrawlStore implements CrawlStore {
           ORDER BY seq`,
     );
     return { docs: docs.map((d) => d.doc), nextSkip: last + 1, more: sizes.length > take };
+  }
+
+  async activeCrawls(teamId: string): Promise<CrawlRecord[]> {
+    const rows = await this.ch.query<CrawlRowJson>(
+      sql`SELECT ${raw(CRAWL_COLUMNS.join(", "))} FROM ${this.t("crawls")}
+          WHERE team_id = ${teamId} AND (crawl_id, version) IN (
+            SELECT crawl_id, max(version) FROM ${this.t("crawls")} WHERE team_id = ${teamId} GROUP BY crawl_id)
+          AND status = 'scraping'
+          AND crawl_id NOT IN (SELECT crawl_id FROM ${this.t("crawl_cancels")})
+          ORDER BY created_at DESC LIMIT 1000`,
+    );
+    return rows.map(fromRow);
   }
 
   async insertErrors(rows: ErrorRow[]): Promise<void> {

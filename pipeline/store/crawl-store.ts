@@ -26,7 +26,7 @@ export interface CrawlRecord {
   error: string;
 }
 
-export const URL_STATE = { queued: 0, done: 1, failed: 2 } as const;
+export const URL_STATE = { queued: 0, done: 1, failed: 2, blocked: 3 } as const;
 export type UrlState = (typeof URL_STATE)[keyof typeof URL_STATE];
 
 export interface UrlRow {
@@ -42,6 +42,8 @@ export interface DocumentRow {
   crawlId: string;
   seq: number;
   urlKey: string;
+  /** Dedup key of the URL after redirects (= urlKey without a redirect). */
+  finalKey: string;
   scrapeId: string;
   url: string;
   statusCode: number;
@@ -81,10 +83,12 @@ export interface CrawlStore {
   /** Latest state of every URL key of a crawl. */
   loadUrls(crawlId: string): Promise<UrlRow[]>;
   insertDocuments(rows: DocumentRow[]): Promise<void>;
-  /** What the sink needs to resume a crawl: the next seq and the url keys already stored. */
-  documentKeys(crawlId: string): Promise<{ nextSeq: number; keys: string[] }>;
+  /** What the sink needs to resume a crawl: the next seq, the url keys already stored and their final (redirect) keys. */
+  documentKeys(crawlId: string): Promise<{ nextSeq: number; keys: string[]; finalKeys: string[] }>;
   /** Documents with seq >= skip, up to maxBytes of JSON (at least one) and maxDocs. */
   pageDocuments(crawlId: string, skip: number, maxBytes: number, maxDocs: number): Promise<DocumentPage>;
+  /** Crawls of a team still running (not cancelled), newest first. */
+  activeCrawls(teamId: string): Promise<CrawlRecord[]>;
   insertErrors(rows: ErrorRow[]): Promise<void>;
   listErrors(crawlId: string): Promise<ErrorRow[]>;
 }

@@ -10,6 +10,7 @@ import { fitChunk } from "./paging.ts";
 interface DocRef {
   seq: number;
   urlKey: string;
+  finalKey: string;
   pos: number;
   len: number;
   /** the document's JSON sits at [pos + docStart, pos + len) of its line */
@@ -62,7 +63,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
       else if (e.t === "errors") this.applyErrors(e.rows);
     }
     for await (const { line, pos, len } of readLines(this.docsLog.path)) {
-      let head: { c: string; s: number; k: string };
+      let head: { c: string; s: number; k: string; f?: string };
       try {
         head = JSON.parse(line.slice(0, line.indexOf(',"d":')) + "}");
         JSON.parse(line);
@@ -70,7 +71,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
         continue;
       }
       const docStart = Buffer.byteLength(line.slice(0, line.indexOf(',"d":') + 5));
-      this.addDocRef(head.c, { seq: head.s, urlKey: head.k, pos, len, docStart });
+      this.addDocRef(head.c, { seq: head.s, urlKey: head.k, finalKey: head.f ?? head.k, pos, len, docStart });
     }
     this.journal.size = await sizeOf(this.journal.path);
     this.docsLog.size = await sizeOf(this.docsLog.path);
@@ -170,25 +171,25 @@ export class EmbeddedCrawlStore implements CrawlStore {
     if (!this.docsLog) {
       for (const r of rows) {
         const list = this.memDocs.get(r.crawlId) ?? [];
-        this.addDocRef(r.crawlId, { seq: r.seq, urlKey: r.urlKey, pos: list.length, len: 0, docStart: 0 });
+        this.addDocRef(r.crawlId, { seq: r.seq, urlKey: r.urlKey, finalKey: r.finalKey, pos: list.length, len: 0, docStart: 0 });
         list.push(r.doc);
         this.memDocs.set(r.crawlId, list);
       }
       return;
     }
-    const lines = rows.map((r) => `${JSON.stringify({ c: r.crawlId, s: r.seq, k: r.urlKey }).slice(0, -1)},"d":${r.doc}}`);
+    const lines = rows.map((r) => `${JSON.stringify({ c: r.crawlId, s: r.seq, k: r.urlKey, f: r.finalKey }).slice(0, -1)},"d":${r.doc}}`);
     const { positions, written } = this.docsLog.append(lines);
     await written;
     rows.forEach((r, i) => {
       const line = lines[i] as string;
       const docStart = Buffer.byteLength(line.slice(0, line.indexOf(',"d":') + 5));
-      this.addDocRef(r.crawlId, { seq: r.seq, urlKey: r.urlKey, pos: positions[i] as number, len: Buffer.byteLength(line), docStart });
+      this.addDocRef(r.crawlId, { seq: r.seq, urlKey: r.urlKey, finalKey: r.finalKey, pos: positions[i] as number, len: Buffer.byteLength(line), docStart });
     });
   }
 
-  async documentKeys(crawlId: string): Promise<{ nextSeq: number; keys: string[] }> {
+  async documentKeys(crawlId: string): Promise<{ nextSeq: number; keys: string[]; finalKeys: string[] }> {
     const list = this.docs.get(crawlId) ?? [];
-    return { nextSeq: list.reduce((m, d) => Math.max(m, d.seq + 1), 0), keys: [...(this.docKeys.get(crawlId) ?? [])] };
+    return { nextSeq: list.reduce((m, d) => Math.max(m, d.seq + 1), 0), keys: [...(this.docKeys.get(crawlId) ?? [])], finalKeys: list.map((d) => d.finalKey) };
   }
 
   private async readDoc(crawlId: string, ref: DocRef): Promise<string> {
@@ -219,6 +220,12 @@ export class EmbeddedCrawlStore implements CrawlStore {
     if (take === 0) return { docs: [], nextSkip: skip, more: false };
     const last = candidates[take - 1] as DocRef;
     return { docs: texts.slice(0, take), nextSkip: last.seq + 1, more: list.length > take };
+  }
+
+  async activeCrawls(teamId: string): Promise<CrawlRecord[]> {
+    return [...this.crawls.values()]
+      .filter((c) => c.teamId === teamId && c.status === "scraping" && !this.cancels.has(c.crawlId))
+      .sort((a, b) => b.createdAt - a.createdAt);
   }
 
   async insertErrors(rows: ErrorRow[]): Promise<void> {

@@ -19,7 +19,7 @@ export function migrations(db: string): string[] {
       crawl_id String, url_key String, url String, depth UInt32, state UInt8, version UInt64
     ) ENGINE = ReplacingMergeTree(version) ORDER BY (crawl_id, url_key)`,
     `CREATE TABLE IF NOT EXISTS ${db}.documents (
-      crawl_id String, seq UInt64, url_key String, scrape_id String, url String, status_code UInt16,
+      crawl_id String, seq UInt64, url_key String, final_key String, scrape_id String, url String, status_code UInt16,
       bytes UInt32, credits UInt32, stored_at UInt64, doc String
     ) ENGINE = MergeTree() ORDER BY (crawl_id, seq)`,
     `CREATE TABLE IF NOT EXISTS ${db}.crawl_errors (

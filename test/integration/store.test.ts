@@ -106,7 +106,7 @@ describe.each(stores)("%s store", (_name, open) => {
 
   it("pages by seq under a byte budget and hides a duplicated row", async () => {
     const crawlId = randomUUID();
-    const row = (seq: number, key: string, size: number) => ({ crawlId, seq, urlKey: key, scrapeId: "s", url: "u", statusCode: 200, credits: 1, storedAt: seq, doc: JSON.stringify({ k: key, pad: "x".repeat(size) }) });
+    const row = (seq: number, key: string, size: number) => ({ crawlId, seq, urlKey: key, finalKey: key, scrapeId: "s", url: "u", statusCode: 200, credits: 1, storedAt: seq, doc: JSON.stringify({ k: key, pad: "x".repeat(size) }) });
     await store.insertDocuments([row(0, "a", 100), row(1, "b", 100), row(2, "a", 100), row(3, "c", 100)]);
     const p1 = await store.pageDocuments(crawlId, 0, 250, 100);
     expect(p1.docs.map((d) => JSON.parse(d).k)).toEqual(["a", "b"]);
@@ -125,7 +125,7 @@ describe("embedded store after a restart", () => {
     const live = randomUUID();
     const old = randomUUID();
     await a.saveCrawls([{ ...base, crawlId: live, status: "completed", expiresAt: Date.now() + 3_600_000 }, { ...base, crawlId: old, status: "completed", expiresAt: Date.now() - 1 }]);
-    await a.insertDocuments([{ crawlId: live, seq: 0, urlKey: "k", scrapeId: "s", url: "u", statusCode: 200, credits: 1, storedAt: 1, doc: JSON.stringify({ markdown: "ünï \"q\"", metadata: {} }) }]);
+    await a.insertDocuments([{ crawlId: live, seq: 0, urlKey: "k", finalKey: "k2", scrapeId: "s", url: "u", statusCode: 200, credits: 1, storedAt: 1, doc: JSON.stringify({ markdown: "ünï \"q\"", metadata: {} }) }]);
     await a.saveUrls([{ crawlId: live, urlKey: "k", url: "u", depth: 0, state: 1, version: 1 }, { crawlId: live, urlKey: "k", url: "u", depth: 0, state: 2, version: 2 }]);
     await a.cancelCrawl(old, 5);
     await a.close();
@@ -136,6 +136,6 @@ describe("embedded store after a restart", () => {
     const page = await b.pageDocuments(live, 0, 1_000_000, 10);
     expect(page.docs.map((d) => JSON.parse(d).markdown)).toEqual(["ünï \"q\""]);
     expect(await b.loadUrls(live)).toEqual([{ crawlId: live, urlKey: "k", url: "u", depth: 0, state: 2, version: 2 }]);
-    expect(await b.documentKeys(live)).toEqual({ nextSeq: 1, keys: ["k"] });
+    expect(await b.documentKeys(live)).toEqual({ nextSeq: 1, keys: ["k"], finalKeys: ["k2"] });
   });
 });

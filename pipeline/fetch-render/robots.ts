@@ -1,0 +1,58 @@
+// robots.txt: fetched once per origin and cached (shared by every crawl this worker runs), parsed with robots-parser.
+import robotsParserModule from "robots-parser";
+import type { Fetcher } from "./fetcher.ts";
+
+export interface Robots {
+  isAllowed(url: string, userAgent: string): boolean;
+  sitemaps: string[];
+}
+
+// the package is CommonJS (module.exports = fn) while its types declare a default export
+const robotsParser = robotsParserModule as unknown as (url: string, body: string) => {
+  isAllowed(url: string, ua?: string): boolean | undefined;
+  getSitemaps(): string[];
+};
+
+const ALLOW_ALL: Robots = { isAllowed: () => true, sitemaps: [] };
+const MAX_ROBOTS_BYTES = 512 * 1024;
+
+/** Parses a robots.txt body; anything that is not plain text (HTML error pages, JSON, XML) counts as empty. */
+export function parseRobots(url: string, body: string, contentType: string): Robots {
+  const trimmed = body.trimStart();
+  if (/html|json|xml/i.test(contentType) || trimmed.startsWith("<") || trimmed.startsWith("{")) return ALLOW_ALL;
+  const parsed = robotsParser(url, body.slice(0, MAX_ROBOTS_BYTES));
+  return {
+    isAllowed: (u, ua) => parsed.isAllowed(u, ua) !== false,
+    sitemaps: parsed.getSitemaps(),
+  };
+}
+
+export class RobotsCache {
+  private readonly fetcher: Fetcher;
+  private readonly ttlMs: number;
+  private readonly timeoutMs: number;
+  private readonly now: () => number;
+  private readonly entries = new Map<string, { at: number; robots: Promise<Robots> }>();
+
+  constructor(opts: { fetcher: Fetcher; ttlMs: number; timeoutMs: number; now: () => number }) {
+    this.fetcher = opts.fetcher;
+    this.ttlMs = opts.ttlMs;
+    this.timeoutMs = opts.timeoutMs;
+    this.now = opts.now;
+  }
+
+  /** The rules of the URL's origin. A robots.txt that cannot be fetched (4xx, 5xx, network) allows everything. */
+  get(url: string): Promise<Robots> {
+    const origin = new URL(url).origin;
+    const hit = this.entries.get(origin);
+    if (hit && this.now() - hit.at < this.ttlMs) return hit.robots;
+    const robotsUrl = `${origin}/robots.txt`;
+    const robots = this.fetcher
+      .fetch({ url: robotsUrl, timeoutMs: this.timeoutMs, raw: true })
+      .then((res) => (res.statusCode >= 200 && res.statusCode < 300 ? parseRobots(robotsUrl, res.body, res.contentType) : ALLOW_ALL))
+      .catch(() => ALLOW_ALL);
+    this.entries.set(origin, { at: this.now(), robots });
+    if (this.entries.size > 5000) this.entries.delete(this.entries.keys().next().value as string);
+    return robots;
+  }
+}
