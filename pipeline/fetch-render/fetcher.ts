@@ -58,20 +58,25 @@ export class UndiciFetcher implements Fetcher {
 
   constructor(opts: UndiciFetcherOptions) {
     this.opts = opts;
-    const guardedLookup = (hostname: string, options: object, cb: LookupCallback) => {
-      const override = opts.resolve?.[hostname];
-      const check = (address: string, family: number) => {
-        if (!opts.allowPrivate && isPrivateAddress(address)) {
-          const err = new Error(`refused to connect to private address ${address} of ${hostname}`) as NodeJS.ErrnoException;
+    // Every connection resolves through here, so the private-address rule holds for the address actually
+    // connected to (no DNS-rebinding bypass), and RESOLVE overrides apply.
+    const guardedLookup = (hostname: string, options: { all?: boolean }, cb: LookupCallback) => {
+      const override = opts.resolve?.[hostname.toLowerCase()];
+      const answer = (found: LookupAddress[]) => {
+        const allowed = opts.allowPrivate ? found : found.filter((a) => !isPrivateAddress(a.address));
+        if (allowed.length === 0) {
+          const err = new Error(`refused to connect to private address ${found[0]?.address ?? "?"} of ${hostname}`) as NodeJS.ErrnoException;
           err.code = "TRAWL_PRIVATE_ADDRESS";
-          return cb(err, "", 0);
+          return cb(err, options.all ? [] : "", 0);
         }
-        return cb(null, address, family);
+        if (options.all) return cb(null, allowed);
+        const first = allowed[0] as LookupAddress;
+        return cb(null, first.address, first.family);
       };
-      if (override) return check(override, isIP(override));
-      dnsLookup(hostname, { ...options, all: false }, (err, address, family) => {
-        if (err) return cb(err, "", 0);
-        check(address as string, family as number);
+      if (override) return answer([{ address: override, family: isIP(override) || 4 }]);
+      dnsLookup(hostname, { all: true }, (err, addresses) => {
+        if (err) return cb(err, options.all ? [] : "", 0);
+        answer(addresses);
       });
     };
     this.agent = new Agent({

@@ -61,7 +61,7 @@ describe("frontier reducer", () => {
   it("counts limit in URLs crawled; a failed URL frees its slot", () => {
     const many = Array.from({ length: 10 }, (_, i) => `https://s.test/docs/p${i}`);
     const { state, tasks } = run([requested(), links("https://s.test/docs/", ...many.slice(0, 5)), failed(many[0] as string), links("https://s.test/docs/", ...many)], { limit: 3 });
-    // start + p0 + p1 fill the limit; p0 fails and frees one slot, taken by p2
+    // start + p0 + p1 fill the limit (p2..p4 wait in the backlog); p0 fails and its slot goes to p2
     expect(tasks.map((t) => t.url)).toEqual(["https://s.test/docs/", many[0], many[1], many[2]]);
     expect(state.queued + state.done).toBe(3);
   });

@@ -42,7 +42,14 @@ export interface CrawlState {
   blocked: number;
   /** The discover task (robots.txt, sitemaps) has not reported yet. */
   discovering: boolean;
+  /**
+   * In-scope URLs found while `limit` was full, oldest first (bounded, memory only): a failed URL frees its slot
+   * and the next of these takes it.
+   */
+  backlog: { url: string; depth: number }[];
 }
+
+export const BACKLOG_MAX = 10_000;
 
 export interface Step {
   emissions: Emission[];
@@ -94,6 +101,16 @@ export function slotsUsed(state: CrawlState): number {
   return state.queued + state.done;
 }
 
+/** Gives freed slots to the backlog, oldest first. */
+function refill(state: CrawlState, step: Step): void {
+  if (state.status !== "scraping") return;
+  while (slotsUsed(state) < state.options.limit && state.backlog.length > 0) {
+    const next = state.backlog.shift() as { url: string; depth: number };
+    if (state.urls.has(keyOf(next.url, state.options))) continue;
+    enqueue(state, step, next.url, next.depth);
+  }
+}
+
 function finishIfIdle(state: CrawlState, step: Step, now: number): void {
   if (state.status !== "scraping" || state.queued > 0 || state.discovering) return;
   state.completedAt = now;
@@ -113,7 +130,7 @@ export function newState(msg: Extract<FrontierInboxMessage, { type: "CrawlReques
   return {
     crawlId: msg.crawlId, teamId: msg.teamId ?? "", webhook: msg.webhook ?? "", startUrl: msg.url, options: msg.options,
     status: "scraping", version: 0, createdAt: msg.createdAt, completedAt: 0, error: "", creditsUsed: 0,
-    urls: new Map(), queued: 0, done: 0, failed: 0, blocked: 0, discovering: false,
+    urls: new Map(), queued: 0, done: 0, failed: 0, blocked: 0, discovering: false, backlog: [],
   };
 }
 
@@ -147,12 +164,17 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
       if (o.maxDiscoveryDepth !== undefined && depth > o.maxDiscoveryDepth) break;
       if (fromSitemap && o.maxDiscoveryDepth === 0) break;
       for (const href of msg.links) {
-        if (slotsUsed(state) >= o.limit) break;
+        const full = slotsUsed(state) >= o.limit;
+        if (full && state.backlog.length >= BACKLOG_MAX) break;
         const url = resolveLink(href);
         if (!url) continue;
         const key = keyOf(url, o);
         if (state.urls.has(key)) continue;
         if (inScope(state.startUrl, url, o, msg.url ?? state.startUrl) !== "ok") continue;
+        if (full) {
+          state.backlog.push({ url, depth });
+          continue;
+        }
         enqueue(state, step, url, depth);
         step.changed = true;
       }
@@ -185,6 +207,7 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
       });
       if (msg.urlKey === keyOf(state.startUrl, o)) state.error = `${msg.code}: ${msg.error}`;
       step.changed = true;
+      refill(state, step);
       finishIfIdle(state, step, now);
       break;
     }
@@ -230,7 +253,7 @@ export function restore(record: CrawlRecord, urls: UrlRow[]): CrawlState {
     crawlId: record.crawlId, teamId: record.teamId, webhook: record.webhook, startUrl: record.url, options: record.options,
     status: record.status, version: record.version, createdAt: record.createdAt, completedAt: record.completedAt,
     error: record.error, creditsUsed: record.creditsUsed, urls: new Map(), queued: 0, done: 0, failed: 0, blocked: 0,
-    discovering: !record.discoveryDone,
+    discovering: !record.discoveryDone, backlog: [],
   };
   for (const row of urls) {
     state.urls.set(row.urlKey, pack(row.state, row.depth));
