@@ -44,7 +44,9 @@ export function urlKey(url: string, opts: KeyOptions = {}): string {
   return `${host}${path}${query}`;
 }
 
-/** The dedup key of a URL under a crawl's options. */
+/** The dedup key of a URL under a crawl's options, as a flat string (the frontier keeps one per URL in memory). */
 export function crawlUrlKey(url: string, options: KeyOptions): string {
-  return urlKey(url, { deduplicateSimilarURLs: options.deduplicateSimilarURLs ?? true, ignoreQueryParameters: options.ignoreQueryParameters ?? false });
+  const key = urlKey(url, { deduplicateSimilarURLs: options.deduplicateSimilarURLs ?? true, ignoreQueryParameters: options.ignoreQueryParameters ?? false });
+  // concatenation yields a rope (a cons string, ~2x the bytes); a round trip through UTF-8 makes it one flat string
+  return Buffer.from(key, "utf8").toString("utf8");
 }
