@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { inScope, isChildPath } from "./scope.ts";
+import { inScope, isChildPath, patternError } from "./scope.ts";
 
 const opts = { crawlEntireDomain: false, allowSubdomains: false };
 
@@ -40,5 +40,35 @@ describe("isChildPath", () => {
     expect(isChildPath("/docs", "/docs/")).toBe(true);
     expect(isChildPath("/docs", "/doc")).toBe(false);
     expect(isChildPath("/docs/a.html", "/docs/b.html")).toBe(false);
+  });
+});
+
+describe("inScope with options", () => {
+  const base = { crawlEntireDomain: false, allowSubdomains: false };
+  it("matches include/exclude against the path, or the full URL with regexOnFullURL", () => {
+    const o = { ...base, crawlEntireDomain: true, includePaths: ["^/blog/"], excludePaths: ["draft"] };
+    expect(inScope("https://s.test/", "https://s.test/blog/a", o)).toBe("ok");
+    expect(inScope("https://s.test/", "https://s.test/shop/a", o)).toBe("not-included");
+    expect(inScope("https://s.test/", "https://s.test/blog/draft-1", o)).toBe("excluded");
+    // the query string is not part of the path
+    expect(inScope("https://s.test/", "https://s.test/blog/a?draft=1", o)).toBe("ok");
+    expect(inScope("https://s.test/", "https://s.test/blog/a?draft=1", { ...o, regexOnFullURL: true, includePaths: ["^https://s\\.test/blog/"] })).toBe("excluded");
+  });
+  it("subdomains by registrable domain (public suffix aware)", () => {
+    const o = { ...base, allowSubdomains: true };
+    expect(inScope("https://www.example.co.uk/", "https://docs.example.co.uk/a", o)).toBe("ok");
+    expect(inScope("https://example.co.uk/", "https://other.co.uk/a", o)).toBe("external");
+  });
+  it("external links: one hop out from an internal page, never to social sites or a bare root", () => {
+    const o = { ...base, allowExternalLinks: true, crawlEntireDomain: true };
+    expect(inScope("https://s.test/", "https://other.test/docs/x", o, "https://s.test/page")).toBe("ok");
+    expect(inScope("https://s.test/", "https://other.test/", o, "https://s.test/page")).toBe("external");
+    expect(inScope("https://s.test/", "https://third.test/x", o, "https://other.test/docs/x")).toBe("external");
+    expect(inScope("https://s.test/", "https://github.com/org/repo", o, "https://s.test/page")).toBe("external");
+  });
+  it("validates patterns as RE2", () => {
+    expect(patternError("^/docs/(a|b)+$")).toBeNull();
+    expect(patternError("(?<=x)y")).toMatch(/invalid|unsupported/);
+    expect(patternError("(a)\\1")).toMatch(/invalid/);
   });
 });
