@@ -7,6 +7,9 @@ import { FetchRenderProcessor } from "./fetch-render/fetch-render.ts";
 import { UndiciFetcher } from "./fetch-render/fetcher.ts";
 import { RobotsCache } from "./fetch-render/robots.ts";
 import { Politeness } from "./fetch-render/politeness.ts";
+import { guardedAgent } from "./net/guarded-agent.ts";
+import { WebhookEmitter } from "./webhook-emit/emitter.ts";
+import { WebhookDeliverer } from "./webhook-emit/deliverer.ts";
 import { ConvertProcessor } from "./convert/convert.ts";
 import { SinkProcessor } from "./sink/sink.ts";
 import { systemClock, type Clock } from "./runtime/clock.ts";
@@ -25,7 +28,7 @@ import { CancelCache } from "./store/cancel-cache.ts";
 import { migrate } from "./store/migrations.ts";
 import { raw } from "./store/sql.ts";
 
-export const ROLES = ["api", "frontier", "fetch-render", "convert", "sink"] as const;
+export const ROLES = ["api", "frontier", "fetch-render", "convert", "sink", "webhook-emit"] as const;
 type RoleName = (typeof ROLES)[number];
 
 const USAGE = `usage: trawl <role> | trawl crawl <url> [options] | trawl scrape <url>
@@ -41,6 +44,7 @@ roles:
   fetch-render   fetches pages (fetch.tasks -> pages.fetched)
   convert        HTML -> markdown, links, metadata (pages.fetched -> crawl.pages)
   sink           stores documents (crawl.pages -> ClickHouse)
+  webhook-emit   signed webhooks with retries (crawl.events -> webhook.deliveries -> HTTP)
   config         print the configuration variables as a markdown table
 
 Configuration comes from environment variables; see README.md.`;
@@ -108,6 +112,8 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   if (config.useDbAuthentication) {
     throw new ConfigError("config: USE_DB_AUTHENTICATION=true is not available in this version; set it to false (self-hosted, no authentication)");
   }
+  parseDelays(config.webhookRetryDelaysMs);
+  parseResolve(config.resolve);
   const clock = systemClock;
   const infra = config.mode === "embedded" ? await embeddedInfrastructure(config, log, clock) : await clusterInfrastructure(roles, config, log);
   const { bus, store } = infra;
@@ -139,6 +145,16 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   }
   if (roles.includes("convert")) runners.push(await infra.run(new ConvertProcessor()));
   if (roles.includes("sink")) runners.push(await infra.run(new SinkProcessor({ store, cancels: new CancelCache(store, 0, clock.now), clock, log })));
+  if (roles.includes("webhook-emit")) {
+    if (!config.webhookSecret) log.warn("SELF_HOSTED_WEBHOOK_HMAC_SECRET is empty: webhooks are sent without a signature");
+    const agent = guardedAgent({ allowPrivate: config.allowLocalWebhooks, resolve: parseResolve(config.resolve), connections: 16 });
+    closers.push(() => agent.close());
+    runners.push(await infra.run(new WebhookEmitter({ store, clock, log, secret: config.webhookSecret })));
+    runners.push(await infra.run(new WebhookDeliverer({
+      agent, store, clock, log, allowLocal: config.allowLocalWebhooks, timeoutMs: config.webhookTimeoutMs,
+      maxAttempts: config.webhookMaxAttempts, retryDelaysMs: parseDelays(config.webhookRetryDelaysMs),
+    })));
+  }
   infra.started?.();
 
   let server: Server | undefined;
@@ -176,6 +192,15 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
       log.info("stopped");
     },
   };
+}
+
+/** `60000,300000` -> [60000, 300000] */
+export function parseDelays(spec: string): number[] {
+  const list = spec.split(",").map((x) => x.trim()).filter(Boolean);
+  if (list.length === 0 || list.some((x) => !/^\d+$/.test(x))) {
+    throw new ConfigError(`config: WEBHOOK_RETRY_DELAYS_MS=${JSON.stringify(spec)} is invalid: expected comma-separated milliseconds`);
+  }
+  return list.map(Number);
 }
 
 /** `a.test:127.0.0.1,b.test:::1` -> { "a.test": "127.0.0.1", "b.test": "::1" } */

@@ -10,7 +10,8 @@ export type LogicalTopic =
   | "pages.fetched"
   | "pages.extract"
   | "crawl.pages"
-  | "crawl.events";
+  | "crawl.events"
+  | "webhook.deliveries";
 
 export interface TopicSpec {
   name: LogicalTopic;
@@ -86,6 +87,16 @@ export const topics: readonly TopicSpec[] = [
     retentionMs: 7 * DAY_MS,
     producers: ["frontier", "sink"],
     consumers: ["api", "webhook-emit"],
+  },
+  {
+    name: "webhook.deliveries",
+    key: "crawlId",
+    why: "webhook attempts waiting to be made: retries survive a restart of webhook-emit",
+    schema: "webhook-delivery",
+    public: false,
+    retentionMs: 2 * DAY_MS,
+    producers: ["webhook-emit"],
+    consumers: ["webhook-emit"],
   },
 ];
 

@@ -32,7 +32,8 @@ export type SchemaName =
   | "fetch-task"
   | "page-fetched"
   | "crawl-page"
-  | "crawl-event";
+  | "crawl-event"
+  | "webhook-delivery";
 
 /** The compiled validator of one schema. */
 export function validator<T>(name: SchemaName): ValidateFunction<T> {

@@ -98,7 +98,7 @@ export type Webhook =
         [k: string]: string;
       };
       metadata?: {};
-      events?: ("started" | "page" | "completed" | "failed")[];
+      events?: ("started" | "page" | "completed" | "failed" | "cancelled")[];
     };
 
 /**
@@ -281,4 +281,29 @@ export interface PageFetched {
    * dedup key of the URL after redirects
    */
   finalUrlKey?: string;
+}
+
+/**
+ * Internal topic webhook.deliveries: one signed webhook request to make (again), keyed by crawlId.
+ */
+export interface WebhookDelivery {
+  crawlId: string;
+  /**
+   * unique per crawl and event: type plus seq for pages
+   */
+  eventId: string;
+  event: string;
+  url: string;
+  headers: {
+    [k: string]: string;
+  };
+  /**
+   * the exact request body, signed
+   */
+  body: string;
+  attempt: number;
+  /**
+   * epoch ms before which the attempt must not be made
+   */
+  notBefore: number;
 }

@@ -1,10 +1,8 @@
 // The Fetcher port and its undici implementation: redirects, time limit, size cap, charset decoding,
 // and the private-address guard applied to the address actually connected to.
-import { lookup as dnsLookup, type LookupAddress } from "node:dns";
-import { isIP } from "node:net";
-import { Agent, request } from "undici";
+import { type Agent, request } from "undici";
 import { PageError } from "../runtime/errors.ts";
-import { isPrivateAddress } from "./private-address.ts";
+import { guardedAgent, PRIVATE_ADDRESS_REFUSED, refusedLiteral } from "../net/guarded-agent.ts";
 import { decodeBody } from "./charset.ts";
 
 export interface FetchRequest {
@@ -50,50 +48,22 @@ export interface UndiciFetcherOptions {
 
 const TEXT_TYPES = /^(text\/|application\/(xhtml\+xml|xml|json|ld\+json|rss\+xml|atom\+xml)|[a-z]+\/[a-z.+-]*\+xml)/i;
 
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
-
 export class UndiciFetcher implements Fetcher {
   private readonly agent: Agent;
   private readonly opts: UndiciFetcherOptions;
 
   constructor(opts: UndiciFetcherOptions) {
     this.opts = opts;
-    // Every connection resolves through here, so the private-address rule holds for the address actually
-    // connected to (no DNS-rebinding bypass), and RESOLVE overrides apply.
-    const guardedLookup = (hostname: string, options: { all?: boolean }, cb: LookupCallback) => {
-      const override = opts.resolve?.[hostname.toLowerCase()];
-      const answer = (found: LookupAddress[]) => {
-        const allowed = opts.allowPrivate ? found : found.filter((a) => !isPrivateAddress(a.address));
-        if (allowed.length === 0) {
-          const err = new Error(`refused to connect to private address ${found[0]?.address ?? "?"} of ${hostname}`) as NodeJS.ErrnoException;
-          err.code = "TRAWL_PRIVATE_ADDRESS";
-          return cb(err, options.all ? [] : "", 0);
-        }
-        if (options.all) return cb(null, allowed);
-        const first = allowed[0] as LookupAddress;
-        return cb(null, first.address, first.family);
-      };
-      if (override) return answer([{ address: override, family: isIP(override) || 4 }]);
-      dnsLookup(hostname, { all: true }, (err, addresses) => {
-        if (err) return cb(err, options.all ? [] : "", 0);
-        answer(addresses);
-      });
-    };
-    this.agent = new Agent({
-      connect: { lookup: guardedLookup as never, rejectUnauthorized: false },
-      keepAliveTimeout: 10000,
-      connections: 64,
-    });
+    this.agent = guardedAgent({ allowPrivate: opts.allowPrivate, resolve: opts.resolve });
   }
 
   async fetch(req: FetchRequest): Promise<FetchResult> {
     const signal = AbortSignal.timeout(req.timeoutMs);
     let current = req.url;
     for (let hop = 0; ; hop++) {
-      const target = new URL(current);
       // IP literals skip DNS lookup, so they are checked here
-      const literal = target.hostname.replace(/^\[|\]$/g, "");
-      if (!this.opts.allowPrivate && isIP(literal) && isPrivateAddress(literal)) {
+      const literal = refusedLiteral(current, this.opts.allowPrivate);
+      if (literal) {
         throw new PageError("SCRAPE_PRIVATE_TARGET_REFUSED", `refused to fetch private address ${literal} (set ALLOW_PRIVATE_CRAWL_TARGETS=true to allow)`);
       }
       let res;
@@ -159,7 +129,7 @@ function toPageError(err: unknown, timeoutMs: number): PageError {
   if (e.name === "TimeoutError" || e.name === "AbortError" || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT" || code === "UND_ERR_CONNECT_TIMEOUT") {
     return new PageError("SCRAPE_TIMEOUT", `no complete response within ${timeoutMs} ms`, { retriable: true, cause: err });
   }
-  if (code === "TRAWL_PRIVATE_ADDRESS") return new PageError("SCRAPE_PRIVATE_TARGET_REFUSED", `${e.message} (set ALLOW_PRIVATE_CRAWL_TARGETS=true to allow)`, { cause: err });
+  if (code === PRIVATE_ADDRESS_REFUSED) return new PageError("SCRAPE_PRIVATE_TARGET_REFUSED", `${e.message} (set ALLOW_PRIVATE_CRAWL_TARGETS=true to allow)`, { cause: err });
   if (code === "ENOTFOUND" || code === "EAI_AGAIN") return new PageError("SCRAPE_DNS_RESOLUTION_ERROR", `DNS lookup failed: ${e.message}`, { retriable: code === "EAI_AGAIN", cause: err });
   if (/CERT|SSL|TLS/i.test(code)) return new PageError("SCRAPE_SSL_ERROR", e.message ?? "TLS error", { cause: err });
   return new PageError("SCRAPE_CONNECTION_ERROR", `${code || "connection error"}: ${e.message}`, { retriable: true, cause: err });

@@ -49,6 +49,11 @@ export const configVars = {
   retryAfterMaxMs: v({ env: "RETRY_AFTER_MAX_MS", kind: "int", default: "30000", min: 0, max: 600000, description: "Longest Retry-After (429/503) honoured by waiting; longer ones fail the page.", roles: "fetch-render" }),
   maxSitemaps: v({ env: "SITEMAP_MAX_FILES", kind: "int", default: "20", min: 0, max: 1000, description: "Sitemap files read per crawl (indexes included).", roles: "fetch-render" }),
   resolve: v({ env: "RESOLVE", kind: "string", default: "", description: "Host name overrides like curl --resolve: `a.site.test:127.0.0.1,b.site.test:127.0.0.1` (tests, split-horizon DNS).", roles: "fetch-render" }),
+  allowLocalWebhooks: v({ env: "ALLOW_LOCAL_WEBHOOKS", kind: "bool", default: "false", description: "Deliver webhooks to loopback, private, link-local and unique-local addresses (checked on the address connected to).", roles: "webhook-emit" }),
+  webhookSecret: v({ env: "SELF_HOSTED_WEBHOOK_HMAC_SECRET", kind: "string", default: "", description: "Key of the HMAC-SHA256 signature in X-Service-Signature. Empty: webhooks go unsigned (a warning is logged at start).", roles: "webhook-emit" }),
+  webhookTimeoutMs: v({ env: "WEBHOOK_TIMEOUT_MS", kind: "int", default: "10000", min: 100, max: 120000, description: "Time limit of one webhook attempt.", roles: "webhook-emit" }),
+  webhookMaxAttempts: v({ env: "WEBHOOK_MAX_ATTEMPTS", kind: "int", default: "4", min: 1, max: 20, description: "Attempts per webhook event (the first and the retries).", roles: "webhook-emit" }),
+  webhookRetryDelaysMs: v({ env: "WEBHOOK_RETRY_DELAYS_MS", kind: "string", default: "60000,300000,900000", description: "Waits before the 2nd, 3rd, ... attempt (comma-separated ms; the last repeats).", roles: "webhook-emit" }),
   userAgent: v({ env: "USER_AGENT", kind: "string", default: "Mozilla/5.0 (compatible; TrawlBot/0.1)", description: "User-Agent of every fetch.", roles: "fetch-render" }),
   logLevel: v({ env: "LOG_LEVEL", kind: "enum", default: "info", values: ["fatal", "error", "warn", "info", "debug", "trace", "silent"], description: "pino log level.", roles: "all" }),
 } as const;

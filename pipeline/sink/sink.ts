@@ -70,7 +70,9 @@ export class SinkProcessor implements Processor<CrawlPage, Batch> {
     const batchKeys = batch.keys.get(page.crawlId) ?? new Set<string>();
     batch.keys.set(page.crawlId, batchKeys);
     const done: FrontierInboxMessage = { type: "PageDone", crawlId: page.crawlId, urlKey: page.urlKey, credits: page.credits };
-    const doneEmission: Emission = { topic: "frontier.inbox", key: keys.crawl(page.crawlId), value: done };
+    // phase 1: the page event is on crawl.events before the frontier can complete the crawl, so crawl.completed
+    // always follows every crawl.page of the crawl
+    const doneEmission: Emission = { topic: "frontier.inbox", key: keys.crawl(page.crawlId), value: done, phase: 1 };
     if (cursor.stored.has(page.urlKey) || batchKeys.has(page.urlKey)) {
       this.log.debug({ crawlId: page.crawlId, urlKey: page.urlKey, offset: msg.offset }, "page already stored");
       return [doneEmission];
@@ -103,7 +105,7 @@ export class SinkProcessor implements Processor<CrawlPage, Batch> {
       doc: JSON.stringify(page.document),
     });
     const event: CrawlEvent = { crawlId: page.crawlId, type: "crawl.page", at: now, seq, document: page.document };
-    return [{ topic: "crawl.events", key: keys.crawl(page.crawlId), value: event }, doneEmission];
+    return [{ topic: "crawl.events", key: keys.crawl(page.crawlId), value: event, phase: 0 }, doneEmission];
   }
 
   /** Documents are durable before anyone hears of them. */

@@ -1,6 +1,6 @@
 // ClickHouse adapter of the CrawlStore port.
 import type { ClickHouseClient } from "./clickhouse.ts";
-import type { CrawlRecord, CrawlStatus, CrawlStore, DocumentPage, DocumentRow, ErrorRow, UrlRow, UrlState } from "./crawl-store.ts";
+import type { CrawlRecord, CrawlStatus, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, UrlRow, UrlState } from "./crawl-store.ts";
 import { fitChunk } from "./paging.ts";
 import { raw, sql } from "./sql.ts";
 
@@ -126,6 +126,18 @@ export class ClickHouseCrawlStore implements CrawlStore {
           FROM ${this.t("crawl_errors")} WHERE crawl_id = ${crawlId} GROUP BY url_key ORDER BY e_at`,
     );
     return rows.map((r) => ({ crawlId, urlKey: r.url_key, url: r.e_url, code: r.e_code, error: r.e_error, statusCode: n(r.e_status), at: n(r.e_at) }));
+  }
+
+  async logDeliveries(rows: DeliveryRow[]): Promise<void> {
+    await this.ch.insert("webhook_deliveries", ["crawl_id", "event_id", "event", "url", "status_code", "attempt", "error", "at"],
+      rows.map((r) => [r.crawlId, r.eventId, r.event, r.url, r.statusCode, r.attempt, r.error, r.at]));
+  }
+
+  async listDeliveries(crawlId: string): Promise<DeliveryRow[]> {
+    const rows = await this.ch.query<{ event_id: string; event: string; url: string; status_code: number; attempt: number; error: string; at: number }>(
+      sql`SELECT event_id, event, url, status_code, attempt, error, at FROM ${this.t("webhook_deliveries")} WHERE crawl_id = ${crawlId} ORDER BY at, attempt`,
+    );
+    return rows.map((r) => ({ crawlId, eventId: r.event_id, event: r.event, url: r.url, statusCode: n(r.status_code), attempt: n(r.attempt), error: r.error, at: n(r.at) }));
   }
 }
 

@@ -63,6 +63,19 @@ export interface ErrorRow {
   at: number;
 }
 
+export interface DeliveryRow {
+  crawlId: string;
+  eventId: string;
+  event: string;
+  url: string;
+  /** 0 when no HTTP answer */
+  statusCode: number;
+  /** 0: handed to delivery; n: the n-th attempt */
+  attempt: number;
+  error: string;
+  at: number;
+}
+
 export interface DocumentPage {
   /** JSON texts of the documents, in completion order. */
   docs: string[];
@@ -91,4 +104,7 @@ export interface CrawlStore {
   activeCrawls(teamId: string): Promise<CrawlRecord[]>;
   insertErrors(rows: ErrorRow[]): Promise<void>;
   listErrors(crawlId: string): Promise<ErrorRow[]>;
+  logDeliveries(rows: DeliveryRow[]): Promise<void>;
+  /** The delivery log of a crawl, oldest first. */
+  listDeliveries(crawlId: string): Promise<DeliveryRow[]>;
 }

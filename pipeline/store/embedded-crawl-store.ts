@@ -3,7 +3,7 @@
 // on disk (memory keeps only an index). Both are replayed at start, so a restart keeps every crawl until it expires.
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
-import type { CrawlRecord, CrawlStore, DocumentPage, DocumentRow, ErrorRow, UrlRow } from "./crawl-store.ts";
+import type { CrawlRecord, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, UrlRow } from "./crawl-store.ts";
 import { AppendLog, readAt, readLines } from "../runtime/append-log.ts";
 import { fitChunk } from "./paging.ts";
 
@@ -21,7 +21,8 @@ type JournalEntry =
   | { t: "crawl"; r: CrawlRecord }
   | { t: "cancel"; id: string; at: number }
   | { t: "urls"; rows: UrlRow[] }
-  | { t: "errors"; rows: ErrorRow[] };
+  | { t: "errors"; rows: ErrorRow[] }
+  | { t: "deliveries"; rows: DeliveryRow[] };
 
 const newer = (a: CrawlRecord, b: CrawlRecord | undefined) => !b || a.version > b.version || (a.version === b.version && a.updatedAt >= b.updatedAt);
 
@@ -33,6 +34,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
   private readonly docs = new Map<string, DocRef[]>();
   private readonly docKeys = new Map<string, Set<string>>();
   private readonly errors = new Map<string, Map<string, ErrorRow>>();
+  private readonly deliveries = new Map<string, DeliveryRow[]>();
   /** memory-only mode keeps URL rows and documents here */
   private readonly memUrls = new Map<string, UrlRow[]>();
   private readonly memDocs = new Map<string, string[]>();
@@ -61,6 +63,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
       if (e.t === "crawl") this.applyCrawl(e.r);
       else if (e.t === "cancel") this.cancels.set(e.id, e.at);
       else if (e.t === "errors") this.applyErrors(e.rows);
+      else if (e.t === "deliveries") this.applyDeliveries(e.rows);
     }
     for await (const { line, pos, len } of readLines(this.docsLog.path)) {
       let head: { c: string; s: number; k: string; f?: string };
@@ -81,6 +84,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
         this.docs.delete(id);
         this.docKeys.delete(id);
         this.errors.delete(id);
+        this.deliveries.delete(id);
       }
     }
   }
@@ -95,6 +99,14 @@ export class EmbeddedCrawlStore implements CrawlStore {
       const prev = m.get(r.urlKey);
       if (!prev || r.at >= prev.at) m.set(r.urlKey, r);
       this.errors.set(r.crawlId, m);
+    }
+  }
+
+  private applyDeliveries(rows: DeliveryRow[]): void {
+    for (const r of rows) {
+      const list = this.deliveries.get(r.crawlId) ?? [];
+      list.push(r);
+      this.deliveries.set(r.crawlId, list);
     }
   }
 
@@ -235,6 +247,15 @@ export class EmbeddedCrawlStore implements CrawlStore {
 
   async listErrors(crawlId: string): Promise<ErrorRow[]> {
     return [...(this.errors.get(crawlId)?.values() ?? [])].sort((a, b) => a.at - b.at);
+  }
+
+  async logDeliveries(rows: DeliveryRow[]): Promise<void> {
+    await this.write({ t: "deliveries", rows });
+    this.applyDeliveries(rows);
+  }
+
+  async listDeliveries(crawlId: string): Promise<DeliveryRow[]> {
+    return [...(this.deliveries.get(crawlId) ?? [])].sort((a, b) => a.at - b.at || a.attempt - b.attempt);
   }
 
   async close(): Promise<void> {

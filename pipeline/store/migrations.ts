@@ -25,8 +25,9 @@ export function migrations(db: string): string[] {
     `CREATE TABLE IF NOT EXISTS ${db}.crawl_errors (
       crawl_id String, url_key String, url String, code String, error String, status_code UInt16, at UInt64
     ) ENGINE = ReplacingMergeTree(at) ORDER BY (crawl_id, url_key)`,
+    // attempt 0: the event was handed to delivery; 1, 2, ...: the outcome of each attempt
     `CREATE TABLE IF NOT EXISTS ${db}.webhook_deliveries (
-      crawl_id String, event String, url String, status_code UInt16, attempt UInt32, error String, at UInt64
+      crawl_id String, event_id String, event String, url String, status_code UInt16, attempt UInt32, error String, at UInt64
     ) ENGINE = MergeTree() ORDER BY (crawl_id, at)`,
   ];
 }

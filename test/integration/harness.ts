@@ -41,6 +41,7 @@ export async function startTrawl(overrides: Partial<Config> = {}): Promise<Insta
     allowPrivateCrawlTargets: true,
     logLevel: process.env.LOG_LEVEL ?? "error",
     fetchRetries: 1,
+    webhookRetryDelaysMs: "200,500",
     ...overrides,
   });
   return launch(config, tag, dataDir);

@@ -1,0 +1,67 @@
+// webhook-emit, part 1: crawl.events -> webhook.deliveries. Each event a crawl's webhook wants is handed to delivery
+// once (replays of crawl.events are recognised by event id, also after a restart, from the delivery log).
+import type { CrawlEvent, WebhookDelivery } from "../../schemas/index.ts";
+import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
+import type { Clock } from "../runtime/clock.ts";
+import type { Logger } from "../runtime/logger.ts";
+import type { CrawlStore, DeliveryRow } from "../store/crawl-store.ts";
+import { keys } from "../topology.ts";
+import { eventId, firstDelivery, parseWebhook, type WebhookSetting } from "./payload.ts";
+
+interface CrawlHooks {
+  setting: WebhookSetting | null;
+  handed: Set<string>;
+}
+
+interface Batch {
+  handed: DeliveryRow[];
+}
+
+export class WebhookEmitter implements Processor<CrawlEvent, Batch> {
+  readonly name = "webhook-emit";
+  readonly topic = "crawl.events" as const;
+  readonly schema = "crawl-event" as const;
+  readonly mode = "ordered" as const;
+  readonly concurrency = 1;
+  private readonly crawls = new Map<string, CrawlHooks>();
+  private readonly deps: { store: CrawlStore; clock: Clock; log: Logger; secret: string };
+
+  constructor(deps: { store: CrawlStore; clock: Clock; log: Logger; secret: string }) {
+    this.deps = deps;
+  }
+
+  createBatch(): Batch {
+    return { handed: [] };
+  }
+
+  private async hooks(crawlId: string): Promise<CrawlHooks> {
+    let h = this.crawls.get(crawlId);
+    if (!h) {
+      const crawl = await this.deps.store.getCrawl(crawlId);
+      const setting = crawl ? parseWebhook(crawl.webhook) : null;
+      const handed = setting ? new Set((await this.deps.store.listDeliveries(crawlId)).filter((d) => d.attempt === 0).map((d) => d.eventId)) : new Set<string>();
+      h = { setting, handed };
+      this.crawls.set(crawlId, h);
+      if (this.crawls.size > 10_000) this.crawls.delete(this.crawls.keys().next().value as string);
+    }
+    return h;
+  }
+
+  async handle(msg: Consumed<CrawlEvent>, batch: Batch): Promise<Emission[]> {
+    const event = msg.value;
+    const h = await this.hooks(event.crawlId);
+    if (!h.setting) return [];
+    const id = eventId(event);
+    if (h.handed.has(id)) return [];
+    const delivery: WebhookDelivery | null = firstDelivery(event, h.setting, this.deps.secret, this.deps.clock.now());
+    if (!delivery) return [];
+    h.handed.add(id);
+    batch.handed.push({ crawlId: event.crawlId, eventId: id, event: event.type, url: delivery.url, statusCode: 0, attempt: 0, error: "", at: this.deps.clock.now() });
+    return [{ topic: "webhook.deliveries", key: keys.crawl(event.crawlId), value: delivery }];
+  }
+
+  async afterProduce(batch: Batch): Promise<void> {
+    if (batch.handed.length) await this.deps.store.logDeliveries(batch.handed);
+    batch.handed = [];
+  }
+}

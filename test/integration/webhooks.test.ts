@@ -1,0 +1,119 @@
+// Signed webhooks with retries and a delivery log, in both modes, against a real receiver on loopback.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectedDocPaths, startFixtureSite, type FixtureSite } from "../fixtures/site.ts";
+import { startReceiver, type Receiver } from "../fixtures/webhook-receiver.ts";
+import { allChunks, MODES, postJson, startTrawl, waitForEnd, type Instance } from "./harness.ts";
+
+const SECRET = "whsec-test-123";
+
+async function until(what: string, cond: () => boolean, ms = 30_000) {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe.each(MODES)("%s mode", (mode) => {
+  let trawl: Instance;
+  let site: FixtureSite;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    [site, receiver] = await Promise.all([startFixtureSite(), startReceiver(SECRET)]);
+    trawl = await startTrawl({ mode, allowLocalWebhooks: true, webhookSecret: SECRET, webhookRetryDelaysMs: "200,400", webhookMaxAttempts: 30 });
+  });
+  afterAll(async () => {
+    await trawl?.stop();
+    await site?.close();
+    await receiver?.close();
+  });
+
+  it("delivers started, one page event per document, completed; signed; metadata echoed", async () => {
+    receiver.received.length = 0;
+    const res = await postJson(`${trawl.api}/v2/crawl`, {
+      url: `${site.origin}/docs/`, limit: 1000,
+      webhook: { url: receiver.url, metadata: { project: "docs", n: 1 }, events: ["started", "page", "completed"], headers: { "x-custom": "yes" } },
+    });
+    const id = res.body.id;
+    await waitForEnd(trawl.api, id);
+    await until("crawl.completed", () => receiver.received.some((r) => r.id === id && r.type === "crawl.completed"));
+    const mine = receiver.received.filter((r) => r.id === id);
+    const docs = (await allChunks(trawl.api, id)).flatMap((c) => c.body.data);
+    const pages = mine.filter((r) => r.type === "crawl.page");
+    expect(docs).toHaveLength(expectedDocPaths().length);
+    expect(pages).toHaveLength(docs.length);
+    expect(new Set(pages.map((p) => p.body.data[0].metadata.scrapeId))).toEqual(new Set(docs.map((d: any) => d.metadata.scrapeId)));
+    expect(mine.every((r) => r.validSignature)).toBe(true);
+    expect(mine.every((r) => r.type.startsWith("crawl."))).toBe(true);
+    expect(mine[0]?.type).toBe("crawl.started");
+    expect(mine.at(-1)?.type).toBe("crawl.completed");
+    for (const r of mine) expect(r.body).toMatchObject({ success: true, id, metadata: { project: "docs", n: 1 }, error: null });
+    expect(mine.find((r) => r.type === "crawl.started")?.body.data).toEqual([]);
+    // the delivery log: each event handed once, delivered on its first attempt
+    const log = await trawl.running.store.listDeliveries(id);
+    expect(log.filter((d) => d.attempt === 0)).toHaveLength(mine.length);
+    expect(log.filter((d) => d.attempt === 1 && d.statusCode === 200)).toHaveLength(mine.length);
+  });
+
+  it("retries after the receiver answered 500", async () => {
+    receiver.received.length = 0;
+    receiver.requests = 0;
+    receiver.failFirst = 3;
+    const res = await postJson(`${trawl.api}/v2/crawl`, { url: `${site.origin}/docs/about`, limit: 1, webhook: receiver.url });
+    // a retried event goes back in line: it may arrive after later events
+    await until("all three events", () => new Set(receiver.received.filter((r) => r.id === res.body.id).map((r) => r.type)).size === 3);
+    const types = receiver.received.filter((r) => r.id === res.body.id).map((r) => r.type).sort();
+    expect(types).toEqual(["crawl.completed", "crawl.page", "crawl.started"]);
+    const log = await trawl.running.store.listDeliveries(res.body.id);
+    expect(log.filter((d) => d.statusCode === 500)).toHaveLength(3);
+    expect(log.some((d) => d.attempt >= 2 && d.statusCode === 200)).toBe(true);
+    receiver.failFirst = 0;
+  });
+
+  it("keeps retrying across a restart of webhook-emit", async () => {
+    receiver.received.length = 0;
+    receiver.failWith = 503;
+    const res = await postJson(`${trawl.api}/v2/crawl`, { url: `${site.origin}/docs/section-1/`, limit: 4, webhook: receiver.url });
+    const id = res.body.id;
+    await waitForEnd(trawl.api, id);
+    await until("some failed attempts", () => receiver.requests > 6);
+    trawl = await trawl.restart();
+    receiver.failWith = null;
+    await until("crawl.completed after the restart", () => receiver.received.some((r) => r.id === id && r.type === "crawl.completed"));
+    const pages = new Set(receiver.received.filter((r) => r.id === id && r.type === "crawl.page").map((r) => r.eventId));
+    expect(pages.size).toBe(4);
+  });
+});
+
+describe("webhooks to private addresses", () => {
+  let trawl: Instance;
+  let site: FixtureSite;
+  let receiver: Receiver;
+  beforeAll(async () => {
+    [site, receiver] = await Promise.all([startFixtureSite(), startReceiver(SECRET)]);
+    trawl = await startTrawl({ mode: "embedded", allowLocalWebhooks: false, webhookSecret: SECRET, webhookRetryDelaysMs: "100" });
+  });
+  afterAll(async () => {
+    await trawl?.stop();
+    await site?.close();
+    await receiver?.close();
+  });
+
+  it("are refused when ALLOW_LOCAL_WEBHOOKS is off, logged once per event, never retried", async () => {
+    for (const url of [receiver.url, receiver.url.replace("127.0.0.1", "localhost")]) {
+      const res = await postJson(`${trawl.api}/v2/crawl`, { url: `${site.origin}/docs/about`, limit: 1, webhook: url });
+      await waitForEnd(trawl.api, res.body.id);
+      let log: Awaited<ReturnType<typeof trawl.running.store.listDeliveries>> = [];
+      await until("the refusals in the delivery log", () => {
+        void trawl.running.store.listDeliveries(res.body.id).then((l) => (log = l));
+        return log.filter((d) => d.attempt === 1).length === 3;
+      });
+      await new Promise((r) => setTimeout(r, 500));
+      log = await trawl.running.store.listDeliveries(res.body.id);
+      expect(log.filter((d) => d.attempt >= 1).every((d) => d.attempt === 1 && d.error.startsWith("refused"))).toBe(true);
+      expect(log.filter((d) => d.attempt >= 2)).toEqual([]);
+    }
+    expect(receiver.requests).toBe(0);
+  });
+});
