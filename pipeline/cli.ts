@@ -1,7 +1,10 @@
 // `trawl <role>`: wires the ports for one role (or all of them) and runs until SIGTERM/SIGINT, then drains.
 import type { Server } from "node:http";
 import { resolve } from "node:path";
+import type { WebSocketServer } from "ws";
 import { createApp } from "../api/app.ts";
+import { ApiEventsProcessor, EventHub } from "../api/event-hub.ts";
+import { attachWatch } from "../api/ws.ts";
 import { FrontierProcessor } from "./frontier/frontier.ts";
 import { FetchRenderProcessor } from "./fetch-render/fetch-render.ts";
 import { UndiciFetcher } from "./fetch-render/fetcher.ts";
@@ -155,19 +158,24 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
       maxAttempts: config.webhookMaxAttempts, retryDelaysMs: parseDelays(config.webhookRetryDelaysMs),
     })));
   }
-  infra.started?.();
 
   let server: Server | undefined;
+  let wss: WebSocketServer | undefined;
   if (roles.includes("api")) {
+    const hub = new EventHub();
+    runners.push(await infra.run(new ApiEventsProcessor(hub)));
     log.warn("USE_DB_AUTHENTICATION is false: authentication is bypassed, every request is accepted");
     const app = createApp({ config, store, bus, clock, log, ready: () => infra.ready() });
     server = await new Promise<Server>((resolve, reject) => {
       const s = app.listen(config.port, config.host, () => resolve(s));
       s.once("error", reject);
     });
+    wss = attachWatch(server, { store, hub, clock, log });
     const address = server.address();
     log.info({ address }, "api listening");
   }
+
+  infra.started?.();
 
   let stopped = false;
   return {
@@ -181,6 +189,10 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
       if (stopped) return;
       stopped = true;
       log.info("shutting down: draining in-flight work");
+      if (wss) {
+        for (const client of wss.clients) client.close(1001, JSON.stringify({ type: "error", error: "server shutting down" }));
+        wss.close();
+      }
       if (server) {
         const s = server;
         await new Promise<void>((resolve) => s.close(() => resolve()));

@@ -1,6 +1,7 @@
 // Frontier adapter: runs the reducer over frontier.inbox, keeps crawl states in memory, persists them to the store.
-// Order per batch: produce the emissions (acked), then persist URL states and crawl records, then commit.
-// A crash between the two replays the batch: the reducer re-emits (harmless duplicates, dropped downstream).
+// Order per batch: produce the fetch tasks and other phase-0 emissions (acked), persist URL states and crawl records,
+// produce the terminal events (phase 1), then commit. A crash in between replays the batch: the reducer re-emits
+// (harmless duplicates, dropped downstream), and a replayed message that ended a crawl announces the end again.
 import type { FrontierInboxMessage } from "../../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
@@ -68,7 +69,13 @@ export class FrontierProcessor implements Processor<FrontierInboxMessage, Batch>
     return step.emissions;
   }
 
-  async afterProduce(batch: Batch): Promise<void> {
+  /** After phase 0 (fetch tasks, started): persist; phase 1 (crawl.completed, failed, cancelled) follows, so whoever
+   * hears of the end finds it in the store. */
+  async afterPhase(batch: Batch, phase: number): Promise<void> {
+    if (phase === 0) await this.persist(batch);
+  }
+
+  private async persist(batch: Batch): Promise<void> {
     const now = this.clock.now();
     if (batch.urls.length) await this.store.saveUrls(batch.urls);
     if (batch.errors.length) await this.store.insertErrors(batch.errors);

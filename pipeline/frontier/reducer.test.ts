@@ -153,3 +153,16 @@ describe("frontier reducer", () => {
     expect(toRecord(state, 1)).toMatchObject({ completed: 0, failed: 0, total: 0 });
   });
 });
+
+describe("terminal events", () => {
+  it("go out in phase 1, and a replay of the message that ended the crawl announces the end again", () => {
+    let state: CrawlState | null = reduce(null, requested(), 1).state;
+    const end = reduce(state, done("https://s.test/docs/"), 2);
+    state = end.state;
+    expect(end.step.emissions.filter((e) => e.topic === "crawl.events").map((e) => [(e.value as { type: string }).type, e.phase])).toEqual([["crawl.completed", 1]]);
+    const replay = reduce(state, done("https://s.test/docs/"), 3);
+    expect(replay.step.emissions.map((e) => (e.value as { type: string }).type)).toEqual(["crawl.completed"]);
+    expect(replay.state?.done).toBe(1);
+    expect(replay.state?.creditsUsed).toBe(1);
+  });
+});

@@ -65,9 +65,18 @@ export function keyOf(url: string, options: CrawlOptions): string {
   return crawlUrlKey(url, options);
 }
 
+const TERMINAL_EVENTS = new Set<CrawlEvent["type"]>(["crawl.completed", "crawl.failed", "crawl.cancelled"]);
+
+/** Terminal events go out in phase 1, after the frontier persisted the state that explains them. */
 function event(state: CrawlState, type: CrawlEvent["type"], now: number, error: string | null = null): Emission {
   const value: CrawlEvent = { crawlId: state.crawlId, type, at: now, error };
-  return { topic: "crawl.events", key: keys.crawl(state.crawlId), value };
+  return { topic: "crawl.events", key: keys.crawl(state.crawlId), value, phase: TERMINAL_EVENTS.has(type) ? 1 : 0 };
+}
+
+/** The end of a crawl, announced again when the message that ended it is replayed (its first announcement may be lost). */
+function reannounce(state: CrawlState, step: Step, now: number): void {
+  if (state.status === "completed") step.emissions.push(event(state, "crawl.completed", now));
+  else if (state.status === "failed") step.emissions.push(event(state, "crawl.failed", now, state.error));
 }
 
 function count(state: CrawlState, s: UrlState, delta: number): void {
@@ -189,7 +198,10 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
     }
     case "PageDone": {
       const packed = state.urls.get(msg.urlKey);
-      if (packed === undefined || stateOf(packed) !== URL_STATE.queued) break; // duplicate or unknown
+      if (packed === undefined || stateOf(packed) !== URL_STATE.queued) {
+        if (packed !== undefined && stateOf(packed) === URL_STATE.done && state.queued === 0) reannounce(state, step, now);
+        break; // duplicate or unknown
+      }
       // a page stored just before a cancel is still returned by GET, so it counts and is billed
       setUrl(state, step, msg.urlKey, URL_STATE.done, depthOf(packed), "");
       state.creditsUsed += msg.credits;
@@ -199,7 +211,10 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
     }
     case "PageFailed": {
       const packed = state.urls.get(msg.urlKey);
-      if (packed === undefined || stateOf(packed) !== URL_STATE.queued) break;
+      if (packed === undefined || stateOf(packed) !== URL_STATE.queued) {
+        if (packed !== undefined && stateOf(packed) !== URL_STATE.done && state.queued === 0) reannounce(state, step, now);
+        break;
+      }
       const blocked = msg.code === ROBOTS_BLOCKED;
       setUrl(state, step, msg.urlKey, blocked ? URL_STATE.blocked : URL_STATE.failed, depthOf(packed), msg.url);
       step.errorRows.push({

@@ -3,7 +3,7 @@
 // batches and commit offsets after this resolved.
 import { validator } from "../../schemas/index.ts";
 import type { LogicalTopic } from "../topology.ts";
-import { phases, type Bus, type Consumed, type Emission, type Processor } from "./bus.ts";
+import { phaseGroups, phases, type Bus, type Consumed, type Emission, type Processor } from "./bus.ts";
 import { classify, errorCode, errorMessage } from "./errors.ts";
 import type { Logger } from "./logger.ts";
 import { backoffMs, sleep } from "./retry.ts";
@@ -133,7 +133,7 @@ export function batchHandler<T, B>(processor: Processor<T, B>, bus: Bus, log: Lo
         for (const phase of phases(list)) await bus.produce(phase);
       }, "delivery");
     let results: Emission[][];
-    if (processor.mode === "parallel" && !processor.beforeProduce && !processor.afterProduce) {
+    if (processor.mode === "parallel" && !processor.beforeProduce && !processor.afterProduce && !processor.afterPhase) {
       // stateless stages pass each message on as soon as it is done (the batch's slowest page holds nobody up);
       // the offset still moves only when the whole batch is delivered
       await deliver(emissions);
@@ -147,7 +147,12 @@ export function batchHandler<T, B>(processor: Processor<T, B>, bus: Bus, log: Lo
       for (const list of results) emissions.push(...list);
       await retryForever(async () => {
         await processor.beforeProduce?.(scratch);
-        for (const phase of phases(emissions)) await bus.produce(phase);
+        const groups = phaseGroups(emissions);
+        if (processor.afterPhase && !groups.some((g) => g.phase === 0)) groups.unshift({ phase: 0, emissions: [] });
+        for (const g of groups) {
+          await bus.produce(g.emissions);
+          await processor.afterPhase?.(scratch, g.phase);
+        }
         await processor.afterProduce?.(scratch);
       }, "delivery");
     }

@@ -34,6 +34,11 @@ export interface Processor<T, B = void> {
   /** ordered: one message at a time per partition, in offset order; parallel: up to `concurrency` of a batch at once. */
   mode: "ordered" | "parallel";
   concurrency: number;
+  /**
+   * Every process gets every message (its own consumer group, starting at the end of the topic), instead of the
+   * processes sharing the partitions. For API replicas that fan events out to their WebSocket clients.
+   */
+  broadcast?: boolean;
   /** Per-batch scratch space (pending writes of this batch only; partitions run concurrently). */
   createBatch(): B;
   /** Called once per batch before any handle, with every decoded message (e.g. one store read for the batch). */
@@ -43,8 +48,22 @@ export interface Processor<T, B = void> {
   onPageFailure?(msg: Consumed<T>, err: unknown): Emission[];
   /** Side effects that must be durable before the batch's emissions are produced (idempotent: clears what it wrote). */
   beforeProduce?(batch: B): Promise<void>;
+  /** Side effects that follow the acknowledged emissions of one phase (and precede the next phase). */
+  afterPhase?(batch: B, phase: number): Promise<void>;
   /** Side effects that follow the acknowledged emissions and precede the offset commit. */
   afterProduce?(batch: B): Promise<void>;
+}
+
+/** Groups emissions by phase, in ascending order, with each group's phase number. */
+export function phaseGroups(emissions: Emission[]): { phase: number; emissions: Emission[] }[] {
+  const byPhase = new Map<number, Emission[]>();
+  for (const e of emissions) {
+    const p = e.phase ?? 0;
+    const list = byPhase.get(p) ?? [];
+    list.push(e);
+    byPhase.set(p, list);
+  }
+  return [...byPhase.keys()].sort((a, b) => a - b).map((p) => ({ phase: p, emissions: byPhase.get(p) ?? [] }));
 }
 
 /** Groups emissions by phase, in ascending order. */

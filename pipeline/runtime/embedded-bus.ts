@@ -195,7 +195,8 @@ export class EmbeddedBus implements Bus {
   /** Runs a processor as consumer group `processor.name`: one loop per partition, a few partitions at a time. */
   consume<T, B>(processor: Processor<T, B>, parentLog: Logger): RunnerHandle {
     const topic = processor.topic;
-    const group = processor.name;
+    // a broadcast consumer is the only one of its kind in this process and starts at the end of the topic
+    const group = processor.broadcast ? `${processor.name}.broadcast` : processor.name;
     const log = parentLog.child({ component: processor.name, topic });
     const groups = this.consumersOf.get(topic) ?? new Set();
     groups.add(group);
@@ -204,6 +205,7 @@ export class EmbeddedBus implements Bus {
     const handle = batchHandler(processor, this, log, stopping.signal);
     const ps = this.partitionsOf(topic);
     const committed = this.committed(group, topic);
+    if (processor.broadcast) ps.forEach((part, p) => (committed[p] = part.durableEnd));
     for (let p = 0; p < this.partitions; p++) this.trim(topic, p);
 
     const loop = async (p: number) => {

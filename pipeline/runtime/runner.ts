@@ -1,5 +1,7 @@
 // The Kafka consume loop: fetches batches with kafkajs, hands each to the batch step (batch.ts), and commits the
 // batch's offset only after it resolved. Nothing else touches Kafka offsets.
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import type { Consumer, EachBatchPayload, Kafka } from "kafkajs";
 import { physicalTopic } from "../topology.ts";
 import type { Bus, Processor } from "./bus.ts";
@@ -19,7 +21,9 @@ export async function startRunner<T, B>(
   const log = deps.log.child({ component: processor.name, topic: processor.topic });
   const topic = physicalTopic(config.topicPrefix, processor.topic);
   const stopping = new AbortController();
-  const group = `${config.groupPrefix}${processor.name}`;
+  const group = processor.broadcast
+    ? `${config.groupPrefix}${processor.name}.${hostname()}.${process.pid}.${randomBytes(3).toString("hex")}`
+    : `${config.groupPrefix}${processor.name}`;
   const consumer: Consumer = kafka.consumer({
     groupId: group,
     sessionTimeout: 60000,
@@ -65,7 +69,7 @@ export async function startRunner<T, B>(
   }
 
   await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
+  await consumer.subscribe({ topic, fromBeginning: !processor.broadcast });
   await consumer.run({
     autoCommit: false,
     eachBatchAutoResolve: false,

@@ -1,0 +1,45 @@
+// Crawl events fanned out inside one API process: the api-events consumer (every replica gets every event of
+// crawl.events) publishes, WebSocket connections subscribe per crawl.
+import type { CrawlEvent } from "../schemas/index.ts";
+import type { Consumed, Emission, Processor } from "../pipeline/runtime/bus.ts";
+
+type Listener = (e: CrawlEvent) => void;
+
+export class EventHub {
+  private readonly listeners = new Map<string, Set<Listener>>();
+
+  subscribe(crawlId: string, fn: Listener): () => void {
+    const set = this.listeners.get(crawlId) ?? new Set<Listener>();
+    set.add(fn);
+    this.listeners.set(crawlId, set);
+    return () => {
+      set.delete(fn);
+      if (set.size === 0) this.listeners.delete(crawlId);
+    };
+  }
+
+  publish(e: CrawlEvent): void {
+    for (const fn of this.listeners.get(e.crawlId) ?? []) fn(e);
+  }
+}
+
+export class ApiEventsProcessor implements Processor<CrawlEvent, void> {
+  readonly name = "api-events";
+  readonly topic = "crawl.events" as const;
+  readonly schema = "crawl-event" as const;
+  readonly mode = "ordered" as const;
+  readonly concurrency = 1;
+  readonly broadcast = true;
+  private readonly hub: EventHub;
+
+  constructor(hub: EventHub) {
+    this.hub = hub;
+  }
+
+  createBatch(): void {}
+
+  async handle(msg: Consumed<CrawlEvent>): Promise<Emission[]> {
+    this.hub.publish(msg.value);
+    return [];
+  }
+}
