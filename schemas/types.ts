@@ -71,6 +71,13 @@ export interface CrawlOptions {
    */
   delayMs?: number;
   maxConcurrency?: number;
+  pdf?: {
+    /**
+     * false: the PDF is returned as base64 for 1 credit (parsers: [])
+     */
+    parse: boolean;
+    maxPages?: number;
+  };
 }
 
 /**
@@ -281,6 +288,10 @@ export interface PageFetched {
    * dedup key of the URL after redirects
    */
   finalUrlKey?: string;
+  /**
+   * binary bodies (PDF): the bytes, base64; body is then empty
+   */
+  bodyBase64?: string;
 }
 
 /**

@@ -54,7 +54,16 @@ export function crawlOptions(body: CrawlRequest, defaultLimit: number): CrawlOpt
     ...opt("robotsUserAgent", body.robotsUserAgent),
     ...opt("delayMs", body.delay === undefined ? undefined : Math.round(body.delay * 1000)),
     ...opt("maxConcurrency", body.maxConcurrency),
+    ...opt("pdf", pdfOption(so.parsers)),
   };
+}
+
+/** `parsers`: absent -> parse PDFs; [] -> PDFs as base64 (1 credit); "pdf" / {type:"pdf", maxPages} -> parse, capped. */
+function pdfOption(parsers: NonNullable<CrawlRequest["scrapeOptions"]>["parsers"]): CrawlOptions["pdf"] {
+  if (parsers === undefined) return undefined;
+  const entry = parsers.find((p) => (typeof p === "string" ? p : p.type) === "pdf");
+  if (!entry) return { parse: false };
+  return typeof entry === "string" || entry.maxPages === undefined ? { parse: true } : { parse: true, maxPages: entry.maxPages };
 }
 
 /** includePaths / excludePaths: RE2 syntax (linear time: no look-around, no back-references), bounded in size. */

@@ -3,7 +3,7 @@ import type { CrawlPage, FrontierInboxMessage, PageFetched } from "../../schemas
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import { errorCode, errorMessage, PageError } from "../runtime/errors.ts";
 import { keys } from "../topology.ts";
-import { convertPage } from "./document.ts";
+import { convertAny } from "./document.ts";
 
 export class ConvertProcessor implements Processor<PageFetched, void> {
   readonly name = "convert";
@@ -18,7 +18,8 @@ export class ConvertProcessor implements Processor<PageFetched, void> {
     const page = msg.value;
     let converted;
     try {
-      converted = convertPage(page, page.options);
+      const bytes = page.bodyBase64 === undefined ? undefined : Buffer.from(page.bodyBase64, "base64");
+      converted = await convertAny({ ...page, ...(bytes ? { bytes } : {}) }, page.options);
     } catch (err) {
       throw new PageError("SCRAPE_UNPARSEABLE", `could not convert the page: ${errorMessage(err)}`, { cause: err });
     }

@@ -2,6 +2,7 @@
 import type { CrawlOptions, PageDocument } from "../../schemas/index.ts";
 import { processHtml } from "./html.ts";
 import { createMarkdownConverter } from "./markdown.ts";
+import { pdfToMarkdown } from "./pdf.ts";
 
 export interface FetchedPage {
   url: string;
@@ -9,6 +10,8 @@ export interface FetchedPage {
   statusCode: number;
   contentType: string;
   body: string;
+  /** PDFs: the file's bytes */
+  bytes?: Uint8Array;
   scrapeId: string;
 }
 
@@ -58,4 +61,30 @@ export function convertPage(page: FetchedPage, options: Pick<CrawlOptions, "form
   if (formats.has("rawHtml")) document.rawHtml = page.body;
   if (formats.has("links")) document.links = links;
   return { document, links, credits: 1 };
+}
+
+/**
+ * A PDF: its text as markdown, 1 credit per page parsed (`pdf.maxPages` caps both), or with `pdf.parse` false the
+ * file as base64 for a flat 1 credit.
+ */
+export async function convertPdf(page: FetchedPage & { bytes: Uint8Array }, options: Pick<CrawlOptions, "formats" | "pdf">): Promise<Converted> {
+  const meta = { sourceURL: page.url, url: page.finalUrl, statusCode: page.statusCode, contentType: page.contentType, scrapeId: page.scrapeId };
+  if (options.pdf && !options.pdf.parse) {
+    const document: PageDocument = { markdown: Buffer.from(page.bytes).toString("base64"), metadata: { ...meta, creditsUsed: 1 } };
+    return { document, links: [], credits: 1 };
+  }
+  const text = await pdfToMarkdown(page.bytes, options.pdf?.maxPages);
+  const credits = Math.max(1, text.parsedPages);
+  const document: PageDocument = { metadata: { ...(text.title ? { title: text.title } : {}), ...meta, numPages: text.numPages, creditsUsed: credits } };
+  const formats = new Set(options.formats);
+  if (formats.has("markdown")) document.markdown = text.markdown;
+  if (formats.has("html")) document.html = `<pre>${escapeHtml(text.markdown)}</pre>`;
+  if (formats.has("links")) document.links = [];
+  return { document, links: [], credits };
+}
+
+/** Any fetched page: PDFs through pdfjs, the rest through the HTML path. */
+export async function convertAny(page: FetchedPage, options: Pick<CrawlOptions, "formats" | "onlyMainContent" | "pdf">): Promise<Converted> {
+  if (page.bytes && page.contentType === "application/pdf") return convertPdf({ ...page, bytes: page.bytes }, options);
+  return convertPage(page, options);
 }

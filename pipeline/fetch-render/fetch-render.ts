@@ -139,6 +139,7 @@ export class FetchRenderProcessor implements Processor<FetchTask, Batch> {
       statusCode: result.statusCode,
       contentType: result.contentType,
       body: result.body,
+      ...(result.contentType === "application/pdf" && result.bytes ? { bodyBase64: result.bytes.toString("base64") } : {}),
       scrapeId: randomUUID(),
       options: task.options,
     };

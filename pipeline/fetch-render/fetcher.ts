@@ -19,7 +19,7 @@ export interface FetchResult {
   statusCode: number;
   contentType: string;
   body: string;
-  /** The undecoded body (raw requests only). */
+  /** The undecoded body (raw requests, and PDFs, whose `body` is empty). */
   bytes?: Buffer;
 }
 
@@ -92,7 +92,8 @@ export class UndiciFetcher implements Fetcher {
           statusCode: res.statusCode, retriable, retryAfterMs: retryAfterMs(res.headers["retry-after"]),
         });
       }
-      if (!req.raw && !TEXT_TYPES.test(contentType)) {
+      const pdf = /^application\/(pdf|x-pdf)/i.test(contentType) || (/^application\/octet-stream/i.test(contentType) && /\.pdf$/i.test(new URL(current).pathname));
+      if (!req.raw && !pdf && !TEXT_TYPES.test(contentType)) {
         await res.body.dump();
         throw new PageError("SCRAPE_UNSUPPORTED_FILE_ERROR", `unsupported content type ${contentType}`, { statusCode: res.statusCode });
       }
@@ -112,8 +113,9 @@ export class UndiciFetcher implements Fetcher {
         throw toPageError(err, req.timeoutMs);
       }
       const bytes = Buffer.concat(chunks);
+      const type = pdf ? "application/pdf" : (contentType.split(";")[0]?.trim() ?? contentType);
+      if (pdf) return { url: req.url, finalUrl: current, statusCode: res.statusCode, contentType: type, body: "", bytes };
       const body = decodeBody(bytes, contentType);
-      const type = contentType.split(";")[0]?.trim() ?? contentType;
       return { url: req.url, finalUrl: current, statusCode: res.statusCode, contentType: type, body, ...(req.raw ? { bytes } : {}) };
     }
   }

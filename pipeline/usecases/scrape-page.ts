@@ -2,10 +2,10 @@
 // The crawl stages run the same two functions (Fetcher.fetch in fetch-render, convertPage in convert).
 import { randomUUID } from "node:crypto";
 import type { CrawlOptions } from "../../schemas/index.ts";
-import { convertPage, type Converted } from "../convert/document.ts";
+import { convertAny, type Converted } from "../convert/document.ts";
 import type { Fetcher } from "../fetch-render/fetcher.ts";
 
-export async function scrapePage(fetcher: Fetcher, url: string, options: Pick<CrawlOptions, "formats" | "onlyMainContent" | "headers">, timeoutMs: number): Promise<Converted> {
+export async function scrapePage(fetcher: Fetcher, url: string, options: Pick<CrawlOptions, "formats" | "onlyMainContent" | "headers" | "pdf">, timeoutMs: number): Promise<Converted> {
   const fetched = await fetcher.fetch({ url, timeoutMs, headers: options.headers });
-  return convertPage({ ...fetched, scrapeId: randomUUID() }, options);
+  return convertAny({ ...fetched, scrapeId: randomUUID() }, options);
 }
