@@ -9,6 +9,8 @@ import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
 import { jsonBody } from "./body.ts";
 import { errorMiddleware, HttpError } from "./errors.ts";
 import { crawlRoutes } from "./routes/crawl.ts";
+import { scrapeRoutes } from "./routes/scrape.ts";
+import type { Fetcher } from "../pipeline/fetch-render/fetcher.ts";
 
 export interface ApiDeps {
   config: Config;
@@ -18,6 +20,8 @@ export interface ApiDeps {
   log: Logger;
   /** Readiness of the dependencies (store reachable, bus connected). */
   ready: () => Promise<boolean>;
+  /** For the synchronous single-page scrape. */
+  fetcher: Fetcher;
 }
 
 /** Self-hosted without database authentication: every caller is the team "bypass". */
@@ -58,6 +62,9 @@ export function createApp(deps: ApiDeps): Koa {
   app.use(health.routes());
   app.use(crawl.routes());
   app.use(crawl.allowedMethods());
+  const scrape = scrapeRoutes({ ...deps, log });
+  app.use(scrape.routes());
+  app.use(scrape.allowedMethods());
   app.use((ctx) => {
     throw new HttpError(404, { success: false, error: `Not found: ${ctx.method} ${ctx.path}` });
   });

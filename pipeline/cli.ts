@@ -165,7 +165,12 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
     const hub = new EventHub();
     runners.push(await infra.run(new ApiEventsProcessor(hub)));
     log.warn("USE_DB_AUTHENTICATION is false: authentication is bypassed, every request is accepted");
-    const app = createApp({ config, store, bus, clock, log, ready: () => infra.ready() });
+    const apiFetcher = new UndiciFetcher({
+      userAgent: config.userAgent, maxBytes: config.fetchMaxBytes, maxRedirects: config.fetchMaxRedirects, allowPrivate: config.allowPrivateCrawlTargets,
+      resolve: parseResolve(config.resolve),
+    });
+    closers.push(() => apiFetcher.close());
+    const app = createApp({ config, store, bus, clock, log, ready: () => infra.ready(), fetcher: apiFetcher });
     server = await new Promise<Server>((resolve, reject) => {
       const s = app.listen(config.port, config.host, () => resolve(s));
       s.once("error", reject);

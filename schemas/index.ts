@@ -33,7 +33,8 @@ export type SchemaName =
   | "page-fetched"
   | "crawl-page"
   | "crawl-event"
-  | "webhook-delivery";
+  | "webhook-delivery"
+  | "scrape-request";
 
 /** The compiled validator of one schema. */
 export function validator<T>(name: SchemaName): ValidateFunction<T> {

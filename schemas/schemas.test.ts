@@ -17,3 +17,11 @@ describe("schemas", () => {
     expect(v({ url: "https://x.test", maxDepth: 2 })).toBe(false);
   });
 });
+
+describe("scrape-request", () => {
+  it("offers every scrape option at the top level (no drift from scrape-options)", () => {
+    const scrape = schemas["scrape-request"] as unknown as { properties: Record<string, unknown> };
+    const options = schemas["scrape-options"] as unknown as { properties: Record<string, unknown> };
+    for (const [key, value] of Object.entries(options.properties)) expect(scrape.properties[key], key).toEqual(value);
+  });
+});

@@ -295,6 +295,55 @@ export interface PageFetched {
 }
 
 /**
+ * Body of POST /v2/scrape: url plus every scrape option at the top level. Unknown keys are rejected.
+ */
+export interface ScrapeRequest {
+  url: string;
+  /**
+   * @maxItems 20
+   */
+  formats?: (
+    | ("markdown" | "html" | "rawHtml" | "links" | "json")
+    | {
+        type: "markdown" | "html" | "rawHtml" | "links" | "json";
+        schema?: {};
+        prompt?: string;
+      }
+  )[];
+  onlyMainContent?: boolean;
+  includeTags?: string[];
+  excludeTags?: string[];
+  headers?: {
+    [k: string]: string;
+  };
+  waitFor?: number;
+  timeout?: number;
+  mobile?: boolean;
+  parsers?: (
+    | "pdf"
+    | {
+        type: "pdf";
+        maxPages?: number;
+        mode?: "fast" | "auto" | "ocr";
+      }
+  )[];
+  skipTlsVerification?: boolean;
+  removeBase64Images?: boolean;
+  blockAds?: boolean;
+  fastMode?: boolean;
+  proxy?: "basic" | "stealth" | "auto" | "enhanced";
+  maxAge?: number;
+  storeInCache?: boolean;
+  location?: {
+    country?: string;
+    languages?: string[];
+  };
+  origin?: string;
+  integration?: string | null;
+  zeroDataRetention?: boolean;
+}
+
+/**
  * Internal topic webhook.deliveries: one signed webhook request to make (again), keyed by crawlId.
  */
 export interface WebhookDelivery {

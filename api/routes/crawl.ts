@@ -1,7 +1,7 @@
 // /v2/crawl routes: submit, status (paged), cancel, errors.
 import Router from "@koa/router";
 import type { Context } from "koa";
-import type { CrawlOptions, CrawlRequest } from "../../schemas/index.ts";
+import type { CrawlOptions, CrawlRequest, ScrapeOptions } from "../../schemas/index.ts";
 import type { ApiDeps } from "../app.ts";
 import { badRequest, HttpError, jobNotFound } from "../errors.ts";
 import { publicBase } from "../public-url.ts";
@@ -17,31 +17,42 @@ const DEFAULT_PAGE_DOCS = 100;
 
 type Format = CrawlOptions["formats"][number];
 
-export function crawlOptions(body: CrawlRequest, defaultLimit: number): CrawlOptions {
-  const so = body.scrapeOptions ?? {};
+export type ScrapeSettings = Pick<CrawlOptions, "formats" | "onlyMainContent" | "timeoutMs" | "headers" | "pdf">;
+
+/** The page-level options (scrapeOptions of a crawl, the top level of POST /v2/scrape), with defaults applied. */
+export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSettings {
   const formats: Format[] = [];
   for (const f of so.formats ?? ["markdown"]) {
     const type = typeof f === "string" ? f : f.type;
     if (type === "json") {
-      throw badRequest([{ code: "custom", path: ["scrapeOptions", "formats"], message: "The json format is not supported by this server yet" }],
+      throw badRequest([{ code: "custom", path: [...path, "formats"], message: "The json format is not supported by this server yet" }],
         "The json format is not supported by this server yet");
     }
     if (!formats.includes(type)) formats.push(type);
   }
   if (so.waitFor !== undefined && so.timeout !== undefined && so.waitFor > so.timeout / 2) {
-    throw badRequest([{ code: "custom", path: ["scrapeOptions", "waitFor"], message: "waitFor must not exceed half of timeout" }],
+    throw badRequest([{ code: "custom", path: [...path, "waitFor"], message: "waitFor must not exceed half of timeout" }],
       "waitFor must not exceed half of timeout");
   }
+  const pdf = pdfOption(so.parsers);
+  return {
+    formats,
+    onlyMainContent: so.onlyMainContent ?? true,
+    ...(so.timeout !== undefined ? { timeoutMs: so.timeout } : {}),
+    ...(so.headers ? { headers: so.headers } : {}),
+    ...(pdf ? { pdf } : {}),
+  };
+}
+
+export function crawlOptions(body: CrawlRequest, defaultLimit: number): CrawlOptions {
+  const page = scrapeSettings(body.scrapeOptions ?? {}, ["scrapeOptions"]);
   checkPatterns(body);
   const opt = <K extends keyof CrawlOptions>(key: K, value: CrawlOptions[K] | undefined) => (value === undefined ? {} : { [key]: value });
   return {
     limit: body.limit ?? defaultLimit,
     crawlEntireDomain: body.crawlEntireDomain ?? false,
     allowSubdomains: body.allowSubdomains ?? false,
-    formats,
-    onlyMainContent: so.onlyMainContent ?? true,
-    ...opt("timeoutMs", so.timeout),
-    ...opt("headers", so.headers),
+    ...page,
     ...opt("includePaths", body.includePaths?.length ? body.includePaths : undefined),
     ...opt("excludePaths", body.excludePaths?.length ? body.excludePaths : undefined),
     ...opt("regexOnFullURL", body.regexOnFullURL),
@@ -54,7 +65,6 @@ export function crawlOptions(body: CrawlRequest, defaultLimit: number): CrawlOpt
     ...opt("robotsUserAgent", body.robotsUserAgent),
     ...opt("delayMs", body.delay === undefined ? undefined : Math.round(body.delay * 1000)),
     ...opt("maxConcurrency", body.maxConcurrency),
-    ...opt("pdf", pdfOption(so.parsers)),
   };
 }
 

@@ -1,0 +1,53 @@
+// POST /v2/scrape and GET /v2/scrape/:id in both modes, also through the official JS SDK.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import Firecrawl from "@mendable/firecrawl-js";
+import { startFixtureSite, type FixtureSite } from "../fixtures/site.ts";
+import { getJson, MODES, postJson, startTrawl, type Instance } from "./harness.ts";
+
+describe.each(MODES)("%s mode", (mode) => {
+  let trawl: Instance;
+  let site: FixtureSite;
+  let slow: FixtureSite;
+  beforeAll(async () => {
+    [site, slow, trawl] = await Promise.all([startFixtureSite(), startFixtureSite({ delayMs: 3000 }), startTrawl({ mode })]);
+  });
+  afterAll(async () => {
+    await trawl?.stop();
+    await site?.close();
+    await slow?.close();
+  });
+
+  it("scrapes one page synchronously and serves it again by id", async () => {
+    const res = await postJson(`${trawl.api}/v2/scrape`, { url: `${site.origin}/docs/section-1/page-2.html`, formats: ["markdown", "links"], origin: "test" });
+    expect(res.status).toBe(200);
+    expect(res.body.success).toBe(true);
+    expect(res.body.data.markdown).toContain("Content of page 2 in section 1.");
+    expect(res.body.data.links).toContain(`${site.origin}/docs/section-1/page-3.html`);
+    expect(res.body.data.metadata).toMatchObject({ title: "Section 1 page 2", statusCode: 200, creditsUsed: 1, sourceURL: `${site.origin}/docs/section-1/page-2.html` });
+    const again = await getJson(`${trawl.api}/v2/scrape/${res.body.data.metadata.scrapeId}`);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({ success: true, data: res.body.data });
+    expect((await getJson(`${trawl.api}/v2/scrape/00000000-0000-4000-8000-000000000000`)).status).toBe(404);
+  });
+
+  it("408 SCRAPE_TIMEOUT when the page is slower than timeout; 400 for bad bodies; 500 with a code for failures", async () => {
+    const timedOut = await postJson(`${trawl.api}/v2/scrape`, { url: `${slow.origin}/docs/`, timeout: 1000 });
+    expect(timedOut.status).toBe(408);
+    expect(timedOut.body).toMatchObject({ success: false, code: "SCRAPE_TIMEOUT" });
+    for (const body of [{ url: `${site.origin}/docs/`, maxDepth: 2 }, { url: `${site.origin}/docs/`, waitFor: 8000, timeout: 15000 }, { url: `${site.origin}/docs/`, formats: [{ type: "invalid-format" }] }]) {
+      const bad = await postJson(`${trawl.api}/v2/scrape`, body);
+      expect(bad.status, JSON.stringify(body)).toBe(400);
+      expect(bad.body.code).toBe("BAD_REQUEST");
+    }
+    const missing = await postJson(`${trawl.api}/v2/scrape`, { url: `${site.origin}/docs/missing` });
+    expect(missing.status).toBe(500);
+    expect(missing.body).toMatchObject({ success: false, code: "SCRAPE_HTTP_STATUS" });
+  });
+
+  it("works with the official JS SDK", async () => {
+    const firecrawl = new Firecrawl({ apiKey: "fc-self-hosted", apiUrl: trawl.api });
+    const doc = await firecrawl.scrape(`${site.origin}/docs/about`, { formats: ["markdown", "html"] });
+    expect(doc.markdown).toContain("About these docs.");
+    expect(doc.html).toContain("<h1>About</h1>");
+  });
+});
