@@ -40,6 +40,7 @@ export interface PageDocument {
     ogLocaleAlternate?: string[];
     [k: string]: unknown;
   };
+  images?: string[];
   [k: string]: unknown;
 }
 
@@ -50,7 +51,7 @@ export interface CrawlOptions {
   limit: number;
   crawlEntireDomain: boolean;
   allowSubdomains: boolean;
-  formats: ("markdown" | "html" | "rawHtml" | "links")[];
+  formats: ("markdown" | "html" | "rawHtml" | "links" | "images")[];
   onlyMainContent: boolean;
   timeoutMs?: number;
   headers?: {
@@ -78,6 +79,9 @@ export interface CrawlOptions {
     parse: boolean;
     maxPages?: number;
   };
+  includeTags?: string[];
+  excludeTags?: string[];
+  removeBase64Images?: boolean;
 }
 
 /**
@@ -150,9 +154,9 @@ export interface ScrapeOptions {
    * @maxItems 20
    */
   formats?: (
-    | ("markdown" | "html" | "rawHtml" | "links" | "json")
+    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json")
     | {
-        type: "markdown" | "html" | "rawHtml" | "links" | "json";
+        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json";
         schema?: {};
         prompt?: string;
       }
@@ -303,9 +307,9 @@ export interface ScrapeRequest {
    * @maxItems 20
    */
   formats?: (
-    | ("markdown" | "html" | "rawHtml" | "links" | "json")
+    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json")
     | {
-        type: "markdown" | "html" | "rawHtml" | "links" | "json";
+        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json";
         schema?: {};
         prompt?: string;
       }
