@@ -9,6 +9,7 @@ import { checkStartUrl } from "../start-url.ts";
 import { validateBody } from "../validate.ts";
 import { RETENTION_MS, ROBOTS_BLOCKED } from "../../pipeline/frontier/reducer.ts";
 import { patternError } from "../../pipeline/frontier/scope.ts";
+import { parseSelector } from "../../pipeline/convert/selector.ts";
 import type { CrawlRecord } from "../../pipeline/store/crawl-store.ts";
 import { cancelCrawl, submitCrawl } from "../../pipeline/usecases/submit-crawl.ts";
 
@@ -17,7 +18,7 @@ const DEFAULT_PAGE_DOCS = 100;
 
 type Format = CrawlOptions["formats"][number];
 
-export type ScrapeSettings = Pick<CrawlOptions, "formats" | "onlyMainContent" | "timeoutMs" | "headers" | "pdf">;
+export type ScrapeSettings = Pick<CrawlOptions, "formats" | "onlyMainContent" | "timeoutMs" | "headers" | "pdf" | "includeTags" | "excludeTags" | "removeBase64Images">;
 
 /** The page-level options (scrapeOptions of a crawl, the top level of POST /v2/scrape), with defaults applied. */
 export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSettings {
@@ -35,9 +36,22 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
       "waitFor must not exceed half of timeout");
   }
   const pdf = pdfOption(so.parsers);
+  for (const field of ["includeTags", "excludeTags"] as const) {
+    (so[field] ?? []).forEach((selector, i) => {
+      try {
+        parseSelector(selector);
+      } catch (err) {
+        const message = `Invalid ${field} selector "${selector}": ${(err as Error).message}`;
+        throw badRequest([{ code: "custom", path: [...path, field, i], message }], message);
+      }
+    });
+  }
   return {
     formats,
     onlyMainContent: so.onlyMainContent ?? true,
+    ...(so.includeTags?.length ? { includeTags: so.includeTags } : {}),
+    ...(so.excludeTags?.length ? { excludeTags: so.excludeTags } : {}),
+    ...(so.removeBase64Images === false ? { removeBase64Images: false } : {}),
     ...(so.timeout !== undefined ? { timeoutMs: so.timeout } : {}),
     ...(so.headers ? { headers: so.headers } : {}),
     ...(pdf ? { pdf } : {}),

@@ -21,7 +21,7 @@ writing one file per page and format plus index.jsonl (one line of metadata per 
 
 options:
   --limit N            most pages to crawl (default 10000)
-  --format F           markdown | html | rawHtml | links; repeat for several (default markdown)
+  --format F           markdown | html | rawHtml | links | images; repeat for several (default markdown)
   --out DIR            output directory (default ./trawl-<host>)
   --entire-domain      crawl the whole domain, not only the start URL's path
   --subdomains         include subdomains of the start host
@@ -32,7 +32,7 @@ options:
 Exit status: 0 completed, 1 failed, 2 bad usage, 130 interrupted (Ctrl-C cancels; pages already written stay).
 Environment variables of the configuration table apply (e.g. ALLOW_PRIVATE_CRAWL_TARGETS=true for local sites).`;
 
-const FORMATS = ["markdown", "html", "rawHtml", "links"] as const;
+const FORMATS = ["markdown", "html", "rawHtml", "links", "images"] as const;
 
 export async function crawlCommand(argv: string[], env: Record<string, string | undefined>): Promise<number> {
   let args;

@@ -40,7 +40,7 @@ export class CrawlOutput {
       writeFileSync(join(this.dir, file), content);
       files[format] = file;
     }
-    this.index.write(JSON.stringify({ seq, files, ...(doc.links ? { links: doc.links } : {}), metadata: doc.metadata }) + "\n");
+    this.index.write(JSON.stringify({ seq, files, ...(doc.links ? { links: doc.links } : {}), ...(doc.images ? { images: doc.images } : {}), metadata: doc.metadata }) + "\n");
     this.written++;
   }
 

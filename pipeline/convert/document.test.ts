@@ -42,3 +42,30 @@ describe("metaKey", () => {
     expect(metaKey("description")).toBe("description");
   });
 });
+
+describe("content options", () => {
+  const html = `<html><body><nav>menu</nav><article class="post"><h1>Title</h1><p>Body <span class="ad-inline">buy now</span></p>
+    <img src="/small.png" srcset="/a-400.png 400w, /a-1600.png 1600w, /a-800.png 800w" alt="a">
+    <img src="data:image/png;base64,iVBORw0KGgo=" alt="inline"></article><aside id="related"><p>Related</p></aside>
+    <div class="comments"><p>Comment text</p></div></body></html>`;
+  const base = { formats: ["markdown", "html", "images"] as ("markdown" | "html" | "images")[], onlyMainContent: false };
+
+  it("includeTags keeps only the matching elements", () => {
+    const { document } = convertPage(page(html), { ...base, includeTags: ["article.post"] });
+    expect(document.markdown).toContain("# Title");
+    expect(document.markdown).not.toMatch(/menu|Related|Comment/);
+  });
+  it("excludeTags removes the matching elements", () => {
+    const { document } = convertPage(page(html), { ...base, excludeTags: [".comments", "#related", "span.ad-inline"] });
+    expect(document.markdown).toContain("menu");
+    expect(document.markdown).not.toMatch(/Related|Comment text|buy now/);
+  });
+  it("takes the largest srcset candidate, lists images, drops base64 images unless told", () => {
+    const { document } = convertPage(page(html), base);
+    expect(document.images).toEqual(["https://s.test/a-1600.png"]);
+    expect(document.markdown).toContain("![a](https://s.test/a-1600.png)");
+    expect(document.html).not.toContain("data:image");
+    const kept = convertPage(page(html), { ...base, removeBase64Images: false });
+    expect(kept.document.html).toContain("data:image/png;base64");
+  });
+});

@@ -25,16 +25,20 @@ const toMarkdown = createMarkdownConverter();
 
 const escapeHtml = (s: string) => s.replace(/[&<>]/g, (c) => (c === "&" ? "&amp;" : c === "<" ? "&lt;" : "&gt;"));
 
-export function convertPage(page: FetchedPage, options: Pick<CrawlOptions, "formats" | "onlyMainContent">): Converted {
+type PageOptions = Pick<CrawlOptions, "formats" | "onlyMainContent" | "includeTags" | "excludeTags" | "removeBase64Images">;
+
+export function convertPage(page: FetchedPage, options: PageOptions): Converted {
   const isHtml = /html|xml/i.test(page.contentType) && !/^application\/(json|ld\+json)/i.test(page.contentType);
   let metadata: Record<string, unknown> = {};
   let links: string[] = [];
+  let images: string[] = [];
   let html: string;
   let markdown: string;
   if (isHtml) {
-    const extract = processHtml(page.body, page.finalUrl, { onlyMainContent: options.onlyMainContent });
+    const extract = processHtml(page.body, page.finalUrl, options);
     metadata = extract.metadata;
     links = extract.links;
+    images = extract.images;
     html = extract.html;
     markdown = toMarkdown(html);
   } else if (/json/i.test(page.contentType)) {
@@ -60,6 +64,7 @@ export function convertPage(page: FetchedPage, options: Pick<CrawlOptions, "form
   if (formats.has("html")) document.html = html;
   if (formats.has("rawHtml")) document.rawHtml = page.body;
   if (formats.has("links")) document.links = links;
+  if (formats.has("images")) document.images = images;
   return { document, links, credits: 1 };
 }
 
@@ -84,7 +89,7 @@ export async function convertPdf(page: FetchedPage & { bytes: Uint8Array }, opti
 }
 
 /** Any fetched page: PDFs through pdfjs, the rest through the HTML path. */
-export async function convertAny(page: FetchedPage, options: Pick<CrawlOptions, "formats" | "onlyMainContent" | "pdf">): Promise<Converted> {
+export async function convertAny(page: FetchedPage, options: PageOptions & Pick<CrawlOptions, "pdf">): Promise<Converted> {
   if (page.bytes && page.contentType === "application/pdf") return convertPdf({ ...page, bytes: page.bytes }, options);
   return convertPage(page, options);
 }

@@ -1,6 +1,7 @@
 // HTML processing with parse5: metadata, links (from the raw HTML), and the cleaned HTML of the page.
 import { parse, serialize, type DefaultTreeAdapterMap } from "parse5";
 import { resolveLink } from "../frontier/normalize-url.ts";
+import { matches, parseSelector, type Selector } from "./selector.ts";
 
 type Node = DefaultTreeAdapterMap["node"];
 type Element = DefaultTreeAdapterMap["element"];
@@ -9,6 +10,8 @@ type ParentNode = DefaultTreeAdapterMap["parentNode"];
 export interface HtmlExtract {
   metadata: Record<string, string | string[]>;
   links: string[];
+  /** Absolute image URLs of the cleaned content (largest srcset candidate). */
+  images: string[];
   /** Cleaned HTML of the body (scripts, styles and — with onlyMainContent — page chrome removed; URLs absolute). */
   html: string;
 }
@@ -58,7 +61,17 @@ function textOf(node: Node): string {
   return "";
 }
 
-export function processHtml(source: string, pageUrl: string, opts: { onlyMainContent: boolean }): HtmlExtract {
+export interface CleanOptions {
+  onlyMainContent: boolean;
+  /** CSS selectors: keep only these elements */
+  includeTags?: string[];
+  /** CSS selectors: remove these elements */
+  excludeTags?: string[];
+  /** drop images inlined as data: URLs (default true) */
+  removeBase64Images?: boolean;
+}
+
+export function processHtml(source: string, pageUrl: string, opts: CleanOptions): HtmlExtract {
   const doc = parse(source);
   const metadata: Record<string, string | string[]> = {};
   const links: string[] = [];
@@ -124,20 +137,84 @@ export function processHtml(source: string, pageUrl: string, opts: { onlyMainCon
 
   // pass 2: clean the body in place
   const root: ParentNode = body ?? doc;
-  clean(root, base, opts.onlyMainContent);
-  return { metadata, links: [...new Set(links)], html: serialize(root).trim() };
+  const cleaning: Cleaning = {
+    base,
+    onlyMainContent: opts.onlyMainContent,
+    exclude: opts.excludeTags?.length ? parseSelector(opts.excludeTags.join(",")) : null,
+    removeBase64Images: opts.removeBase64Images ?? true,
+    images: [],
+  };
+  let html: string;
+  if (opts.includeTags?.length) {
+    const picked = pick(root, parseSelector(opts.includeTags.join(",")), []);
+    html = picked.map((el) => {
+      const holder = { nodeName: "#document-fragment", childNodes: [el] } as unknown as ParentNode;
+      clean(holder, cleaning, []);
+      return serialize(holder);
+    }).join("\n").trim();
+  } else {
+    clean(root, cleaning, []);
+    html = serialize(root).trim();
+  }
+  return { metadata, links: [...new Set(links)], images: [...new Set(cleaning.images)], html };
 }
 
-function clean(parent: ParentNode, base: string, onlyMainContent: boolean): void {
+interface Cleaning {
+  base: string;
+  onlyMainContent: boolean;
+  exclude: Selector | null;
+  removeBase64Images: boolean;
+  images: string[];
+}
+
+/** The outermost elements under `parent` that match `selector`. */
+function pick(parent: ParentNode, selector: Selector, ancestors: Element[]): Element[] {
+  const out: Element[] = [];
+  for (const child of parent.childNodes) {
+    if (!isElement(child)) continue;
+    if (matches(child, ancestors, selector)) out.push(child);
+    else out.push(...pick(child, selector, [...ancestors, child]));
+  }
+  return out;
+}
+
+function clean(parent: ParentNode, c: Cleaning, ancestors: Element[]): void {
   parent.childNodes = parent.childNodes.filter((child) => {
     if (child.nodeName === "#comment") return false;
     if (!isElement(child)) return true;
     if (ALWAYS_REMOVED.has(child.tagName)) return false;
-    if (onlyMainContent && isChrome(child) && !containsMain(child)) return false;
-    absolutize(child, base);
-    clean(child, base, onlyMainContent);
+    if (c.exclude && matches(child, ancestors, c.exclude)) return false;
+    if (c.onlyMainContent && isChrome(child) && !containsMain(child)) return false;
+    if (child.tagName === "img") {
+      largestSrcset(child);
+      const src = attr(child, "src") ?? "";
+      if (src.startsWith("data:") && c.removeBase64Images) return false;
+    }
+    absolutize(child, c.base);
+    if (child.tagName === "img") {
+      const src = attr(child, "src");
+      if (src && !src.startsWith("data:")) c.images.push(src);
+    }
+    clean(child, c, [...ancestors, child]);
     return true;
   });
+}
+
+/** `srcset`: the candidate with the largest width (w) or density (x) descriptor becomes `src`. */
+function largestSrcset(img: Element): void {
+  const srcset = attr(img, "srcset");
+  if (!srcset) return;
+  let best: { url: string; size: number } | null = null;
+  for (const part of srcset.split(/,\s+/)) {
+    const [url, descriptor = "1x"] = part.trim().split(/\s+/);
+    if (!url) continue;
+    const size = parseFloat(descriptor) * (descriptor.endsWith("w") ? 1 : 10_000);
+    if (!best || size > best.size) best = { url, size };
+  }
+  if (!best) return;
+  const src = img.attrs.find((a) => a.name === "src");
+  if (src) src.value = best.url;
+  else img.attrs.push({ name: "src", value: best.url });
 }
 
 function absolutize(el: Element, base: string): void {

@@ -5,7 +5,7 @@ import type { CrawlOptions } from "../../schemas/index.ts";
 import { convertAny, type Converted } from "../convert/document.ts";
 import type { Fetcher } from "../fetch-render/fetcher.ts";
 
-export async function scrapePage(fetcher: Fetcher, url: string, options: Pick<CrawlOptions, "formats" | "onlyMainContent" | "headers" | "pdf">, timeoutMs: number): Promise<Converted> {
+export async function scrapePage(fetcher: Fetcher, url: string, options: Pick<CrawlOptions, "formats" | "onlyMainContent" | "headers" | "pdf" | "includeTags" | "excludeTags" | "removeBase64Images">, timeoutMs: number): Promise<Converted> {
   const fetched = await fetcher.fetch({ url, timeoutMs, headers: options.headers });
   return convertAny({ ...fetched, scrapeId: randomUUID() }, options);
 }

@@ -34,7 +34,7 @@ describe.each(MODES)("%s mode", (mode) => {
     const timedOut = await postJson(`${trawl.api}/v2/scrape`, { url: `${slow.origin}/docs/`, timeout: 1000 });
     expect(timedOut.status).toBe(408);
     expect(timedOut.body).toMatchObject({ success: false, code: "SCRAPE_TIMEOUT" });
-    for (const body of [{ url: `${site.origin}/docs/`, maxDepth: 2 }, { url: `${site.origin}/docs/`, waitFor: 8000, timeout: 15000 }, { url: `${site.origin}/docs/`, formats: [{ type: "invalid-format" }] }]) {
+    for (const body of [{ url: `${site.origin}/docs/`, maxDepth: 2 }, { url: `${site.origin}/docs/`, includeTags: ["p:hover"] }, { url: `${site.origin}/docs/`, waitFor: 8000, timeout: 15000 }, { url: `${site.origin}/docs/`, formats: [{ type: "invalid-format" }] }]) {
       const bad = await postJson(`${trawl.api}/v2/scrape`, body);
       expect(bad.status, JSON.stringify(body)).toBe(400);
       expect(bad.body.code).toBe("BAD_REQUEST");
@@ -42,6 +42,12 @@ describe.each(MODES)("%s mode", (mode) => {
     const missing = await postJson(`${trawl.api}/v2/scrape`, { url: `${site.origin}/docs/missing` });
     expect(missing.status).toBe(500);
     expect(missing.body).toMatchObject({ success: false, code: "SCRAPE_HTTP_STATUS" });
+  });
+
+  it("applies includeTags / excludeTags", async () => {
+    const res = await postJson(`${trawl.api}/v2/scrape`, { url: `${site.origin}/docs/section-1/page-2.html`, onlyMainContent: false, includeTags: ["main"], excludeTags: ["pre"] });
+    expect(res.body.data.markdown).toContain("Content of page 2 in section 1.");
+    expect(res.body.data.markdown).not.toMatch(/Copyright fixture|const x = 1/);
   });
 
   it("works with the official JS SDK", async () => {
