@@ -11,6 +11,8 @@ import { UndiciFetcher } from "./fetch-render/fetcher.ts";
 import { RobotsCache } from "./fetch-render/robots.ts";
 import { Politeness } from "./fetch-render/politeness.ts";
 import { guardedAgent } from "./net/guarded-agent.ts";
+import { LoadGuard, systemSampler } from "./fetch-render/load-guard.ts";
+import { RETENTION_MS } from "./frontier/reducer.ts";
 import { WebhookEmitter } from "./webhook-emit/emitter.ts";
 import { WebhookDeliverer } from "./webhook-emit/deliverer.ts";
 import { ConvertProcessor } from "./convert/convert.ts";
@@ -123,7 +125,18 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   const runners: RunnerHandle[] = [];
   const closers: (() => Promise<void>)[] = [];
 
-  if (roles.includes("frontier")) runners.push(await infra.run(new FrontierProcessor({ store, clock, log })));
+  if (roles.includes("frontier")) {
+    runners.push(await infra.run(new FrontierProcessor({ store, clock, log })));
+    // retention: results are served for 24 h after a crawl ended, then deleted
+    const sweep = setInterval(() => {
+      store.deleteExpired(clock.now(), RETENTION_MS).then(
+        (ids) => ids.length && log.info({ crawls: ids.length }, "expired crawls deleted"),
+        (err) => log.warn({ err: (err as Error).message }, "retention sweep failed; will retry"),
+      );
+    }, config.retentionSweepMs);
+    sweep.unref();
+    closers.push(async () => clearInterval(sweep));
+  }
   if (roles.includes("fetch-render")) {
     const fetcher = new UndiciFetcher({
       userAgent: config.userAgent, maxBytes: config.fetchMaxBytes, maxRedirects: config.fetchMaxRedirects, allowPrivate: config.allowPrivateCrawlTargets,
@@ -143,6 +156,10 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
       hostMaxConcurrency: config.hostMaxConcurrency,
       hostDelayMs: config.hostDelayMs,
       maxSitemaps: config.maxSitemaps,
+      load: new LoadGuard({
+        maxCpu: config.maxCpu, maxRam: config.maxRam, sample: systemSampler(),
+        onOverload: (s) => log.warn({ cpu: +s.cpu.toFixed(2), ram: +s.ram.toFixed(2), maxCpu: config.maxCpu, maxRam: config.maxRam }, "machine above MAX_CPU/MAX_RAM: no new page until it drops"),
+      }),
     }, config.fetchConcurrency);
     runners.push(await infra.run(processor));
   }

@@ -14,6 +14,7 @@ import { ROBOTS_BLOCKED } from "../frontier/reducer.ts";
 import type { Fetcher } from "./fetcher.ts";
 import type { Politeness } from "./politeness.ts";
 import type { RobotsCache } from "./robots.ts";
+import type { LoadGuard } from "./load-guard.ts";
 import { discoverSitemapUrls } from "./sitemaps.ts";
 
 export interface FetchRenderDeps {
@@ -29,6 +30,8 @@ export interface FetchRenderDeps {
   hostMaxConcurrency: number;
   hostDelayMs: number;
   maxSitemaps: number;
+  /** MAX_CPU / MAX_RAM: no new page starts while the machine is above them */
+  load?: LoadGuard;
 }
 
 interface Batch {
@@ -100,6 +103,7 @@ export class FetchRenderProcessor implements Processor<FetchTask, Batch> {
 
   private async fetchPage(task: FetchTask): Promise<Emission[]> {
     const { deps } = this;
+    await deps.load?.admit();
     await this.checkRobots(task, task.url);
     const timeoutMs = task.options.timeoutMs ?? deps.defaultTimeoutMs;
     const host = new URL(task.url).host;

@@ -14,7 +14,7 @@ describe("config", () => {
     expect(c).toMatchObject({ port: 8080, useDbAuthentication: false, trustProxy: true, clickhouseUrl: "http://ch:8123" });
   });
   it("names the variable of a bad value", () => {
-    const bad: [string, string][] = [["PORT", "abc"], ["PORT", "70000"], ["TRUST_PROXY", "maybe"], ["CLICKHOUSE_URL", "not a url"], ["LOG_LEVEL", "loud"], ["KAFKA_PARTITIONS", "0"]];
+    const bad: [string, string][] = [["PORT", "abc"], ["PORT", "70000"], ["TRUST_PROXY", "maybe"], ["CLICKHOUSE_URL", "not a url"], ["LOG_LEVEL", "loud"], ["KAFKA_PARTITIONS", "0"], ["MAX_CPU", "1.5"], ["MAX_RAM", "lots"]];
     for (const [name, value] of bad) {
       expect(() => loadConfig({ [name]: value }), name).toThrow(ConfigError);
       expect(() => loadConfig({ [name]: value }), name).toThrow(name);

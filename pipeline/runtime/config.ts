@@ -1,7 +1,7 @@
 // One declarative table of every configuration variable, parsed once at start.
 // Nothing below `main` reads process.env; a bad value stops the start with a message naming the variable.
 
-type Kind = "string" | "int" | "bool" | "url" | "enum";
+type Kind = "string" | "int" | "bool" | "url" | "enum" | "fraction";
 
 interface Var<K extends Kind = Kind> {
   env: string;
@@ -54,12 +54,15 @@ export const configVars = {
   webhookTimeoutMs: v({ env: "WEBHOOK_TIMEOUT_MS", kind: "int", default: "10000", min: 100, max: 120000, description: "Time limit of one webhook attempt.", roles: "webhook-emit" }),
   webhookMaxAttempts: v({ env: "WEBHOOK_MAX_ATTEMPTS", kind: "int", default: "4", min: 1, max: 20, description: "Attempts per webhook event (the first and the retries).", roles: "webhook-emit" }),
   webhookRetryDelaysMs: v({ env: "WEBHOOK_RETRY_DELAYS_MS", kind: "string", default: "60000,300000,900000", description: "Waits before the 2nd, 3rd, ... attempt (comma-separated ms; the last repeats).", roles: "webhook-emit" }),
+  maxCpu: v({ env: "MAX_CPU", kind: "fraction", default: "0.8", description: "Machine CPU use (0.0-1.0) above which a fetch-render worker takes no new page until it drops.", roles: "fetch-render" }),
+  maxRam: v({ env: "MAX_RAM", kind: "fraction", default: "0.8", description: "Machine memory use (0.0-1.0) above which a fetch-render worker takes no new page until it drops.", roles: "fetch-render" }),
+  retentionSweepMs: v({ env: "RETENTION_SWEEP_MS", kind: "int", default: "600000", min: 1000, max: 86400000, description: "How often expired results (24 h after a crawl ended) are deleted.", roles: "frontier" }),
   userAgent: v({ env: "USER_AGENT", kind: "string", default: "Mozilla/5.0 (compatible; TrawlBot/0.1)", description: "User-Agent of every fetch.", roles: "fetch-render" }),
   logLevel: v({ env: "LOG_LEVEL", kind: "enum", default: "info", values: ["fatal", "error", "warn", "info", "debug", "trace", "silent"], description: "pino log level.", roles: "all" }),
 } as const;
 
 type Vars = typeof configVars;
-type ValueOf<V> = V extends Var<"int"> ? number : V extends Var<"bool"> ? boolean : string;
+type ValueOf<V> = V extends Var<"int"> | Var<"fraction"> ? number : V extends Var<"bool"> ? boolean : string;
 export type Config = { [K in keyof Vars]: ValueOf<Vars[K]> };
 
 export class ConfigError extends Error {
@@ -74,6 +77,11 @@ function parseVar(spec: Var, raw: string): string | number | boolean {
       const n = Number(raw);
       if (spec.min !== undefined && n < spec.min) throw bad(`must be >= ${spec.min}`);
       if (spec.max !== undefined && n > spec.max) throw bad(`must be <= ${spec.max}`);
+      return n;
+    }
+    case "fraction": {
+      const n = Number(raw.trim());
+      if (raw.trim() === "" || !Number.isFinite(n) || n < 0 || n > 1) throw bad("expected a fraction from 0.0 to 1.0");
       return n;
     }
     case "bool": {

@@ -128,6 +128,24 @@ export class ClickHouseCrawlStore implements CrawlStore {
     return rows.map((r) => ({ crawlId, urlKey: r.url_key, url: r.e_url, code: r.e_code, error: r.e_error, statusCode: n(r.e_status), at: n(r.e_at) }));
   }
 
+  async deleteExpired(now: number, retentionMs: number): Promise<string[]> {
+    const rows = await this.ch.query<{ crawl_id: string }>(
+      sql`SELECT crawl_id FROM ${this.t("crawls")} GROUP BY crawl_id
+          HAVING argMax(status, version) != 'scraping' AND argMax(expires_at, version) < ${now} LIMIT 10000`,
+    );
+    const ids = rows.map((r) => r.crawl_id);
+    const cutoff = now - retentionMs;
+    // ALTER TABLE ... DELETE is an asynchronous mutation (ClickHouse 18.16 and later); reads of expired crawls already 404
+    if (ids.length) {
+      const list = raw(ids.map((id) => sql`${id}`.text).join(", "));
+      for (const table of ["documents", "frontier_urls", "crawl_errors", "webhook_deliveries", "crawl_cancels", "crawls"]) {
+        await this.ch.exec(sql`ALTER TABLE ${this.t(table)} DELETE WHERE crawl_id IN (${list})`);
+      }
+    }
+    await this.ch.exec(sql`ALTER TABLE ${this.t("documents")} DELETE WHERE startsWith(crawl_id, 'scrape:') AND stored_at < ${cutoff}`);
+    return ids;
+  }
+
   async logDeliveries(rows: DeliveryRow[]): Promise<void> {
     await this.ch.insert("webhook_deliveries", ["crawl_id", "event_id", "event", "url", "status_code", "attempt", "error", "at"],
       rows.map((r) => [r.crawlId, r.eventId, r.event, r.url, r.statusCode, r.attempt, r.error, r.at]));

@@ -104,6 +104,8 @@ export interface CrawlStore {
   activeCrawls(teamId: string): Promise<CrawlRecord[]>;
   insertErrors(rows: ErrorRow[]): Promise<void>;
   listErrors(crawlId: string): Promise<ErrorRow[]>;
+  /** Deletes every trace of crawls that ended before `now` - retention, and single scrapes older than that. */
+  deleteExpired(now: number, retentionMs: number): Promise<string[]>;
   logDeliveries(rows: DeliveryRow[]): Promise<void>;
   /** The delivery log of a crawl, oldest first. */
   listDeliveries(crawlId: string): Promise<DeliveryRow[]>;

@@ -8,6 +8,7 @@ import { AppendLog, readAt, readLines } from "../runtime/append-log.ts";
 import { fitChunk } from "./paging.ts";
 
 interface DocRef {
+  storedAt?: number;
   seq: number;
   urlKey: string;
   finalKey: string;
@@ -65,27 +66,46 @@ export class EmbeddedCrawlStore implements CrawlStore {
       else if (e.t === "errors") this.applyErrors(e.rows);
       else if (e.t === "deliveries") this.applyDeliveries(e.rows);
     }
+    await this.indexDocuments();
+    const expired = new Set([...this.crawls.values()].filter((c) => c.status !== "scraping" && c.expiresAt < now).map((c) => c.crawlId));
+    for (const id of expired) this.forget(id);
+    if (expired.size > 0) {
+      // retention: rewrite both files without the expired crawls, then index the documents again
+      await this.compact(this.journal, (line) => {
+        try {
+          return !expired.has(journalCrawlId(JSON.parse(line) as JournalEntry));
+        } catch {
+          return false;
+        }
+      });
+      await this.compact(this.docsLog, (line) => !expired.has(docCrawlId(line)));
+      this.docs.clear();
+      this.docKeys.clear();
+      await this.indexDocuments();
+    }
+    this.journal.size = await sizeOf(this.journal.path);
+    this.docsLog.size = await sizeOf(this.docsLog.path);
+  }
+
+  private async compact(log: AppendLog, keep: (line: string) => boolean): Promise<void> {
+    const kept: string[] = [];
+    for await (const { line } of readLines(log.path)) if (keep(line)) kept.push(line);
+    await log.rewrite(kept);
+  }
+
+  private async indexDocuments(): Promise<void> {
+    if (!this.docsLog) return;
     for await (const { line, pos, len } of readLines(this.docsLog.path)) {
-      let head: { c: string; s: number; k: string; f?: string };
+      let head: { c: string; s: number; k: string; f?: string; t?: number };
       try {
         head = JSON.parse(line.slice(0, line.indexOf(',"d":')) + "}");
         JSON.parse(line);
       } catch {
         continue;
       }
+      if (!head.c.startsWith("scrape:") && !this.crawls.has(head.c)) continue; // a crawl that expired
       const docStart = Buffer.byteLength(line.slice(0, line.indexOf(',"d":') + 5));
-      this.addDocRef(head.c, { seq: head.s, urlKey: head.k, finalKey: head.f ?? head.k, pos, len, docStart });
-    }
-    this.journal.size = await sizeOf(this.journal.path);
-    this.docsLog.size = await sizeOf(this.docsLog.path);
-    for (const [id, c] of this.crawls) {
-      if (c.status !== "scraping" && c.expiresAt < now) {
-        this.crawls.delete(id);
-        this.docs.delete(id);
-        this.docKeys.delete(id);
-        this.errors.delete(id);
-        this.deliveries.delete(id);
-      }
+      this.addDocRef(head.c, { seq: head.s, urlKey: head.k, finalKey: head.f ?? head.k, pos, len, docStart, storedAt: head.t });
     }
   }
 
@@ -183,19 +203,19 @@ export class EmbeddedCrawlStore implements CrawlStore {
     if (!this.docsLog) {
       for (const r of rows) {
         const list = this.memDocs.get(r.crawlId) ?? [];
-        this.addDocRef(r.crawlId, { seq: r.seq, urlKey: r.urlKey, finalKey: r.finalKey, pos: list.length, len: 0, docStart: 0 });
+        this.addDocRef(r.crawlId, { seq: r.seq, urlKey: r.urlKey, finalKey: r.finalKey, pos: list.length, len: 0, docStart: 0, storedAt: r.storedAt });
         list.push(r.doc);
         this.memDocs.set(r.crawlId, list);
       }
       return;
     }
-    const lines = rows.map((r) => `${JSON.stringify({ c: r.crawlId, s: r.seq, k: r.urlKey, f: r.finalKey }).slice(0, -1)},"d":${r.doc}}`);
+    const lines = rows.map((r) => `${JSON.stringify({ c: r.crawlId, s: r.seq, k: r.urlKey, f: r.finalKey, t: r.storedAt }).slice(0, -1)},"d":${r.doc}}`);
     const { positions, written } = this.docsLog.append(lines);
     await written;
     rows.forEach((r, i) => {
       const line = lines[i] as string;
       const docStart = Buffer.byteLength(line.slice(0, line.indexOf(',"d":') + 5));
-      this.addDocRef(r.crawlId, { seq: r.seq, urlKey: r.urlKey, finalKey: r.finalKey, pos: positions[i] as number, len: Buffer.byteLength(line), docStart });
+      this.addDocRef(r.crawlId, { seq: r.seq, urlKey: r.urlKey, finalKey: r.finalKey, pos: positions[i] as number, len: Buffer.byteLength(line), docStart, storedAt: r.storedAt });
     });
   }
 
@@ -249,6 +269,26 @@ export class EmbeddedCrawlStore implements CrawlStore {
     return [...(this.errors.get(crawlId)?.values() ?? [])].sort((a, b) => a.at - b.at);
   }
 
+  /** Forgets expired crawls at once; their lines leave the files at the next start (see `load`). */
+  async deleteExpired(now: number, retentionMs: number): Promise<string[]> {
+    const ids = [...this.crawls.values()].filter((c) => c.status !== "scraping" && c.expiresAt < now).map((c) => c.crawlId);
+    for (const id of ids) this.forget(id);
+    for (const [id, refs] of this.docs) {
+      if (id.startsWith("scrape:") && this.crawls.get(id) === undefined && (refs[0]?.storedAt ?? now) < now - retentionMs) this.forget(id);
+    }
+    return ids;
+  }
+
+  private forget(id: string): void {
+    this.crawls.delete(id);
+    this.docs.delete(id);
+    this.docKeys.delete(id);
+    this.errors.delete(id);
+    this.deliveries.delete(id);
+    this.memDocs.delete(id);
+    this.memUrls.delete(id);
+  }
+
   async logDeliveries(rows: DeliveryRow[]): Promise<void> {
     await this.write({ t: "deliveries", rows });
     this.applyDeliveries(rows);
@@ -261,6 +301,20 @@ export class EmbeddedCrawlStore implements CrawlStore {
   async close(): Promise<void> {
     await this.journal?.flush();
     await this.docsLog?.flush();
+  }
+}
+
+function journalCrawlId(e: JournalEntry): string {
+  if (e.t === "crawl") return e.r.crawlId;
+  if (e.t === "cancel") return e.id;
+  return e.rows[0]?.crawlId ?? "";
+}
+
+function docCrawlId(line: string): string {
+  try {
+    return (JSON.parse(line.slice(0, line.indexOf(',"d":')) + "}") as { c: string }).c;
+  } catch {
+    return "";
   }
 }
 

@@ -31,7 +31,7 @@ async function freePort(): Promise<number> {
 }
 
 /** No Kafka, no ClickHouse: both point at a closed port, so using either would fail. */
-const noInfra = { KAFKA_BROKERS: "127.0.0.1:1", CLICKHOUSE_URL: "http://127.0.0.1:1", ALLOW_PRIVATE_CRAWL_TARGETS: "true", LOG_LEVEL: "warn" };
+const noInfra = { KAFKA_BROKERS: "127.0.0.1:1", CLICKHOUSE_URL: "http://127.0.0.1:1", ALLOW_PRIVATE_CRAWL_TARGETS: "true", LOG_LEVEL: "warn", MAX_CPU: "1", MAX_RAM: "1" };
 
 function run(cmd: string, args: string[], env: Record<string, string>): { child: ChildProcess; exit: Promise<number>; output: () => string } {
   const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });

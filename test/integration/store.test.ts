@@ -139,3 +139,25 @@ describe("embedded store after a restart", () => {
     expect(await b.documentKeys(live)).toEqual({ nextSeq: 1, keys: ["k"], finalKeys: ["k2"] });
   });
 });
+
+describe.each(stores)("%s store retention", (_name, open) => {
+  it("deletes crawls 24 h after they ended, and nothing else", async () => {
+    const store = await open();
+    const base = { version: 1, teamId: "bypass", url: "https://s.test/", options: { limit: 10, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown" as const], onlyMainContent: true }, webhook: "", total: 1, completed: 1, failed: 0, creditsUsed: 1, discoveryDone: true, createdAt: 1, updatedAt: 2, completedAt: 2, error: "" };
+    const old = randomUUID();
+    const fresh = randomUUID();
+    const now = Date.now();
+    await store.saveCrawls([{ ...base, crawlId: old, status: "completed", expiresAt: now - 1000 }, { ...base, crawlId: fresh, status: "completed", expiresAt: now + 3_600_000 }]);
+    const doc = (crawlId: string) => ({ crawlId, seq: 0, urlKey: "k", finalKey: "k", scrapeId: "s", url: "u", statusCode: 200, credits: 1, storedAt: 1, doc: "{}" });
+    await store.insertDocuments([doc(old), doc(fresh)]);
+    const deleted = await store.deleteExpired(now, 24 * 3600 * 1000);
+    expect(deleted).toContain(old);
+    expect(deleted).not.toContain(fresh);
+    // ClickHouse deletes by an asynchronous mutation
+    for (let i = 0; i < 100 && (await store.getCrawl(old)) !== null; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await store.getCrawl(old)).toBeNull();
+    expect((await store.pageDocuments(old, 0, 1e6, 10)).docs).toEqual([]);
+    expect((await store.getCrawl(fresh))?.status).toBe("completed");
+    expect((await store.pageDocuments(fresh, 0, 1e6, 10)).docs).toHaveLength(1);
+  });
+});

@@ -1,0 +1,23 @@
+import { describe, expect, it } from "vitest";
+import { LoadGuard, systemSampler } from "./load-guard.ts";
+
+describe("LoadGuard", () => {
+  it("admits at once below the thresholds and waits above them", async () => {
+    const samples = [{ cpu: 0.95, ram: 0.2 }, { cpu: 0.5, ram: 0.9 }, { cpu: 0.3, ram: 0.3 }];
+    let i = 0;
+    const overloads: number[] = [];
+    const guard = new LoadGuard({ maxCpu: 0.8, maxRam: 0.8, sample: () => samples[Math.min(i++, samples.length - 1)]!, intervalMs: 5, onOverload: (s) => overloads.push(s.cpu) });
+    const t0 = Date.now();
+    await guard.admit();
+    expect(i).toBe(3); // waited through two overloaded samples
+    expect(overloads).toEqual([0.95]);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(8);
+    expect(guard.overloaded()).toBe(false);
+  });
+  it("samples the machine", () => {
+    const s = systemSampler()();
+    expect(s.ram).toBeGreaterThan(0);
+    expect(s.ram).toBeLessThan(1);
+    expect(s.cpu).toBeGreaterThanOrEqual(0);
+  });
+});
