@@ -1,5 +1,5 @@
-// `npm run bench [-- name ...]`: runs benchmarks, prints one table, writes bench/results/<date>-<name>.json.
-// Benchmarks so far: frontier (memory per URL of the crawl state), embedded (end-to-end crawl of a synthetic site).
+// `npm run bench [-- name ...]`: runs benchmarks, prints one table with targets (met / not met), and writes
+// bench/results/<date>-<name>.json with the machine's core count, the Node version and the git commit.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -7,11 +7,72 @@ import { join } from "node:path";
 
 const here = import.meta.dirname;
 const node = process.execPath;
-const benches: Record<string, { script: string; args: string[]; describe: string }> = {
-  frontier: { script: "frontier-memory.ts", args: ["200000"], describe: "frontier state, 200,000 URLs" },
-  embedded: { script: "embedded-memory.ts", args: ["1000"], describe: "embedded mode, 1,000-page synthetic site through the API" },
+
+interface Bench {
+  describe: string;
+  run: () => Record<string, unknown>;
+  targets?: (r: Record<string, unknown>, all: Record<string, Record<string, unknown>>) => string[];
+}
+
+const script = (file: string, ...args: string[]) => () => {
+  const out = execFileSync(node, ["--expose-gc", join(here, file), ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 64 * 1024 * 1024 });
+  return JSON.parse(out.trim().split("\n").at(-1) as string) as Record<string, unknown>;
 };
-const wanted = process.argv.slice(2).length ? process.argv.slice(2) : Object.keys(benches);
+
+const met = (ok: boolean, what: string) => `${ok ? "met" : "NOT met"}: ${what}`;
+
+const benches: Record<string, Bench> = {
+  frontier: {
+    describe: "frontier state memory, 200,000 URLs",
+    run: script("frontier-memory.ts", "200000"),
+    targets: (r) => [met(Number(r.bytesPerUrl) <= 150, "<= 150 bytes per URL")],
+  },
+  convert: {
+    describe: "convert stage vs plain turndown, PostgreSQL 15 manual",
+    run: script("convert.ts"),
+    targets: (r) => [met(Number((r.ours as { mbPerSecond: number }).mbPerSecond) >= 30, ">= 30 MB/s per core")],
+  },
+  peer: {
+    describe: "Crawlee CheerioCrawler + turndown, PostgreSQL manual",
+    run: () => {
+      const out = execFileSync(node, ["-e", `
+        const { serveDirectory, ensurePostgresManual } = await import(${JSON.stringify(join(here, "corpus.ts"))});
+        const { crawleeRun } = await import(${JSON.stringify(join(here, "crawlee-peer.ts"))});
+        const site = await serveDirectory(ensurePostgresManual());
+        console.log(JSON.stringify(await crawleeRun(site.origin + "/docs/index.html", site.origin + "/docs/")));
+        await site.close();`], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, CRAWLEE_LOG_LEVEL: "WARNING" } });
+      return JSON.parse(out.trim().split("\n").at(-1) as string);
+    },
+  },
+  embedded: {
+    describe: "embedded mode end to end, PostgreSQL manual through the API",
+    run: script("e2e.ts", "embedded", "pg"),
+    targets: (r, all) => [
+      met(Number(r.pagesPerSecond) >= 130, ">= 130 pages/s"),
+      ...(all.peer ? [`ratio to Crawlee: ${(Number(r.pagesPerSecond) / Number(all.peer.pagesPerSecond)).toFixed(2)}x`] : []),
+    ],
+  },
+  cluster: {
+    describe: "cluster mode (Kafka + ClickHouse) end to end, PostgreSQL manual through the API",
+    run: script("e2e.ts", "cluster", "pg"),
+    targets: (r, all) => [
+      met(Number(r.pagesPerSecond) >= 100, ">= 100 pages/s"),
+      ...(all.peer ? [met(Number(r.pagesPerSecond) >= 3 * Number(all.peer.pagesPerSecond), `>= 3x Crawlee (${(Number(r.pagesPerSecond) / Number(all.peer.pagesPerSecond)).toFixed(2)}x)`)] : []),
+      met(Number(r.statusP99Ms) < 50, "status p99 < 50 ms"),
+    ],
+  },
+  scale10k: {
+    describe: "embedded mode, synthetic site of 10,000 pages: pages/s and RSS at 10/50/100%",
+    run: script("e2e.ts", "embedded", "synthetic:10000"),
+    targets: (r) => {
+      const a = Number((r.rssMBAt10pct as Record<string, number>)?.trawl);
+      const b = Number((r.rssMBAt100pct as Record<string, number>)?.trawl);
+      return [met(b <= a * 1.2, `RSS flat within 20% from 10% to 100% (${a} -> ${b} MB)`), met(Number(r.statusP99Ms) < 50, "status p99 < 50 ms")];
+    },
+  },
+};
+
+const wanted = process.argv.slice(2).length ? process.argv.slice(2) : ["frontier", "convert", "peer", "embedded", "cluster", "scale10k"];
 const commit = (() => {
   try {
     return execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
@@ -21,14 +82,18 @@ const commit = (() => {
 })();
 const date = new Date().toISOString().slice(0, 10);
 mkdirSync(join(here, "results"), { recursive: true });
+const results: Record<string, Record<string, unknown>> = {};
 const rows: string[] = [];
 for (const name of wanted) {
   const b = benches[name];
   if (!b) throw new Error(`unknown benchmark ${name}; known: ${Object.keys(benches).join(", ")}`);
-  const out = execFileSync(node, ["--expose-gc", join(here, b.script), ...b.args], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
-  const result = JSON.parse(out.trim().split("\n").at(-1) as string);
-  const record = { name, describe: b.describe, date: new Date().toISOString(), commit, cores: cpus().length, node: process.version, result };
+  const result = b.run();
+  results[name] = result;
+  const targets = b.targets?.(result, results) ?? [];
+  const record = { name, describe: b.describe, date: new Date().toISOString(), commit, cores: cpus().length, node: process.version, result, targets };
   writeFileSync(join(here, "results", `${date}-${name}.json`), JSON.stringify(record, null, 2) + "\n");
-  rows.push(`| ${name} | ${b.describe} | ${Object.entries(result).map(([k, v]) => `${k}=${v}`).join(", ")} |`);
+  const flat = Object.entries(result).map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`).join(", ");
+  rows.push(`| ${name} | ${b.describe} | ${flat} | ${targets.join("; ")} |`);
+  console.error(`done: ${name}`);
 }
-console.log(["| bench | what | result |", "|---|---|---|", ...rows].join("\n"));
+console.log(["| bench | what | result | targets |", "|---|---|---|---|", ...rows].join("\n"));

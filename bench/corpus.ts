@@ -1,0 +1,56 @@
+// The PostgreSQL 15 manual (Debian's postgresql-doc-15: ~1,170 HTML pages, ~16 MB), installed when missing and
+// served by a static server on loopback with a sitemap.
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { extname, join, normalize } from "node:path";
+
+export const PG_DOCS = "/usr/share/doc/postgresql-doc-15/html";
+
+export function ensurePostgresManual(): string {
+  if (existsSync(join(PG_DOCS, "index.html"))) return PG_DOCS;
+  if (process.getuid?.() !== 0) throw new Error(`${PG_DOCS} is missing: apt-get install postgresql-doc-15 (as root)`);
+  execFileSync("apt-get", ["install", "-y", "-q", "postgresql-doc-15"], { stdio: "inherit", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+  return PG_DOCS;
+}
+
+export function htmlFiles(dir: string): string[] {
+  return readdirSync(dir).filter((f) => f.endsWith(".html")).sort();
+}
+
+const TYPES: Record<string, string> = { ".html": "text/html; charset=utf-8", ".css": "text/css", ".svg": "image/svg+xml", ".png": "image/png", ".xml": "application/xml" };
+
+export interface StaticSite {
+  origin: string;
+  server: Server;
+  close(): Promise<void>;
+}
+
+/** Serves `dir` under /docs/ with /sitemap.xml listing every HTML page. */
+export async function serveDirectory(dir: string): Promise<StaticSite> {
+  let origin = "";
+  const server = createServer((req, res) => {
+    const path = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname);
+    if (path === "/sitemap.xml") {
+      const urls = htmlFiles(dir).map((f) => `<url><loc>${origin}/docs/${f}</loc></url>`).join("");
+      res.writeHead(200, { "content-type": "application/xml" }).end(`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${urls}</urlset>`);
+      return;
+    }
+    if (path === "/robots.txt") {
+      res.writeHead(200, { "content-type": "text/plain" }).end(`User-agent: *\nAllow: /\nSitemap: ${origin}/sitemap.xml\n`);
+      return;
+    }
+    const rel = path === "/docs/" ? "index.html" : path.replace(/^\/docs\//, "");
+    const file = normalize(join(dir, rel));
+    if (!path.startsWith("/docs/") || !file.startsWith(dir) || !existsSync(file) || !statSync(file).isFile()) {
+      res.writeHead(404, { "content-type": "text/html" }).end("<h1>Not found</h1>");
+      return;
+    }
+    res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream" }).end(readFileSync(file));
+  });
+  server.keepAliveTimeout = 30_000;
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { origin, server, close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
+}
