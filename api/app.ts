@@ -11,6 +11,8 @@ import { errorMiddleware, HttpError } from "./errors.ts";
 import { crawlRoutes } from "./routes/crawl.ts";
 import { scrapeRoutes } from "./routes/scrape.ts";
 import type { Fetcher } from "../pipeline/fetch-render/fetcher.ts";
+import type { QueueStat } from "../pipeline/runtime/bus.ts";
+import { adminRoutes } from "./routes/admin.ts";
 
 export interface ApiDeps {
   config: Config;
@@ -22,6 +24,8 @@ export interface ApiDeps {
   ready: () => Promise<boolean>;
   /** For the synchronous single-page scrape. */
   fetcher: Fetcher;
+  /** For the queue admin UI. */
+  queueStats?: () => Promise<QueueStat[]>;
 }
 
 /** Self-hosted without database authentication: every caller is the team "bypass". */
@@ -62,6 +66,7 @@ export function createApp(deps: ApiDeps): Koa {
   app.use(health.routes());
   app.use(crawl.routes());
   app.use(crawl.allowedMethods());
+  app.use(adminRoutes({ ...deps, log }).routes());
   const scrape = scrapeRoutes({ ...deps, log });
   app.use(scrape.routes());
   app.use(scrape.allowedMethods());

@@ -18,12 +18,12 @@ import { WebhookDeliverer } from "./webhook-emit/deliverer.ts";
 import { ConvertProcessor } from "./convert/convert.ts";
 import { SinkProcessor } from "./sink/sink.ts";
 import { systemClock, type Clock } from "./runtime/clock.ts";
-import type { Bus, Processor } from "./runtime/bus.ts";
+import type { Bus, Processor, QueueStat } from "./runtime/bus.ts";
 import { EmbeddedBus } from "./runtime/embedded-bus.ts";
 import { EmbeddedCrawlStore } from "./store/embedded-crawl-store.ts";
 import type { CrawlStore } from "./store/crawl-store.ts";
 import { ConfigError, configTable, loadConfig, type Config } from "./runtime/config.ts";
-import { createKafka, ensureTopics, KafkaBus } from "./runtime/kafka-bus.ts";
+import { createKafka, ensureTopics, KafkaBus, kafkaQueueStats } from "./runtime/kafka-bus.ts";
 import { createLogger, type Logger } from "./runtime/logger.ts";
 import { retry } from "./runtime/retry.ts";
 import { startRunner, type RunnerHandle } from "./runtime/runner.ts";
@@ -70,6 +70,7 @@ interface Infrastructure {
   store: CrawlStore;
   run<T, B>(processor: Processor<T, B>): Promise<RunnerHandle>;
   ready(): Promise<boolean>;
+  queueStats(): Promise<QueueStat[]>;
   /** Every processor of this process is running. */
   started?(): void;
   close(): Promise<void>;
@@ -89,6 +90,7 @@ async function clusterInfrastructure(roles: readonly RoleName[], config: Config,
     store: new ClickHouseCrawlStore(ch),
     run: (processor) => startRunner({ kafka, bus, config, log }, processor),
     ready: async () => (await ch.query(raw("SELECT 1 AS ok"))).length === 1,
+    queueStats: () => kafkaQueueStats(kafka, config),
     close: () => bus.close(),
   };
 }
@@ -104,6 +106,7 @@ async function embeddedInfrastructure(config: Config, log: Logger, clock: Clock)
     store,
     run: async (processor) => bus.consume(processor, log),
     ready: async () => true,
+    queueStats: () => bus.queueStats(),
     started: () => bus.trimUnconsumed(),
     close: async () => {
       await bus.close();
@@ -118,6 +121,9 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
     throw new ConfigError("config: USE_DB_AUTHENTICATION=true is not available in this version; set it to false (self-hosted, no authentication)");
   }
   parseDelays(config.webhookRetryDelaysMs);
+  if (roles.includes("api") && config.adminKey === "CHANGEME" && !/^(127\.|::1$|localhost$)/.test(config.host)) {
+    throw new ConfigError(`config: BULL_AUTH_KEY is the default "CHANGEME" while HOST=${config.host} is not a loopback address; set a secret key for the queue admin UI`);
+  }
   parseResolve(config.resolve);
   const clock = systemClock;
   const infra = config.mode === "embedded" ? await embeddedInfrastructure(config, log, clock) : await clusterInfrastructure(roles, config, log);
@@ -187,7 +193,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
       resolve: parseResolve(config.resolve),
     });
     closers.push(() => apiFetcher.close());
-    const app = createApp({ config, store, bus, clock, log, ready: () => infra.ready(), fetcher: apiFetcher });
+    const app = createApp({ config, store, bus, clock, log, ready: () => infra.ready(), fetcher: apiFetcher, queueStats: () => infra.queueStats() });
     server = await new Promise<Server>((resolve, reject) => {
       const s = app.listen(config.port, config.host, () => resolve(s));
       s.once("error", reject);

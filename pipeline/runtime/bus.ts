@@ -77,3 +77,17 @@ export function phases(emissions: Emission[]): Emission[][] {
   }
   return [...byPhase.keys()].sort((a, b) => a - b).map((p) => byPhase.get(p) ?? []);
 }
+
+/** One consumer group's position on one topic, for the queue admin page. */
+export interface QueueStat {
+  topic: string;
+  group: string;
+  /** messages ever produced to the topic (sum of the partitions' end offsets) */
+  produced: number;
+  /** messages not yet committed by the group */
+  lag: number;
+}
+
+export interface QueueStats {
+  queueStats(): Promise<QueueStat[]>;
+}

@@ -24,6 +24,7 @@ export const configVars = {
   host: v({ env: "HOST", kind: "string", default: "127.0.0.1", description: "Address the API binds to (use 0.0.0.0 in a container).", roles: "api" }),
   port: v({ env: "PORT", kind: "int", default: "3002", min: 0, max: 65535, description: "Port of the HTTP and WebSocket API.", roles: "api" }),
   useDbAuthentication: v({ env: "USE_DB_AUTHENTICATION", kind: "bool", default: "false", description: "false: no authentication (a warning is logged at start). true is not available yet and stops the start.", roles: "api" }),
+  adminKey: v({ env: "BULL_AUTH_KEY", kind: "string", default: "CHANGEME", description: "Access key of the queue admin UI at /admin/<key>/queues. The default is refused when HOST is not a loopback address.", roles: "api" }),
   trustProxy: v({ env: "TRUST_PROXY", kind: "bool", default: "false", description: "Honour X-Forwarded-Proto/-Host when building `url` and `next`.", roles: "api" }),
   statusChunkMaxBytes: v({ env: "STATUS_CHUNK_MAX_BYTES", kind: "int", default: "10485760", min: 1024, max: 104857600, description: "Cap of the JSON of `data` in one GET /v2/crawl/:id response (10 MB).", roles: "api" }),
   defaultCrawlLimit: v({ env: "DEFAULT_CRAWL_LIMIT", kind: "int", default: "10000", min: 1, max: 10000000, description: "`limit` of a crawl that does not set one.", roles: "api" }),

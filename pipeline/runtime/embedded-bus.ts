@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { topics, type LogicalTopic } from "../topology.ts";
 import { AppendLog, readLines, writeJsonAtomic } from "./append-log.ts";
 import { batchHandler, type RawMessage, type RunnerHandle } from "./batch.ts";
-import type { Bus, Emission, Processor } from "./bus.ts";
+import type { Bus, Emission, Processor, QueueStat, QueueStats } from "./bus.ts";
 import type { Logger } from "./logger.ts";
 
 interface Entry {
@@ -58,7 +58,7 @@ export interface EmbeddedBusOptions {
   log: Logger;
 }
 
-export class EmbeddedBus implements Bus {
+export class EmbeddedBus implements Bus, QueueStats {
   private readonly partitions: number;
   private readonly dir: string | null;
   private readonly log: Logger;
@@ -248,6 +248,19 @@ export class EmbeddedBus implements Bus {
         log.info("consumer stopped");
       },
     };
+  }
+
+  async queueStats(): Promise<QueueStat[]> {
+    const out: QueueStat[] = [];
+    for (const [topic, groups] of this.consumersOf) {
+      const ps = this.partitionsOf(topic);
+      const produced = ps.reduce((n, p) => n + p.end, 0);
+      for (const group of groups) {
+        const committed = this.committed(group, topic);
+        out.push({ topic, group, produced, lag: ps.reduce((n, p, i) => n + Math.max(0, p.end - (committed[i] ?? 0)), 0) });
+      }
+    }
+    return out.sort((a, b) => a.topic.localeCompare(b.topic));
   }
 
   /** Call once every consumer of this process is registered: topics nobody consumes leave memory. */

@@ -1,6 +1,6 @@
 // Kafka adapter of the Bus port (kafkajs): producer with acks=all, topic creation from the topology.
 import { Kafka, Partitioners, logLevel as kafkaLogLevel, type Producer, type Admin, type logCreator } from "kafkajs";
-import type { Bus, Emission } from "./bus.ts";
+import type { Bus, Emission, QueueStat } from "./bus.ts";
 import type { Config } from "./config.ts";
 import type { Logger } from "./logger.ts";
 import { physicalTopic, topics } from "../topology.ts";
@@ -55,6 +55,30 @@ export async function ensureTopics(kafka: Kafka, config: Config, log: Logger): P
       })),
     });
     log.info({ topics: missing.map((t) => t.topic) }, "created topics");
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** Produced counts and lag of every stage's consumer group, read with the admin client. */
+export async function kafkaQueueStats(kafka: Kafka, config: Config): Promise<QueueStat[]> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const out: QueueStat[] = [];
+    for (const t of topics) {
+      const topic = physicalTopic(config.topicPrefix, t.name);
+      const offsets = await admin.fetchTopicOffsets(topic);
+      const produced = offsets.reduce((n, o) => n + Number(o.high), 0);
+      const groups = t.name === "crawl.events" ? ["webhook-emit"] : t.name === "webhook.deliveries" ? ["webhook-deliver"] : t.consumers.filter((c) => c !== "api");
+      for (const g of groups) {
+        const group = `${config.groupPrefix}${g}`;
+        const committed = (await admin.fetchOffsets({ groupId: group, topics: [topic] }))[0]?.partitions ?? [];
+        const lag = offsets.reduce((n, o) => n + Math.max(0, Number(o.high) - Math.max(0, Number(committed.find((c) => c.partition === o.partition)?.offset ?? 0))), 0);
+        out.push({ topic: t.name, group: g, produced, lag });
+      }
+    }
+    return out;
   } finally {
     await admin.disconnect();
   }

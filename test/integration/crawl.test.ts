@@ -245,6 +245,20 @@ describe.each(MODES)("%s mode", (mode) => {
     });
   });
 
+  describe("queue admin UI", () => {
+    it("shows every stage's queue behind its key, and nothing without it", async () => {
+      const res = await postJson(`${trawl.api}/v2/crawl`, { url: `${site.origin}/docs/about`, limit: 1 });
+      await waitForEnd(trawl.api, res.body.id);
+      const page = await fetch(`${trawl.api}/admin/CHANGEME/queues`);
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      for (const t of ["frontier.inbox", "fetch.tasks", "pages.fetched", "crawl.pages"]) expect(html).toContain(t);
+      const json = await getJson(`${trawl.api}/admin/CHANGEME/queues.json`);
+      expect(json.body.queues.find((q: any) => q.topic === "frontier.inbox" && q.group === "frontier").produced).toBeGreaterThan(0);
+      expect((await fetch(`${trawl.api}/admin/wrong-key/queues`)).status).toBe(404);
+    });
+  });
+
   describe("official Firecrawl JS SDK", () => {
     it("crawl() waits and follows next, unmodified", async () => {
       const firecrawl = new Firecrawl({ apiKey: "fc-self-hosted", apiUrl: trawl.api });

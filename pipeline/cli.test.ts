@@ -1,0 +1,21 @@
+import { describe, expect, it } from "vitest";
+import { parseDelays, parseResolve, start } from "./cli.ts";
+import { ConfigError, loadConfig } from "./runtime/config.ts";
+import { createLogger } from "./runtime/logger.ts";
+
+const log = createLogger("silent");
+
+describe("start refuses unsafe or invalid settings before touching anything", () => {
+  it("the default admin key on a public HOST", async () => {
+    await expect(start(["api"], loadConfig({}, { host: "0.0.0.0" }), log)).rejects.toThrow(/BULL_AUTH_KEY/);
+  });
+  it("database authentication (not available yet)", async () => {
+    await expect(start(["api"], loadConfig({}, { useDbAuthentication: true }), log)).rejects.toThrow(ConfigError);
+  });
+  it("malformed RESOLVE and WEBHOOK_RETRY_DELAYS_MS, named", () => {
+    expect(() => parseResolve("nocolon")).toThrow(/RESOLVE/);
+    expect(parseResolve("A.test:127.0.0.1, b.test:::1")).toEqual({ "a.test": "127.0.0.1", "b.test": "::1" });
+    expect(() => parseDelays("10,x")).toThrow(/WEBHOOK_RETRY_DELAYS_MS/);
+    expect(parseDelays("100, 200")).toEqual([100, 200]);
+  });
+});
