@@ -1,7 +1,7 @@
 // The use case shared by the convert stage and (later) the single-page scrape: a fetched page -> a document + links.
 import type { CrawlOptions, PageDocument } from "../../schemas/index.ts";
 import { processHtml } from "./html.ts";
-import { createMarkdownConverter } from "./markdown.ts";
+import { renderMarkdown } from "./render-markdown.ts";
 import { pdfToMarkdown } from "./pdf.ts";
 
 export interface FetchedPage {
@@ -21,8 +21,6 @@ export interface Converted {
   credits: number;
 }
 
-const toMarkdown = createMarkdownConverter();
-
 const escapeHtml = (s: string) => s.replace(/[&<>]/g, (c) => (c === "&" ? "&amp;" : c === "<" ? "&lt;" : "&gt;"));
 
 type PageOptions = Pick<CrawlOptions, "formats" | "onlyMainContent" | "includeTags" | "excludeTags" | "removeBase64Images">;
@@ -32,21 +30,22 @@ export function convertPage(page: FetchedPage, options: PageOptions): Converted 
   let metadata: Record<string, unknown> = {};
   let links: string[] = [];
   let images: string[] = [];
-  let html: string;
-  let markdown: string;
+  let html: () => string;
+  let markdown: () => string;
+  const formats = new Set(options.formats);
   if (isHtml) {
     const extract = processHtml(page.body, page.finalUrl, options);
     metadata = extract.metadata;
     links = extract.links;
     images = extract.images;
     html = extract.html;
-    markdown = toMarkdown(html);
+    markdown = () => renderMarkdown(extract.root);
   } else if (/json/i.test(page.contentType)) {
-    html = `<pre>${escapeHtml(page.body)}</pre>`;
-    markdown = "```json\n" + page.body + "\n```";
+    html = () => `<pre>${escapeHtml(page.body)}</pre>`;
+    markdown = () => "```json\n" + page.body + "\n```";
   } else {
-    html = `<pre>${escapeHtml(page.body)}</pre>`;
-    markdown = page.body;
+    html = () => `<pre>${escapeHtml(page.body)}</pre>`;
+    markdown = () => page.body;
   }
   const document: PageDocument = {
     metadata: {
@@ -59,9 +58,9 @@ export function convertPage(page: FetchedPage, options: PageOptions): Converted 
       creditsUsed: 1,
     },
   };
-  const formats = new Set(options.formats);
-  if (formats.has("markdown")) document.markdown = markdown;
-  if (formats.has("html")) document.html = html;
+  // markdown first: html() serialises the same tree
+  if (formats.has("markdown")) document.markdown = markdown();
+  if (formats.has("html")) document.html = html();
   if (formats.has("rawHtml")) document.rawHtml = page.body;
   if (formats.has("links")) document.links = links;
   if (formats.has("images")) document.images = images;

@@ -12,8 +12,10 @@ export interface HtmlExtract {
   links: string[];
   /** Absolute image URLs of the cleaned content (largest srcset candidate). */
   images: string[];
-  /** Cleaned HTML of the body (scripts, styles and — with onlyMainContent — page chrome removed; URLs absolute). */
-  html: string;
+  /** The cleaned tree (scripts, styles and — with onlyMainContent — page chrome removed; URLs absolute). */
+  root: ParentNode;
+  /** The cleaned tree as HTML (serialised on demand). */
+  html(): string;
 }
 
 const ALWAYS_REMOVED = new Set(["script", "style", "noscript", "meta", "head", "template", "link"]);
@@ -144,19 +146,21 @@ export function processHtml(source: string, pageUrl: string, opts: CleanOptions)
     removeBase64Images: opts.removeBase64Images ?? true,
     images: [],
   };
-  let html: string;
+  let cleaned: ParentNode;
   if (opts.includeTags?.length) {
     const picked = pick(root, parseSelector(opts.includeTags.join(",")), []);
-    html = picked.map((el) => {
+    // each included element is cleaned as the only child of a holder (it may itself be excluded)
+    const kept = picked.flatMap((el) => {
       const holder = { nodeName: "#document-fragment", childNodes: [el] } as unknown as ParentNode;
       clean(holder, cleaning, []);
-      return serialize(holder);
-    }).join("\n").trim();
+      return holder.childNodes;
+    });
+    cleaned = { nodeName: "#document-fragment", childNodes: kept } as unknown as ParentNode;
   } else {
     clean(root, cleaning, []);
-    html = serialize(root).trim();
+    cleaned = root;
   }
-  return { metadata, links: [...new Set(links)], images: [...new Set(cleaning.images)], html };
+  return { metadata, links: [...new Set(links)], images: [...new Set(cleaning.images)], root: cleaned, html: () => serialize(cleaned).trim() };
 }
 
 interface Cleaning {

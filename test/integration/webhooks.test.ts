@@ -80,9 +80,10 @@ describe.each(MODES)("%s mode", (mode) => {
     await until("some failed attempts", () => receiver.requests > 6);
     trawl = await trawl.restart();
     receiver.failWith = null;
-    await until("crawl.completed after the restart", () => receiver.received.some((r) => r.id === id && r.type === "crawl.completed"));
-    const pages = new Set(receiver.received.filter((r) => r.id === id && r.type === "crawl.page").map((r) => r.eventId));
-    expect(pages.size).toBe(4);
+    // retried events arrive in any order: wait for all of them
+    const pages = () => new Set(receiver.received.filter((r) => r.id === id && r.type === "crawl.page").map((r) => r.eventId));
+    await until("every event after the restart", () => pages().size === 4 && receiver.received.some((r) => r.id === id && r.type === "crawl.completed"));
+    expect(pages().size).toBe(4);
   });
 });
 

@@ -1,0 +1,42 @@
+// Fidelity fixtures: the expected markdown of each is written by hand.
+import { parse, type DefaultTreeAdapterMap } from "parse5";
+import { describe, expect, it } from "vitest";
+import { renderMarkdown } from "./render-markdown.ts";
+
+function md(html: string): string {
+  const doc = parse(`<html><body>${html}</body></html>`);
+  const htmlEl = doc.childNodes.find((n) => "tagName" in n && n.tagName === "html") as DefaultTreeAdapterMap["element"];
+  const body = htmlEl.childNodes.find((n) => "tagName" in n && n.tagName === "body") as DefaultTreeAdapterMap["element"];
+  return renderMarkdown(body);
+}
+
+describe("renderMarkdown fidelity", () => {
+  it("headings, paragraphs, emphasis, inline code, breaks, rules", () => {
+    expect(md("<h1>Title</h1><p>Some <strong>bold</strong>, <em>italic</em>, <del>gone</del> and <code>x = 1</code>.<br>Next line</p><hr><h3>Sub <small>note</small></h3>"))
+      .toBe("# Title\n\nSome **bold**, _italic_, ~~gone~~ and `x = 1`.  \nNext line\n\n---\n\n### Sub note");
+  });
+  it("links with titles and images", () => {
+    expect(md('<p>See <a href="https://x.test/a b" title="The A">the docs</a> and <img src="https://x.test/i.png" alt="Logo [v2]"></p>'))
+      .toBe('See [the docs](https://x.test/a%20b "The A") and ![Logo v2](https://x.test/i.png)');
+  });
+  it("fenced code with its language, content verbatim", () => {
+    expect(md('<pre><code class="language-python">def f(x):\n    return x * 2  # *not* emphasis\n</code></pre>'))
+      .toBe("```python\ndef f(x):\n    return x * 2  # *not* emphasis\n```");
+    expect(md('<pre class="lang-sql">SELECT 1;</pre>')).toBe("```sql\nSELECT 1;\n```");
+  });
+  it("nested lists", () => {
+    expect(md("<ol><li>First<ul><li>a</li><li>b<ul><li>deep</li></ul></li></ul></li><li><p>Second</p><p>more</p></li></ol>"))
+      .toBe("1. First\n   - a\n   - b\n     - deep\n2. Second\n\n   more");
+  });
+  it("GFM tables, header from the first row, pipes escaped", () => {
+    expect(md("<table><thead><tr><th>Name</th><th>Value</th></tr></thead><tbody><tr><td>a|b</td><td><code>1</code></td></tr><tr><td>c</td><td>2</td></tr></tbody></table>"))
+      .toBe("| Name | Value |\n| --- | --- |\n| a\\|b | `1` |\n| c | 2 |");
+  });
+  it("blockquotes and escaping of text that would become markdown", () => {
+    expect(md("<blockquote><p>Quoted</p><p>twice</p></blockquote><p>1. not a list * star _under_</p><p># not a heading</p>"))
+      .toBe("> Quoted\n>\n> twice\n\n1\\. not a list \\* star \\_under\\_\n\n\\# not a heading");
+  });
+  it("drops scripts, styles and empty blocks; collapses whitespace", () => {
+    expect(md("<div>\n  <script>x()</script><style>p{}</style><p>  a\n  b  </p><div></div></div>")).toBe("a b");
+  });
+});
