@@ -16,6 +16,7 @@ import { RETENTION_MS } from "./frontier/reducer.ts";
 import { WebhookEmitter } from "./webhook-emit/emitter.ts";
 import { WebhookDeliverer } from "./webhook-emit/deliverer.ts";
 import { ConvertProcessor } from "./convert/convert.ts";
+import { ConvertPool } from "./convert/worker-pool.ts";
 import { SinkProcessor } from "./sink/sink.ts";
 import { systemClock, type Clock } from "./runtime/clock.ts";
 import type { Bus, Processor, QueueStat } from "./runtime/bus.ts";
@@ -169,7 +170,11 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
     }, config.fetchConcurrency);
     runners.push(await infra.run(processor));
   }
-  if (roles.includes("convert")) runners.push(await infra.run(new ConvertProcessor()));
+  if (roles.includes("convert")) {
+    const pool = config.convertWorkers > 0 ? new ConvertPool({ size: config.convertWorkers, timeoutMs: config.convertTimeoutMs }) : null;
+    if (pool) closers.push(() => pool.close());
+    runners.push(await infra.run(new ConvertProcessor(pool, config.convertWorkers)));
+  }
   if (roles.includes("sink")) runners.push(await infra.run(new SinkProcessor({ store, cancels: new CancelCache(store, 0, clock.now), clock, log })));
   if (roles.includes("webhook-emit")) {
     if (!config.webhookSecret) log.warn("SELF_HOSTED_WEBHOOK_HMAC_SECRET is empty: webhooks are sent without a signature");

@@ -4,13 +4,21 @@ import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import { errorCode, errorMessage, PageError } from "../runtime/errors.ts";
 import { keys } from "../topology.ts";
 import { convertAny } from "./document.ts";
+import { ConvertTimeoutError, type ConvertPool } from "./worker-pool.ts";
 
 export class ConvertProcessor implements Processor<PageFetched, void> {
   readonly name = "convert";
   readonly topic = "pages.fetched" as const;
   readonly schema = "page-fetched" as const;
   readonly mode = "parallel" as const;
-  readonly concurrency = 1; // CPU-bound: one at a time per process; scale with processes
+  readonly concurrency: number;
+  private readonly pool: ConvertPool | null;
+
+  /** With a pool, pages convert in worker threads (as many at once as it has workers), each under a time limit. */
+  constructor(pool: ConvertPool | null = null, workers = 1) {
+    this.pool = pool;
+    this.concurrency = pool ? workers : 1;
+  }
 
   createBatch(): void {}
 
@@ -19,8 +27,10 @@ export class ConvertProcessor implements Processor<PageFetched, void> {
     let converted;
     try {
       const bytes = page.bodyBase64 === undefined ? undefined : Buffer.from(page.bodyBase64, "base64");
-      converted = await convertAny({ ...page, ...(bytes ? { bytes } : {}) }, page.options);
+      const fetched = { ...page, ...(bytes ? { bytes } : {}) };
+      converted = this.pool ? await this.pool.convert(fetched, page.options) : await convertAny(fetched, page.options);
     } catch (err) {
+      if (err instanceof ConvertTimeoutError) throw new PageError("SCRAPE_CONVERT_TIMEOUT", errorMessage(err), { cause: err });
       throw new PageError("SCRAPE_UNPARSEABLE", `could not convert the page: ${errorMessage(err)}`, { cause: err });
     }
     const { document, links, credits } = converted;

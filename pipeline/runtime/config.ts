@@ -55,6 +55,8 @@ export const configVars = {
   webhookTimeoutMs: v({ env: "WEBHOOK_TIMEOUT_MS", kind: "int", default: "10000", min: 100, max: 120000, description: "Time limit of one webhook attempt.", roles: "webhook-emit" }),
   webhookMaxAttempts: v({ env: "WEBHOOK_MAX_ATTEMPTS", kind: "int", default: "4", min: 1, max: 20, description: "Attempts per webhook event (the first and the retries).", roles: "webhook-emit" }),
   webhookRetryDelaysMs: v({ env: "WEBHOOK_RETRY_DELAYS_MS", kind: "string", default: "60000,300000,900000", description: "Waits before the 2nd, 3rd, ... attempt (comma-separated ms; the last repeats).", roles: "webhook-emit" }),
+  convertWorkers: v({ env: "CONVERT_WORKERS", kind: "int", default: "1", min: 0, max: 64, description: "Worker threads converting pages off the event loop per convert process (0: convert on the main thread).", roles: "convert" }),
+  convertTimeoutMs: v({ env: "CONVERT_TIMEOUT_MS", kind: "int", default: "30000", min: 100, max: 600000, description: "Time limit of one page's conversion in a worker; past it the page fails with SCRAPE_CONVERT_TIMEOUT.", roles: "convert" }),
   maxCpu: v({ env: "MAX_CPU", kind: "fraction", default: "0.8", description: "Machine CPU use (0.0-1.0) above which a fetch-render worker takes no new page until it drops.", roles: "fetch-render" }),
   maxRam: v({ env: "MAX_RAM", kind: "fraction", default: "0.8", description: "Machine memory use (0.0-1.0) above which a fetch-render worker takes no new page until it drops.", roles: "fetch-render" }),
   retentionSweepMs: v({ env: "RETENTION_SWEEP_MS", kind: "int", default: "600000", min: 1000, max: 86400000, description: "How often expired results (24 h after a crawl ended) are deleted.", roles: "frontier" }),

@@ -1,0 +1,17 @@
+// Worker thread of the convert pool: converts one fetched page at a time, off the main event loop.
+import { parentPort } from "node:worker_threads";
+import { convertAny, type FetchedPage } from "./document.ts";
+import type { CrawlOptions } from "../../schemas/index.ts";
+
+interface Job {
+  id: number;
+  page: FetchedPage;
+  options: CrawlOptions;
+}
+
+parentPort?.on("message", (job: Job) => {
+  convertAny(job.page, job.options).then(
+    (result) => parentPort?.postMessage({ id: job.id, result }),
+    (err: unknown) => parentPort?.postMessage({ id: job.id, error: err instanceof Error ? err.message : String(err) }),
+  );
+});

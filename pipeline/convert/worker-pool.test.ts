@@ -1,0 +1,37 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { makePdf } from "../../test/fixtures/pdf.ts";
+import { ConvertFailedError, ConvertPool, ConvertTimeoutError } from "./worker-pool.ts";
+
+const options = { limit: 1, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown" as const], onlyMainContent: true };
+const page = (body: string, extra: object = {}) => ({ url: "https://s.test/a", finalUrl: "https://s.test/a", statusCode: 200, contentType: "text/html", body, scrapeId: "x", ...extra });
+
+describe("ConvertPool", () => {
+  const pool = new ConvertPool({ size: 2, timeoutMs: 2000 });
+  afterAll(() => pool.close());
+
+  it("converts pages in worker threads, PDFs included", async () => {
+    const [a, b] = await Promise.all([pool.convert(page("<h1>One</h1>"), options), pool.convert(page("<p>Two</p>"), options)]);
+    expect(a.document.markdown).toBe("# One");
+    expect(b.document.markdown).toBe("Two");
+    const pdf = await pool.convert(page("", { contentType: "application/pdf", bytes: new Uint8Array(makePdf(["Page one"])) }), options);
+    expect(pdf.document.markdown).toBe("Page one");
+    expect(pdf.credits).toBe(1);
+  });
+
+  it("abandons a conversion past its time limit and keeps serving", async () => {
+    const fast = new ConvertPool({ size: 1, timeoutMs: 30 });
+    try {
+      // a huge, deeply nested page: far more than 30 ms of work
+      const heavy = "<div>".repeat(20000) + "x".repeat(10) + "</div>".repeat(20000) + "<p>text</p>".repeat(50000);
+      await expect(fast.convert(page(heavy), options)).rejects.toThrow(ConvertTimeoutError);
+    } finally {
+      await fast.close();
+    }
+    const after = await pool.convert(page("<p>still here</p>"), options);
+    expect(after.document.markdown).toBe("still here");
+  });
+
+  it("reports a page that cannot be converted", async () => {
+    await expect(pool.convert(page("", { contentType: "application/pdf", bytes: new Uint8Array([1, 2, 3]) }), options)).rejects.toThrow(ConvertFailedError);
+  });
+});

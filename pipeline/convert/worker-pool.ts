@@ -1,0 +1,100 @@
+// A pool of worker threads for conversion: parsing and rendering run off the event loop (the API and the other
+// stages of an embedded process stay responsive), and a page that takes longer than the time limit is abandoned
+// (its worker is terminated and replaced) instead of stalling the stage.
+import { Worker } from "node:worker_threads";
+import type { CrawlOptions } from "../../schemas/index.ts";
+import type { Converted, FetchedPage } from "./document.ts";
+
+interface Pending {
+  id: number;
+  page: FetchedPage;
+  options: CrawlOptions;
+  resolve: (c: Converted) => void;
+  reject: (e: Error) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  job: Pending | null;
+  timer: NodeJS.Timeout | null;
+}
+
+export class ConvertTimeoutError extends Error {}
+export class ConvertFailedError extends Error {}
+
+export class ConvertPool {
+  private readonly size: number;
+  private readonly timeoutMs: number;
+  private readonly slots: Slot[] = [];
+  private readonly queue: Pending[] = [];
+  private nextId = 1;
+  private closed = false;
+
+  constructor(opts: { size: number; timeoutMs: number }) {
+    this.size = Math.max(1, opts.size);
+    this.timeoutMs = opts.timeoutMs;
+    for (let i = 0; i < this.size; i++) this.slots.push(this.spawn());
+  }
+
+  private spawn(): Slot {
+    const worker = new Worker(new URL("./convert-worker.ts", import.meta.url));
+    const slot: Slot = { worker, job: null, timer: null };
+    worker.on("message", (msg: { id: number; result?: Converted; error?: string }) => {
+      const job = slot.job;
+      if (!job || job.id !== msg.id) return;
+      this.finish(slot);
+      if (msg.error !== undefined) job.reject(new ConvertFailedError(msg.error));
+      else job.resolve(msg.result as Converted);
+      this.pump();
+    });
+    worker.on("error", (err) => {
+      const job = slot.job;
+      this.replace(slot);
+      job?.reject(new ConvertFailedError(`conversion worker crashed: ${err.message}`));
+    });
+    worker.unref();
+    return slot;
+  }
+
+  private finish(slot: Slot): void {
+    if (slot.timer) clearTimeout(slot.timer);
+    slot.timer = null;
+    slot.job = null;
+  }
+
+  private replace(slot: Slot): void {
+    this.finish(slot);
+    void slot.worker.terminate();
+    if (this.closed) return;
+    const i = this.slots.indexOf(slot);
+    if (i >= 0) this.slots[i] = this.spawn();
+    this.pump();
+  }
+
+  private pump(): void {
+    for (const slot of this.slots) {
+      if (slot.job || this.queue.length === 0) continue;
+      const job = this.queue.shift() as Pending;
+      slot.job = job;
+      slot.timer = setTimeout(() => {
+        this.replace(slot);
+        job.reject(new ConvertTimeoutError(`conversion took longer than ${this.timeoutMs} ms`));
+      }, this.timeoutMs);
+      slot.worker.postMessage({ id: job.id, page: job.page, options: job.options });
+    }
+  }
+
+  convert(page: FetchedPage, options: CrawlOptions): Promise<Converted> {
+    if (this.closed) return Promise.reject(new Error("convert pool closed"));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ id: this.nextId++, page, options, resolve, reject });
+      this.pump();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const job of this.queue.splice(0)) job.reject(new Error("convert pool closed"));
+    await Promise.all(this.slots.map((s) => s.worker.terminate()));
+  }
+}
