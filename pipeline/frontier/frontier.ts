@@ -77,13 +77,16 @@ export class FrontierProcessor implements Processor<FrontierInboxMessage, Batch>
 
   private async persist(batch: Batch): Promise<void> {
     const now = this.clock.now();
-    if (batch.urls.length) await this.store.saveUrls(batch.urls);
-    if (batch.errors.length) await this.store.insertErrors(batch.errors);
     const records = [...batch.dirty].flatMap((id) => {
       const s = this.states.get(id);
       return s ? [toRecord(s, now)] : [];
     });
-    if (records.length) await this.store.saveCrawls(records);
+    // three independent, idempotent writes (a retry of all three is harmless): side by side
+    await Promise.all([
+      batch.urls.length ? this.store.saveUrls(batch.urls) : undefined,
+      batch.errors.length ? this.store.insertErrors(batch.errors) : undefined,
+      records.length ? this.store.saveCrawls(records) : undefined,
+    ]);
     batch.urls = [];
     batch.errors = [];
     batch.dirty.clear();
