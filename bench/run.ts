@@ -70,6 +70,11 @@ const benches: Record<string, Bench> = {
       return [met(b <= a * 1.2, `RSS flat within 20% from 10% to 100% (${a} -> ${b} MB)`), met(Number(r.statusP99Ms) < 50, "status p99 < 50 ms")];
     },
   },
+  scale100k: {
+    describe: "embedded mode, synthetic site of 100,000 pages (about 7 minutes; not in the default set)",
+    run: script("e2e.ts", "embedded", "synthetic:100000"),
+    targets: (r) => [met(Number(r.statusP99Ms) < 50, "status p99 < 50 ms with 100,000 documents")],
+  },
 };
 
 const wanted = process.argv.slice(2).length ? process.argv.slice(2) : ["frontier", "convert", "peer", "embedded", "cluster", "scale10k"];
