@@ -1,6 +1,6 @@
 // An append-only JSON-lines file: writes are serialised in call order; each resolves once its lines are written.
 import { mkdirSync } from "node:fs";
-import { appendFile, open, rename, writeFile } from "node:fs/promises";
+import { appendFile, open, rename, writeFile, type FileHandle } from "node:fs/promises";
 import { createReadStream, existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { createInterface } from "node:readline";
@@ -61,15 +61,28 @@ export async function* readLines(path: string): AsyncGenerator<{ line: string; p
   }
 }
 
-/** Reads `len` bytes at `pos`. */
-export async function readAt(path: string, pos: number, len: number): Promise<string> {
-  const fh = await open(path, "r");
-  try {
+/** Positional reads of one file through one long-lived handle (reopened after the file was replaced). */
+export class FileReader {
+  private readonly path: string;
+  private handle: Promise<FileHandle> | null = null;
+
+  constructor(path: string) {
+    this.path = path;
+  }
+
+  async read(pos: number, len: number): Promise<Buffer> {
+    this.handle ??= open(this.path, "r");
+    const fh = await this.handle;
     const buf = Buffer.alloc(len);
     await fh.read(buf, 0, len, pos);
-    return buf.toString("utf8");
-  } finally {
-    await fh.close();
+    return buf;
+  }
+
+  /** Drop the handle (the file was rewritten: the old handle still sees the old inode). */
+  async reset(): Promise<void> {
+    const h = this.handle;
+    this.handle = null;
+    if (h) await (await h).close();
   }
 }
 

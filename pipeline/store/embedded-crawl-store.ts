@@ -4,7 +4,7 @@
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { CrawlRecord, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, UrlRow } from "./crawl-store.ts";
-import { AppendLog, readAt, readLines } from "../runtime/append-log.ts";
+import { AppendLog, FileReader, readLines } from "../runtime/append-log.ts";
 import { fitChunk } from "./paging.ts";
 
 interface DocRef {
@@ -30,6 +30,8 @@ const newer = (a: CrawlRecord, b: CrawlRecord | undefined) => !b || a.version > 
 export class EmbeddedCrawlStore implements CrawlStore {
   private readonly journal: AppendLog | null;
   private readonly docsLog: AppendLog | null;
+  /** one handle for every document read (opened after start-up compaction) */
+  private docsReader: FileReader | null = null;
   private readonly crawls = new Map<string, CrawlRecord>();
   private readonly cancels = new Map<string, number>();
   private readonly docs = new Map<string, DocRef[]>();
@@ -226,8 +228,8 @@ export class EmbeddedCrawlStore implements CrawlStore {
 
   private async readDoc(crawlId: string, ref: DocRef): Promise<string> {
     if (!this.docsLog) return (this.memDocs.get(crawlId) ?? [])[ref.pos] as string;
-    const line = await readAt(this.docsLog.path, ref.pos, ref.len);
-    const bytes = Buffer.from(line);
+    this.docsReader ??= new FileReader(this.docsLog.path);
+    const bytes = await this.docsReader.read(ref.pos, ref.len);
     return bytes.subarray(ref.docStart, bytes.length - 1).toString("utf8");
   }
 
@@ -299,6 +301,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
   }
 
   async close(): Promise<void> {
+    await this.docsReader?.reset();
     await this.journal?.flush();
     await this.docsLog?.flush();
   }
