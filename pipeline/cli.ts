@@ -145,10 +145,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
     closers.push(async () => clearInterval(sweep));
   }
   if (roles.includes("fetch-render")) {
-    const fetcher = new UndiciFetcher({
-      userAgent: config.userAgent, maxBytes: config.fetchMaxBytes, maxRedirects: config.fetchMaxRedirects, allowPrivate: config.allowPrivateCrawlTargets,
-      resolve: parseResolve(config.resolve),
-    });
+    const fetcher = pageFetcher(config);
     closers.push(() => fetcher.close());
     const processor = new FetchRenderProcessor({
       fetcher,
@@ -193,10 +190,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
     const hub = new EventHub();
     runners.push(await infra.run(new ApiEventsProcessor(hub)));
     log.warn("USE_DB_AUTHENTICATION is false: authentication is bypassed, every request is accepted");
-    const apiFetcher = new UndiciFetcher({
-      userAgent: config.userAgent, maxBytes: config.fetchMaxBytes, maxRedirects: config.fetchMaxRedirects, allowPrivate: config.allowPrivateCrawlTargets,
-      resolve: parseResolve(config.resolve),
-    });
+    const apiFetcher = pageFetcher(config);
     closers.push(() => apiFetcher.close());
     const app = createApp({ config, store, bus, clock, log, ready: () => infra.ready(), fetcher: apiFetcher, queueStats: () => infra.queueStats() });
     server = await new Promise<Server>((resolve, reject) => {
@@ -237,6 +231,14 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
       log.info("stopped");
     },
   };
+}
+
+/** The page fetcher as the configuration describes it (stages, the scrape route and the CLI share it). */
+export function pageFetcher(config: Config): UndiciFetcher {
+  return new UndiciFetcher({
+    userAgent: config.userAgent, maxBytes: config.fetchMaxBytes, maxRedirects: config.fetchMaxRedirects,
+    allowPrivate: config.allowPrivateCrawlTargets, resolve: parseResolve(config.resolve),
+  });
 }
 
 /** `60000,300000` -> [60000, 300000] */

@@ -3,11 +3,10 @@ import { parseArgs } from "node:util";
 import type { CrawlOptions } from "../../schemas/index.ts";
 import { checkStartUrl } from "../../api/start-url.ts";
 import { HttpError } from "../../api/errors.ts";
-import { UndiciFetcher } from "../fetch-render/fetcher.ts";
 import { loadConfig } from "../runtime/config.ts";
 import { errorCode, errorMessage } from "../runtime/errors.ts";
 import { scrapePage } from "../usecases/scrape-page.ts";
-import { parseResolve } from "../cli.ts";
+import { pageFetcher } from "../cli.ts";
 
 export const SCRAPE_HELP = `usage: trawl scrape <url> [--format markdown|html|rawHtml|links ...] [--all-content]
 
@@ -40,7 +39,7 @@ export async function scrapeCommand(argv: string[], env: Record<string, string |
     return 2;
   }
   const formats = (values.format?.length ? values.format : ["markdown"]) as CrawlOptions["formats"];
-  const fetcher = new UndiciFetcher({ userAgent: config.userAgent, maxBytes: config.fetchMaxBytes, maxRedirects: config.fetchMaxRedirects, allowPrivate: config.allowPrivateCrawlTargets, resolve: parseResolve(config.resolve) });
+  const fetcher = pageFetcher(config);
   try {
     const { document } = await scrapePage(fetcher, url, { formats, onlyMainContent: !values["all-content"] }, config.fetchTimeoutMs);
     process.stdout.write(JSON.stringify(document, null, 2) + "\n");
