@@ -2,7 +2,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import type { CrawlOptions, PageDocument } from "../../schemas/index.ts";
 import { checkStartUrl } from "../../api/start-url.ts";
 import { HttpError } from "../../api/errors.ts";
@@ -13,6 +12,7 @@ import { sleep } from "../runtime/retry.ts";
 import { cancelCrawl, submitCrawl } from "../usecases/submit-crawl.ts";
 import { CrawlOutput, slugFor } from "./output.ts";
 import { ProgressReporter } from "./progress.ts";
+import { commandArgs } from "./args.ts";
 
 export const CRAWL_HELP = `usage: trawl crawl <url> [options]
 
@@ -35,37 +35,22 @@ Environment variables of the configuration table apply (e.g. ALLOW_PRIVATE_CRAWL
 const FORMATS = ["markdown", "html", "rawHtml", "links", "images"] as const;
 
 export async function crawlCommand(argv: string[], env: Record<string, string | undefined>): Promise<number> {
-  let args;
-  try {
-    args = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        limit: { type: "string" }, format: { type: "string", multiple: true }, out: { type: "string" },
-        "entire-domain": { type: "boolean" }, subdomains: { type: "boolean" }, "all-content": { type: "boolean" },
-        "timeout-ms": { type: "string" }, help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (err) {
-    console.error(`${(err as Error).message}\n\n${CRAWL_HELP}`);
-    return 2;
-  }
-  const { values, positionals } = args;
-  if (values.help) {
-    console.log(CRAWL_HELP);
-    return 0;
-  }
-  if (positionals.length !== 1) {
-    console.error(`give exactly one URL\n\n${CRAWL_HELP}`);
-    return 2;
-  }
+  const args = commandArgs(argv, {
+    limit: { type: "string" }, format: { type: "string", multiple: true }, out: { type: "string" },
+    "entire-domain": { type: "boolean" }, subdomains: { type: "boolean" }, "all-content": { type: "boolean" },
+    "timeout-ms": { type: "string" },
+  }, CRAWL_HELP);
+  if ("exit" in args) return args.exit;
+  const values = args.values as {
+    limit?: string; format?: string[]; out?: string; "entire-domain"?: boolean; subdomains?: boolean; "all-content"?: boolean; "timeout-ms"?: string;
+  };
   const dataDir = mkdtempSync(join(tmpdir(), "trawl-crawl-"));
   let config;
   let url: string;
   const options: CrawlOptions = { limit: 10000, crawlEntireDomain: Boolean(values["entire-domain"]), allowSubdomains: Boolean(values.subdomains), formats: ["markdown"], onlyMainContent: !values["all-content"] };
   try {
     config = loadConfig(env, { mode: "embedded", dataDir, embeddedPartitions: 4 });
-    url = checkStartUrl(positionals[0] as string, config.allowPrivateCrawlTargets);
+    url = checkStartUrl(args.url, config.allowPrivateCrawlTargets);
     if (values.limit !== undefined) {
       if (!/^\d+$/.test(values.limit) || Number(values.limit) < 1) throw new Error(`--limit must be a positive integer, not ${values.limit}`);
       options.limit = Number(values.limit);

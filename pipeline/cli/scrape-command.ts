@@ -1,11 +1,11 @@
 // `trawl scrape <url>`: fetches and converts one page and prints its document as JSON.
-import { parseArgs } from "node:util";
 import type { CrawlOptions } from "../../schemas/index.ts";
 import { checkStartUrl } from "../../api/start-url.ts";
 import { HttpError } from "../../api/errors.ts";
 import { loadConfig } from "../runtime/config.ts";
 import { errorCode, errorMessage } from "../runtime/errors.ts";
 import { scrapePage } from "../usecases/scrape-page.ts";
+import { commandArgs } from "./args.ts";
 import { pageFetcher } from "../cli.ts";
 
 export const SCRAPE_HELP = `usage: trawl scrape <url> [--format markdown|html|rawHtml|links ...] [--all-content]
@@ -13,27 +13,14 @@ export const SCRAPE_HELP = `usage: trawl scrape <url> [--format markdown|html|ra
 Fetches one page and prints its document (the same JSON as a crawl's data[] entries) to standard output.`;
 
 export async function scrapeCommand(argv: string[], env: Record<string, string | undefined>): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { format: { type: "string", multiple: true }, "all-content": { type: "boolean" }, help: { type: "boolean", short: "h" } } });
-  } catch (err) {
-    console.error(`${(err as Error).message}\n\n${SCRAPE_HELP}`);
-    return 2;
-  }
-  const { values, positionals } = parsed;
-  if (values.help) {
-    console.log(SCRAPE_HELP);
-    return 0;
-  }
-  if (positionals.length !== 1) {
-    console.error(`give exactly one URL\n\n${SCRAPE_HELP}`);
-    return 2;
-  }
+  const args = commandArgs(argv, { format: { type: "string", multiple: true }, "all-content": { type: "boolean" } }, SCRAPE_HELP);
+  if ("exit" in args) return args.exit;
+  const values = args.values as { format?: string[]; "all-content"?: boolean };
   let url: string;
   let config;
   try {
     config = loadConfig(env);
-    url = checkStartUrl(positionals[0] as string, config.allowPrivateCrawlTargets);
+    url = checkStartUrl(args.url, config.allowPrivateCrawlTargets);
   } catch (err) {
     console.error(err instanceof HttpError ? String(err.body.error) : (err as Error).message);
     return 2;

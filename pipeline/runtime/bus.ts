@@ -68,14 +68,7 @@ export function phaseGroups(emissions: Emission[]): { phase: number; emissions: 
 
 /** Groups emissions by phase, in ascending order. */
 export function phases(emissions: Emission[]): Emission[][] {
-  const byPhase = new Map<number, Emission[]>();
-  for (const e of emissions) {
-    const p = e.phase ?? 0;
-    const list = byPhase.get(p) ?? [];
-    list.push(e);
-    byPhase.set(p, list);
-  }
-  return [...byPhase.keys()].sort((a, b) => a - b).map((p) => byPhase.get(p) ?? []);
+  return phaseGroups(emissions).map((g) => g.emissions);
 }
 
 /** One consumer group's position on one topic, for the queue admin page. */
