@@ -35,7 +35,7 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string) {
   const start = siteSpec === "pg" ? `${site.origin}/docs/index.html` : `${site.origin}/site/p0.html`;
   const expected = siteSpec === "pg" ? undefined : Number(siteSpec.split(":")[1]);
   if (mode === "cluster") {
-    const up = spawn("bash", [join(ROOT, "scripts/infra.sh"), "up"], { stdio: "inherit" });
+    const up = spawn("bash", [join(ROOT, "scripts/infra.sh"), "up", "kafka", "clickhouse"], { stdio: "inherit" });
     await new Promise((r) => up.on("exit", r));
   }
   const port = await freePort();

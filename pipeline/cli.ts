@@ -24,7 +24,9 @@ import { EmbeddedBus } from "./runtime/embedded-bus.ts";
 import { EmbeddedCrawlStore } from "./store/embedded-crawl-store.ts";
 import type { CrawlStore } from "./store/crawl-store.ts";
 import { ConfigError, configTable, loadConfig, type Config } from "./runtime/config.ts";
+import { TrawlError } from "./runtime/errors.ts";
 import { createKafka, ensureTopics, KafkaBus, kafkaQueueStats } from "./runtime/kafka-bus.ts";
+import { connectRegistry } from "./runtime/registry.ts";
 import { createLogger, type Logger } from "./runtime/logger.ts";
 import { retry } from "./runtime/retry.ts";
 import { startRunner, type RunnerHandle } from "./runtime/runner.ts";
@@ -84,7 +86,8 @@ async function clusterInfrastructure(roles: readonly RoleName[], config: Config,
   await retry(() => migrate(ch), patient);
   const kafka = createKafka(config, roles.length === 1 ? (roles[0] as string) : "all", log);
   await retry(() => ensureTopics(kafka, config, log), patient);
-  const bus = new KafkaBus(kafka, config.topicPrefix);
+  const registry = config.schemaRegistryUrl ? await retry(() => connectRegistry(config.schemaRegistryUrl, config.topicPrefix, log), { ...patient, retriable: (err) => !(err instanceof TrawlError) || err.retriable }) : undefined;
+  const bus = new KafkaBus(kafka, config.topicPrefix, registry);
   await bus.connect();
   return {
     bus,
@@ -102,6 +105,7 @@ async function embeddedInfrastructure(config: Config, log: Logger, clock: Clock)
   const bus = await EmbeddedBus.open({ partitions: config.embeddedPartitions, dir, log });
   const store = await EmbeddedCrawlStore.open(dir, clock.now());
   log.info({ dataDir: dir }, "embedded mode: no Kafka, no ClickHouse");
+  if (config.schemaRegistryUrl) log.warn({ schemaRegistryUrl: config.schemaRegistryUrl }, "SCHEMA_REGISTRY_URL is ignored in embedded mode (no Kafka topics)");
   return {
     bus,
     store,

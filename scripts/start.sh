@@ -4,6 +4,6 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 if [[ -z "${KAFKA_BROKERS:-}" && -z "${CLICKHOUSE_URL:-}" ]]; then
-  bash "$ROOT/scripts/infra.sh" up
+  bash "$ROOT/scripts/infra.sh" up kafka clickhouse
 fi
 exec node "$ROOT/bin/trawl.js" all

@@ -1,5 +1,7 @@
 // A downstream consumer of Trawl's public topic crawl.pages (one message per stored page, keyed by crawl id, in
-// order per crawl; value: JSON matching schemas/crawl-page.schema.json). Run: node docs/examples/consume-crawl-pages.ts
+// order per crawl; value: JSON matching schemas/crawl-page.schema.json, or the Confluent wire format when Trawl runs
+// with SCHEMA_REGISTRY_URL). Run: node docs/examples/consume-crawl-pages.ts
+import { SchemaRegistry } from "@kafkajs/confluent-schema-registry";
 import { Kafka, logLevel } from "kafkajs";
 
 export interface CrawlPageMessage {
@@ -10,7 +12,9 @@ export interface CrawlPageMessage {
 }
 
 /** Reads crawl.pages from the beginning and hands every page to `onPage` until `stop()` is called. */
-export async function consumeCrawlPages(opts: { brokers: string[]; topic: string; groupId: string; onPage: (page: CrawlPageMessage) => void }) {
+export async function consumeCrawlPages(opts: { brokers: string[]; topic: string; groupId: string; registryUrl?: string; onPage: (page: CrawlPageMessage) => void }) {
+  // with a registry, decode() reads the schema id of each message, fetches that schema once and validates against it
+  const registry = opts.registryUrl ? new SchemaRegistry({ host: opts.registryUrl }) : undefined;
   const kafka = new Kafka({ clientId: "crawl-pages-reader", brokers: opts.brokers, logLevel: logLevel.NOTHING });
   const consumer = kafka.consumer({ groupId: opts.groupId });
   await consumer.connect();
@@ -18,9 +22,7 @@ export async function consumeCrawlPages(opts: { brokers: string[]; topic: string
   await consumer.run({
     eachMessage: async ({ message }) => {
       const raw = message.value as Buffer;
-      // with SCHEMA_REGISTRY_URL the value would start with the Confluent wire-format header (0x00 + schema id)
-      const json = raw[0] === 0 ? raw.subarray(5) : raw;
-      opts.onPage(JSON.parse(json.toString("utf8")) as CrawlPageMessage);
+      opts.onPage((registry ? await registry.decode(raw) : JSON.parse(raw.toString("utf8"))) as CrawlPageMessage);
     },
   });
   return { stop: () => consumer.disconnect() };
@@ -31,6 +33,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     brokers: (process.env.KAFKA_BROKERS ?? "127.0.0.1:19092").split(","),
     topic: `${process.env.KAFKA_TOPIC_PREFIX ?? "trawl."}crawl.pages`,
     groupId: "my-downstream-service",
+    registryUrl: process.env.SCHEMA_REGISTRY_URL || undefined,
     onPage: (p) => console.log(p.crawlId, p.document.metadata.url, p.document.markdown?.length ?? 0),
   });
   process.once("SIGINT", () => void reader.stop());

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, configTable, configVars, loadConfig } from "./config.ts";
 
@@ -23,5 +25,14 @@ describe("config", () => {
   it("documents every variable", () => {
     const table = configTable();
     for (const v of Object.values(configVars)) expect(table).toContain(`\`${v.env}\``);
+  });
+  it("the README carries the current table (regenerate with `npx trawl config`)", () => {
+    expect(readFileSync(join(import.meta.dirname, "..", "..", "README.md"), "utf8")).toContain(configTable());
+  });
+  it("an optional URL may be empty; a set one must be http(s)", () => {
+    expect(loadConfig({ SCHEMA_REGISTRY_URL: "" }).schemaRegistryUrl).toBe("");
+    expect(loadConfig({ SCHEMA_REGISTRY_URL: "http://r.test:8081/apis/ccompat/v7/" }).schemaRegistryUrl).toBe("http://r.test:8081/apis/ccompat/v7");
+    expect(() => loadConfig({ SCHEMA_REGISTRY_URL: "ftp://r.test" })).toThrow("SCHEMA_REGISTRY_URL");
+    expect(() => loadConfig({ CLICKHOUSE_URL: "" })).toThrow("CLICKHOUSE_URL");
   });
 });

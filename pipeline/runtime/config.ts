@@ -34,6 +34,7 @@ export const configVars = {
   topicPrefix: v({ env: "KAFKA_TOPIC_PREFIX", kind: "string", default: "trawl.", description: "Prefix of every topic name.", roles: "all" }),
   topicPartitions: v({ env: "KAFKA_PARTITIONS", kind: "int", default: "12", min: 1, max: 1000, description: "Partitions of each topic created at start.", roles: "all" }),
   groupPrefix: v({ env: "KAFKA_GROUP_PREFIX", kind: "string", default: "trawl.", description: "Prefix of every consumer group id.", roles: "all" }),
+  schemaRegistryUrl: v({ env: "SCHEMA_REGISTRY_URL", kind: "url", default: "", description: "Confluent-compatible Schema Registry (e.g. Apicurio's `/apis/ccompat/v7`). Set: the schemas of crawl.pages and crawl.events are registered at start and those topics carry the Confluent wire format (JSON Schema). Empty: plain JSON.", roles: "all (cluster)" }),
   clickhouseUrl: v({ env: "CLICKHOUSE_URL", kind: "url", default: "http://127.0.0.1:18123", description: "ClickHouse HTTP interface.", roles: "all" }),
   clickhouseDatabase: v({ env: "CLICKHOUSE_DATABASE", kind: "string", default: "trawl", description: "ClickHouse database (created at start).", roles: "all" }),
   clickhouseUser: v({ env: "CLICKHOUSE_USER", kind: "string", default: "default", description: "ClickHouse user.", roles: "all" }),
@@ -94,6 +95,7 @@ function parseVar(spec: Var, raw: string): string | number | boolean {
       throw bad("expected true or false");
     }
     case "url": {
+      if (raw === "" && spec.default === "") return ""; // optional: empty means "not used"
       try {
         const u = new URL(raw);
         if (!/^https?:$/.test(u.protocol)) throw bad("expected an http(s) URL");

@@ -23,6 +23,8 @@ export type ErrorCode =
   // infrastructure
   | "STORE_UNAVAILABLE"
   | "BUS_UNAVAILABLE"
+  | "SCHEMA_REGISTRY_UNAVAILABLE"
+  | "SCHEMA_REJECTED"
   // messages that can never be processed
   | "MESSAGE_UNDECODABLE"
   | "MESSAGE_INVALID"
@@ -56,7 +58,7 @@ export class PageError extends TrawlError {
 
 /** ClickHouse or Kafka unavailable: back off and retry without committing. */
 export class InfrastructureError extends TrawlError {
-  constructor(code: "STORE_UNAVAILABLE" | "BUS_UNAVAILABLE", message: string, cause?: unknown) {
+  constructor(code: "STORE_UNAVAILABLE" | "BUS_UNAVAILABLE" | "SCHEMA_REGISTRY_UNAVAILABLE", message: string, cause?: unknown) {
     super(code, message, { retriable: true, cause });
     this.name = "InfrastructureError";
   }

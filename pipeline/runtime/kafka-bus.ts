@@ -5,6 +5,7 @@ import type { Config } from "./config.ts";
 import type { Logger } from "./logger.ts";
 import { physicalTopic, topics } from "../topology.ts";
 import { InfrastructureError } from "./errors.ts";
+import type { RegistryCodec } from "./registry.ts";
 
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
@@ -89,8 +90,12 @@ export class KafkaBus implements Bus {
   private readonly prefix: string;
   private connected: Promise<void> | undefined;
 
-  constructor(kafka: Kafka, prefix: string) {
+  private readonly registry: RegistryCodec | undefined;
+
+  /** With a registry, the public topics carry the Confluent wire format; every other topic plain JSON. */
+  constructor(kafka: Kafka, prefix: string, registry?: RegistryCodec) {
     this.prefix = prefix;
+    this.registry = registry;
     this.producer = kafka.producer({
       createPartitioner: Partitioners.DefaultPartitioner,
       allowAutoTopicCreation: false,
@@ -106,11 +111,12 @@ export class KafkaBus implements Bus {
   async produce(messages: Emission[]): Promise<void> {
     if (messages.length === 0) return;
     await this.connect();
-    const byTopic = new Map<string, { key: string; value: string }[]>();
+    const byTopic = new Map<string, { key: string; value: string | Buffer }[]>();
     for (const m of messages) {
       const topic = physicalTopic(this.prefix, m.topic, m.deadLetter);
       const list = byTopic.get(topic) ?? [];
-      list.push({ key: m.key, value: JSON.stringify(m.value) });
+      const encode = m.deadLetter ? undefined : this.registry?.encoderFor(m.topic);
+      list.push({ key: m.key, value: encode ? await encode(m.value) : JSON.stringify(m.value) });
       byTopic.set(topic, list);
     }
     try {

@@ -10,6 +10,8 @@ import type { Config } from "./config.ts";
 import { errorMessage } from "./errors.ts";
 import type { Logger } from "./logger.ts";
 import { MAX_MESSAGE_BYTES } from "./kafka-bus.ts";
+import { messageText } from "./registry.ts";
+import { retry } from "./retry.ts";
 
 export type { RunnerHandle };
 
@@ -51,7 +53,7 @@ export async function startRunner<T, B>(
     try {
       const done = await handle(
         batch.partition,
-        batch.messages.map((m) => ({ key: m.key?.toString() ?? null, value: m.value?.toString() ?? null, offset: m.offset })),
+        batch.messages.map((m) => ({ key: m.key?.toString() ?? null, value: messageText(m.value), offset: m.offset })),
       );
       if (done === 0) return;
       if (isStale()) {
@@ -69,7 +71,14 @@ export async function startRunner<T, B>(
   }
 
   await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: !processor.broadcast });
+  // a topic created a moment ago may not be in every broker's metadata yet (UNKNOWN_TOPIC_OR_PARTITION): retriable
+  await retry(() => consumer.subscribe({ topic, fromBeginning: !processor.broadcast }), {
+    retries: 10,
+    initialMs: 200,
+    maxMs: 2000,
+    retriable: (err) => (err as { retriable?: boolean }).retriable === true,
+    onRetry: (err, attempt) => log.warn({ err: errorMessage(err), attempt }, "subscribe failed; retrying"),
+  });
   await consumer.run({
     autoCommit: false,
     eachBatchAutoResolve: false,

@@ -1,10 +1,10 @@
-// Starts the real local infrastructure (Kafka in KRaft mode, ClickHouse) through the project's scripts,
+// Starts the real local infrastructure (Kafka in KRaft mode, ClickHouse, the Schema Registry) through the project's scripts,
 // and at the end stops only what it started.
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 
 const script = join(import.meta.dirname, "..", "..", "scripts", "infra.sh");
-const services = ["kafka", "clickhouse"] as const;
+const services = ["kafka", "clickhouse", "registry"] as const;
 
 function running(service: string): boolean {
   const out = execFileSync("bash", [script, "status", service], { encoding: "utf8" });

@@ -1,0 +1,109 @@
+// Confluent Schema Registry for the public topics (crawl.pages, crawl.events): their JSON Schemas are registered
+// under the subject `<topic>-value` at start, and their messages carry the Confluent wire format (magic byte 0,
+// 4-byte schema id, JSON). Internal topics stay plain JSON. Used only in cluster mode when SCHEMA_REGISTRY_URL is set.
+import { SchemaRegistry, SchemaType } from "@kafkajs/confluent-schema-registry";
+import { Ajv } from "ajv";
+import addFormatsModule from "ajv-formats";
+import { schemas, type SchemaName } from "../../schemas/index.ts";
+import { physicalTopic, topics, type LogicalTopic } from "../topology.ts";
+import { InfrastructureError, TrawlError } from "./errors.ts";
+import type { Logger } from "./logger.ts";
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+/** Encodes the values of registered topics; `encoderFor` is undefined for a topic that stays plain JSON. */
+export interface RegistryCodec {
+  encoderFor(topic: LogicalTopic): ((value: unknown) => Promise<Buffer>) | undefined;
+  /** Registered schema id per logical topic (for logs and tests). */
+  readonly ids: ReadonlyMap<LogicalTopic, number>;
+}
+
+/**
+ * One self-contained schema: every `x.schema.json` it references is inlined under `$defs` (the registry and a
+ * downstream validator see a single document). `$id`s are dropped: the registry's id names the schema.
+ */
+export function bundledSchema(name: SchemaName): Record<string, unknown> {
+  const defs: Record<string, unknown> = {};
+  const rewrite = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(rewrite);
+    if (node === null || typeof node !== "object") return node;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(node)) {
+      if (k === "$id") continue;
+      const ref = k === "$ref" && typeof v === "string" ? /^([a-z0-9-]+)\.schema\.json$/.exec(v) : null;
+      if (ref) {
+        const target = ref[1] as SchemaName;
+        if (!(target in defs)) {
+          defs[target] = {}; // placeholder first: a cycle ends here
+          defs[target] = rewrite(schemas[target]);
+        }
+        out[k] = `#/$defs/${target}`;
+      } else out[k] = rewrite(v);
+    }
+    return out;
+  };
+  const root = rewrite(schemas[name]) as Record<string, unknown>;
+  return Object.keys(defs).length > 0 ? { ...root, $defs: { ...(root.$defs as object), ...defs } } : root;
+}
+
+/** A registry client whose JSON validator knows the formats the schemas use (uri, date-time). */
+export function registryClient(url: string): SchemaRegistry {
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  addFormats(ajv);
+  return new SchemaRegistry({ host: url, clientId: "trawl" }, { [SchemaType.JSON]: { ajvInstance: ajv } });
+}
+
+/**
+ * Registers one schema version under a subject and returns its id (the same schema gets the same id again).
+ * The registry applies the subject's compatibility rule, whatever its operators set it to; Trawl does not change it.
+ */
+async function registerSchema(url: string, subject: string, schema: string): Promise<number> {
+  let res: Response;
+  try {
+    res = await fetch(`${url}/subjects/${encodeURIComponent(subject)}/versions`, {
+      method: "POST",
+      headers: { "content-type": "application/vnd.schemaregistry.v1+json", accept: "application/vnd.schemaregistry.v1+json" },
+      body: JSON.stringify({ schemaType: "JSON", schema }),
+      signal: AbortSignal.timeout(10_000),
+    });
+  } catch (err) {
+    throw new InfrastructureError("SCHEMA_REGISTRY_UNAVAILABLE", `could not reach the schema registry at ${url}: ${(err as Error).message}`, err);
+  }
+  const text = await res.text();
+  if (res.status >= 400 && res.status < 500) {
+    // e.g. 409: the schema of this version is not compatible with the registered ones under the subject's rule
+    throw new TrawlError("SCHEMA_REJECTED", `the schema registry at ${url} refused the schema of ${subject} (HTTP ${res.status}): ${text.slice(0, 500)}`);
+  }
+  const id = res.ok ? (JSON.parse(text) as { id?: unknown }).id : undefined;
+  if (typeof id !== "number") throw new InfrastructureError("SCHEMA_REGISTRY_UNAVAILABLE", `the schema registry at ${url} answered HTTP ${res.status} for ${subject}: ${text.slice(0, 500)}`);
+  return id;
+}
+
+/** Registers the public topics' schemas and returns their encoders. */
+export async function connectRegistry(url: string, topicPrefix: string, log: Logger): Promise<RegistryCodec> {
+  const registry = registryClient(url);
+  const ids = new Map<LogicalTopic, number>();
+  for (const t of topics.filter((t) => t.public)) {
+    const subject = `${physicalTopic(topicPrefix, t.name)}-value`;
+    const id = await registerSchema(url, subject, JSON.stringify(bundledSchema(t.schema)));
+    ids.set(t.name, id);
+    log.info({ subject, schemaId: id }, "schema registered");
+  }
+  return {
+    ids,
+    encoderFor(topic) {
+      const id = ids.get(topic);
+      return id === undefined ? undefined : (value) => registry.encode(id, value);
+    },
+  };
+}
+
+/**
+ * The JSON text of a message value: a Confluent wire-format value (magic byte 0 + schema id) has its 5-byte header
+ * removed; plain JSON is returned as is (JSON never starts with a NUL byte). The stage validates the JSON against
+ * the same schema afterwards.
+ */
+export function messageText(value: Buffer | null): string | null {
+  if (value === null) return null;
+  return value.length >= 5 && value[0] === 0 ? value.subarray(5).toString() : value.toString();
+}

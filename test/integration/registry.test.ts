@@ -1,0 +1,111 @@
+// Public topics through a real Confluent-compatible Schema Registry (Apicurio, started by scripts/registry.sh):
+// the schemas are registered at start, crawl.pages and crawl.events carry the wire format, the pipeline's own
+// consumers still read them, and the README's kafkajs example decodes every page through the registry.
+import { SchemaRegistry } from "@kafkajs/confluent-schema-registry";
+import { Kafka, logLevel } from "kafkajs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { consumeCrawlPages, type CrawlPageMessage } from "../../docs/examples/consume-crawl-pages.ts";
+import { validator } from "../../schemas/index.ts";
+import { expectedDocPaths, startFixtureSite, type FixtureSite } from "../fixtures/site.ts";
+import { startReceiver, type Receiver } from "../fixtures/webhook-receiver.ts";
+import { getJson, postJson, startTrawl, waitForEnd, type Instance } from "./harness.ts";
+
+const REGISTRY = process.env.TRAWL_TEST_REGISTRY_URL ?? "http://127.0.0.1:18081/apis/ccompat/v7";
+
+async function latestId(subject: string): Promise<number> {
+  const res = await fetch(`${REGISTRY}/subjects/${encodeURIComponent(subject)}/versions/latest`);
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { id: number }).id;
+}
+
+describe("schema registry (cluster mode)", () => {
+  let trawl: Instance;
+  let site: FixtureSite;
+  let receiver: Receiver;
+  let crawlId: string;
+  beforeAll(async () => {
+    [site, receiver, trawl] = await Promise.all([
+      startFixtureSite(),
+      startReceiver("registry-secret"),
+      startTrawl({ mode: "cluster", schemaRegistryUrl: REGISTRY, allowLocalWebhooks: true, webhookSecret: "registry-secret" }),
+    ]);
+    const res = await postJson(`${trawl.api}/v2/crawl`, { url: `${site.origin}/docs/`, limit: 1000, webhook: receiver.url });
+    crawlId = res.body.id;
+    await waitForEnd(trawl.api, crawlId);
+  });
+  afterAll(async () => {
+    await trawl?.stop();
+    await site?.close();
+    await receiver?.close();
+  });
+
+  it("the pipeline reads its own wire-format topics: the crawl completes with every page", async () => {
+    const status = await getJson(`${trawl.api}/v2/crawl/${crawlId}`);
+    expect(status.body.status).toBe("completed");
+    expect(status.body.data.map((d: { metadata: { sourceURL: string } }) => new URL(d.metadata.sourceURL).pathname).sort()).toEqual(expectedDocPaths().sort());
+  });
+
+  it("webhook-emit reads the wire-format crawl.events: one signed page event per document, then completed", async () => {
+    const end = Date.now() + 30_000;
+    while (!receiver.received.some((r) => r.type === "crawl.completed") && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+    expect(receiver.received.filter((r) => r.type === "crawl.page")).toHaveLength(expectedDocPaths().length);
+    expect(receiver.received.every((r) => r.validSignature && r.id === crawlId)).toBe(true);
+    expect(receiver.received.at(-1)?.type).toBe("crawl.completed");
+  });
+
+  it("the kafkajs example decodes every page through the registry", async () => {
+    const pages: CrawlPageMessage[] = [];
+    const reader = await consumeCrawlPages({
+      brokers: trawl.config.kafkaBrokers.split(","),
+      topic: `${trawl.config.topicPrefix}crawl.pages`,
+      groupId: `${trawl.config.groupPrefix}downstream-registry-test`,
+      registryUrl: REGISTRY,
+      onPage: (p) => pages.push(p),
+    });
+    const end = Date.now() + 30_000;
+    while (pages.length < expectedDocPaths().length && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+    await reader.stop();
+    const validate = validator("crawl-page");
+    expect(pages.every((p) => validate(p) && p.crawlId === crawlId)).toBe(true);
+    expect(pages.map((p) => new URL(p.document.metadata.sourceURL).pathname).sort()).toEqual(expectedDocPaths().sort());
+  });
+
+  it("every crawl.events message carries the magic byte and the id registered under <topic>-value", async () => {
+    const topic = `${trawl.config.topicPrefix}crawl.events`;
+    const id = await latestId(`${topic}-value`);
+    const registry = new SchemaRegistry({ host: REGISTRY });
+    const kafka = new Kafka({ clientId: "registry-test", brokers: trawl.config.kafkaBrokers.split(","), logLevel: logLevel.NOTHING });
+    const consumer = kafka.consumer({ groupId: `${trawl.config.groupPrefix}raw-events-test` });
+    const raw: Buffer[] = [];
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({ eachMessage: async ({ message }) => void raw.push(message.value as Buffer) });
+    const end = Date.now() + 30_000;
+    while (!raw.some((b) => b.includes("crawl.completed")) && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+    await consumer.disconnect();
+    expect(raw.every((b) => b[0] === 0 && b.readInt32BE(1) === id)).toBe(true);
+    const events = await Promise.all(raw.map((b) => registry.decode(b)));
+    const validate = validator("crawl-event");
+    expect(events.every((e) => validate(e))).toBe(true);
+    expect(events.filter((e) => e.type === "crawl.page")).toHaveLength(expectedDocPaths().length);
+    expect(events.at(-1).type).toBe("crawl.completed");
+  });
+
+  it("a schema the registry refuses as incompatible stops the start with SCHEMA_REJECTED", async () => {
+    const prefix = `reject${Date.now().toString(36)}.`;
+    const res = await fetch(`${REGISTRY}/subjects/${encodeURIComponent(`${prefix}crawl.pages-value`)}/versions`, {
+      method: "POST",
+      headers: { "content-type": "application/vnd.schemaregistry.v1+json" },
+      body: JSON.stringify({ schemaType: "JSON", schema: JSON.stringify({ type: "object", properties: { crawlId: { type: "integer" } }, required: ["crawlId"] }) }),
+    });
+    expect(res.status).toBe(200);
+    // the operators' rule for this subject: new versions must read the old data
+    const config = await fetch(`${REGISTRY}/config/${encodeURIComponent(`${prefix}crawl.pages-value`)}`, {
+      method: "PUT",
+      headers: { "content-type": "application/vnd.schemaregistry.v1+json" },
+      body: JSON.stringify({ compatibility: "BACKWARD" }),
+    });
+    expect(config.status).toBe(200);
+    await expect(startTrawl({ mode: "cluster", schemaRegistryUrl: REGISTRY, topicPrefix: prefix, groupPrefix: prefix })).rejects.toMatchObject({ code: "SCHEMA_REJECTED" });
+  });
+});
