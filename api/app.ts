@@ -11,6 +11,7 @@ import { errorMiddleware, HttpError } from "./errors.ts";
 import { crawlRoutes } from "./routes/crawl.ts";
 import { scrapeRoutes } from "./routes/scrape.ts";
 import type { Fetcher } from "../pipeline/fetch-render/fetcher.ts";
+import type { Converter } from "../pipeline/convert/converter.ts";
 import type { QueueStat } from "../pipeline/runtime/bus.ts";
 import { adminRoutes } from "./routes/admin.ts";
 
@@ -24,6 +25,8 @@ export interface ApiDeps {
   ready: () => Promise<boolean>;
   /** For the synchronous single-page scrape. */
   fetcher: Fetcher;
+  /** Conversion for POST /v2/scrape: the worker pool of this process (off the event loop) */
+  convert: Converter;
   /** For the queue admin UI. */
   queueStats?: () => Promise<QueueStat[]>;
 }

@@ -17,6 +17,7 @@ import { WebhookEmitter } from "./webhook-emit/emitter.ts";
 import { WebhookDeliverer } from "./webhook-emit/deliverer.ts";
 import { ConvertProcessor } from "./convert/convert.ts";
 import { ConvertPool } from "./convert/worker-pool.ts";
+import { pageConverter } from "./convert/converter.ts";
 import { SinkProcessor } from "./sink/sink.ts";
 import { systemClock, type Clock } from "./runtime/clock.ts";
 import type { Bus, Processor, QueueStat } from "./runtime/bus.ts";
@@ -171,11 +172,10 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
     }, config.fetchConcurrency);
     runners.push(await infra.run(processor));
   }
-  if (roles.includes("convert")) {
-    const pool = config.convertWorkers > 0 ? new ConvertPool({ size: config.convertWorkers, timeoutMs: config.convertTimeoutMs }) : null;
-    if (pool) closers.push(() => pool.close());
-    runners.push(await infra.run(new ConvertProcessor(pool, config.convertWorkers)));
-  }
+  // one pool per process, shared by the convert stage and POST /v2/scrape
+  const pool = (roles.includes("convert") || roles.includes("api")) && config.convertWorkers > 0 ? new ConvertPool({ size: config.convertWorkers, timeoutMs: config.convertTimeoutMs }) : null;
+  if (pool) closers.push(() => pool.close());
+  if (roles.includes("convert")) runners.push(await infra.run(new ConvertProcessor(pool, config.convertWorkers)));
   if (roles.includes("sink")) runners.push(await infra.run(new SinkProcessor({ store, cancels: new CancelCache(store, 0, clock.now), clock, log })));
   if (roles.includes("webhook-emit")) {
     if (!config.webhookSecret) log.warn("SELF_HOSTED_WEBHOOK_HMAC_SECRET is empty: webhooks are sent without a signature");
@@ -196,7 +196,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
     log.warn("USE_DB_AUTHENTICATION is false: authentication is bypassed, every request is accepted");
     const apiFetcher = pageFetcher(config);
     closers.push(() => apiFetcher.close());
-    const app = createApp({ config, store, bus, clock, log, ready: () => infra.ready(), fetcher: apiFetcher, queueStats: () => infra.queueStats() });
+    const app = createApp({ config, store, bus, clock, log, ready: () => infra.ready(), fetcher: apiFetcher, convert: pageConverter(pool), queueStats: () => infra.queueStats() });
     server = await new Promise<Server>((resolve, reject) => {
       const s = app.listen(config.port, config.host, () => resolve(s));
       s.once("error", reject);

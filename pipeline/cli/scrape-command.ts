@@ -7,6 +7,7 @@ import { errorCode, errorMessage } from "../runtime/errors.ts";
 import { scrapePage } from "../usecases/scrape-page.ts";
 import { commandArgs } from "./args.ts";
 import { pageFetcher } from "../cli.ts";
+import { pageConverter } from "../convert/converter.ts";
 
 export const SCRAPE_HELP = `usage: trawl scrape <url> [--format markdown|html|rawHtml|links ...] [--all-content]
 
@@ -28,8 +29,12 @@ export async function scrapeCommand(argv: string[], env: Record<string, string |
   const formats = (values.format?.length ? values.format : ["markdown"]) as CrawlOptions["formats"];
   const fetcher = pageFetcher(config);
   try {
-    const { document } = await scrapePage(fetcher, url, { formats, onlyMainContent: !values["all-content"] }, config.fetchTimeoutMs);
+    const { document } = await scrapePage({ fetcher, convert: pageConverter(null) }, url, { formats, onlyMainContent: !values["all-content"] }, config.fetchTimeoutMs);
     process.stdout.write(JSON.stringify(document, null, 2) + "\n");
+    if (document.metadata.error !== undefined) {
+      console.error(`SCRAPE_HTTP_STATUS: ${String(document.metadata.error)}`);
+      return 1;
+    }
     return 0;
   } catch (err) {
     console.error(`${errorCode(err)}: ${errorMessage(err)}`);

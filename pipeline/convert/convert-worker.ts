@@ -1,12 +1,11 @@
 // Worker thread of the convert pool: converts one fetched page at a time, off the main event loop.
 import { parentPort } from "node:worker_threads";
-import { convertAny, type FetchedPage } from "./document.ts";
-import type { CrawlOptions } from "../../schemas/index.ts";
+import { convertAny, type ConvertOptions, type FetchedPage } from "./document.ts";
 
 interface Job {
   id: number;
   page: FetchedPage;
-  options: CrawlOptions;
+  options: ConvertOptions;
 }
 
 parentPort?.on("message", (job: Job) => {

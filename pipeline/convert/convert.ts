@@ -1,10 +1,10 @@
 // convert stage: pages.fetched -> LinksDiscovered (phase 0, acked first) -> crawl.pages (phase 1).
 import type { CrawlPage, FrontierInboxMessage, PageFetched } from "../../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
-import { errorCode, errorMessage, PageError } from "../runtime/errors.ts";
+import { errorCode, errorMessage } from "../runtime/errors.ts";
 import { keys } from "../topology.ts";
-import { convertAny } from "./document.ts";
-import { ConvertTimeoutError, type ConvertPool } from "./worker-pool.ts";
+import { pageConverter, type Converter } from "./converter.ts";
+import type { ConvertPool } from "./worker-pool.ts";
 
 export class ConvertProcessor implements Processor<PageFetched, void> {
   readonly name = "convert";
@@ -12,11 +12,11 @@ export class ConvertProcessor implements Processor<PageFetched, void> {
   readonly schema = "page-fetched" as const;
   readonly mode = "parallel" as const;
   readonly concurrency: number;
-  private readonly pool: ConvertPool | null;
+  private readonly convert: Converter;
 
   /** With a pool, pages convert in worker threads (as many at once as it has workers), each under a time limit. */
   constructor(pool: ConvertPool | null = null, workers = 1) {
-    this.pool = pool;
+    this.convert = pageConverter(pool);
     this.concurrency = pool ? workers : 1;
   }
 
@@ -24,16 +24,8 @@ export class ConvertProcessor implements Processor<PageFetched, void> {
 
   async handle(msg: Consumed<PageFetched>): Promise<Emission[]> {
     const page = msg.value;
-    let converted;
-    try {
-      const bytes = page.bodyBase64 === undefined ? undefined : Buffer.from(page.bodyBase64, "base64");
-      const fetched = { ...page, ...(bytes ? { bytes } : {}) };
-      converted = this.pool ? await this.pool.convert(fetched, page.options) : await convertAny(fetched, page.options);
-    } catch (err) {
-      if (err instanceof ConvertTimeoutError) throw new PageError("SCRAPE_CONVERT_TIMEOUT", errorMessage(err), { cause: err });
-      throw new PageError("SCRAPE_UNPARSEABLE", `could not convert the page: ${errorMessage(err)}`, { cause: err });
-    }
-    const { document, links, credits } = converted;
+    const bytes = page.bodyBase64 === undefined ? undefined : Buffer.from(page.bodyBase64, "base64");
+    const { document, links, credits } = await this.convert({ ...page, ...(bytes ? { bytes } : {}) }, page.options);
     const out: Emission[] = [];
     if (links.length > 0) {
       const discovered: FrontierInboxMessage = { type: "LinksDiscovered", crawlId: page.crawlId, urlKey: page.urlKey, url: page.finalUrl, depth: page.depth, links };

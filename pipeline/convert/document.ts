@@ -88,7 +88,10 @@ export async function convertPdf(page: FetchedPage & { bytes: Uint8Array }, opti
 }
 
 /** Any fetched page: PDFs through pdfjs, the rest through the HTML path. */
-export async function convertAny(page: FetchedPage, options: PageOptions & Pick<CrawlOptions, "pdf">): Promise<Converted> {
+/** The options that shape a document. */
+export type ConvertOptions = PageOptions & Pick<CrawlOptions, "pdf">;
+
+export async function convertAny(page: FetchedPage, options: ConvertOptions): Promise<Converted> {
   if (page.bytes && page.contentType === "application/pdf") return convertPdf({ ...page, bytes: page.bytes }, options);
   return convertPage(page, options);
 }

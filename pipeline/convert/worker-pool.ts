@@ -2,13 +2,12 @@
 // stages of an embedded process stay responsive), and a page that takes longer than the time limit is abandoned
 // (its worker is terminated and replaced) instead of stalling the stage.
 import { Worker } from "node:worker_threads";
-import type { CrawlOptions } from "../../schemas/index.ts";
-import type { Converted, FetchedPage } from "./document.ts";
+import type { ConvertOptions, Converted, FetchedPage } from "./document.ts";
 
 interface Pending {
   id: number;
   page: FetchedPage;
-  options: CrawlOptions;
+  options: ConvertOptions;
   resolve: (c: Converted) => void;
   reject: (e: Error) => void;
 }
@@ -84,7 +83,7 @@ export class ConvertPool {
     }
   }
 
-  convert(page: FetchedPage, options: CrawlOptions): Promise<Converted> {
+  convert(page: FetchedPage, options: ConvertOptions): Promise<Converted> {
     if (this.closed) return Promise.reject(new Error("convert pool closed"));
     return new Promise((resolve, reject) => {
       this.queue.push({ id: this.nextId++, page, options, resolve, reject });

@@ -11,6 +11,8 @@ export interface FetchRequest {
   headers?: Record<string, string>;
   /** Return any status instead of failing on >= 400, and any content type (robots.txt, sitemaps). */
   raw?: boolean;
+  /** Return pages answered with status >= 400 as results (a single-page scrape returns the error page's document). */
+  errorPages?: boolean;
 }
 
 export interface FetchResult {
@@ -85,7 +87,7 @@ export class UndiciFetcher implements Fetcher {
         continue;
       }
       const contentType = String(res.headers["content-type"] ?? (req.raw ? "application/octet-stream" : "text/html"));
-      if (res.statusCode >= 400 && !req.raw) {
+      if (res.statusCode >= 400 && !req.raw && !req.errorPages) {
         await res.body.dump();
         const retriable = res.statusCode >= 500 || res.statusCode === 429;
         throw new PageError("SCRAPE_HTTP_STATUS", `HTTP ${res.statusCode}`, {

@@ -1,11 +1,25 @@
-// The fetch → convert → document use case for one page, shared by the CLI (`trawl scrape`) and, later, POST /v2/scrape.
-// The crawl stages run the same two functions (Fetcher.fetch in fetch-render, convertPage in convert).
+// The fetch -> convert -> document use case for one page, shared by POST /v2/scrape and the CLI (`trawl scrape`).
+// The crawl stages run the same parts (Fetcher.fetch in fetch-render, the Converter in convert).
 import { randomUUID } from "node:crypto";
-import type { CrawlOptions } from "../../schemas/index.ts";
-import { convertAny, type Converted } from "../convert/document.ts";
+import { STATUS_CODES } from "node:http";
+import type { Converted } from "../convert/document.ts";
+import type { ConvertOptions, Converter } from "../convert/converter.ts";
 import type { Fetcher } from "../fetch-render/fetcher.ts";
 
-export async function scrapePage(fetcher: Fetcher, url: string, options: Pick<CrawlOptions, "formats" | "onlyMainContent" | "headers" | "pdf" | "includeTags" | "excludeTags" | "removeBase64Images">, timeoutMs: number): Promise<Converted> {
-  const fetched = await fetcher.fetch({ url, timeoutMs, headers: options.headers });
-  return convertAny({ ...fetched, scrapeId: randomUUID() }, options);
+export interface ScrapeDeps {
+  fetcher: Fetcher;
+  convert: Converter;
+}
+
+/**
+ * One page as a document. A page answered with an HTTP error status is still a document (its content, with
+ * `metadata.statusCode` and `metadata.error`), as the caller asked for that page; transport failures throw PageError.
+ */
+export async function scrapePage(deps: ScrapeDeps, url: string, options: ConvertOptions & { headers?: Record<string, string> }, timeoutMs: number): Promise<Converted> {
+  const fetched = await deps.fetcher.fetch({ url, timeoutMs, headers: options.headers, errorPages: true });
+  const converted = await deps.convert({ ...fetched, scrapeId: randomUUID() }, options);
+  if (fetched.statusCode >= 400) {
+    converted.document.metadata.error = `HTTP ${fetched.statusCode}${STATUS_CODES[fetched.statusCode] ? ` ${STATUS_CODES[fetched.statusCode]}` : ""}`;
+  }
+  return converted;
 }

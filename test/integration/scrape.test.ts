@@ -1,4 +1,6 @@
 // POST /v2/scrape and GET /v2/scrape/:id in both modes, also through the official JS SDK.
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import Firecrawl from "@mendable/firecrawl-js";
 import { startFixtureSite, type FixtureSite } from "../fixtures/site.ts";
@@ -39,9 +41,21 @@ describe.each(MODES)("%s mode", (mode) => {
       expect(bad.status, JSON.stringify(body)).toBe(400);
       expect(bad.body.code).toBe("BAD_REQUEST");
     }
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((r) => closed.close(r));
+    const refused = await postJson(`${trawl.api}/v2/scrape`, { url: `http://127.0.0.1:${port}/` });
+    expect(refused.status).toBe(500);
+    expect(refused.body).toMatchObject({ success: false, code: "SCRAPE_CONNECTION_ERROR" });
+  });
+
+  it("a page answered with 404 is still a document, with its status code and an error in metadata", async () => {
     const missing = await postJson(`${trawl.api}/v2/scrape`, { url: `${site.origin}/docs/missing` });
-    expect(missing.status).toBe(500);
-    expect(missing.body).toMatchObject({ success: false, code: "SCRAPE_HTTP_STATUS" });
+    expect(missing.status).toBe(200);
+    expect(missing.body.success).toBe(true);
+    expect(missing.body.data.markdown).toContain("Nothing here.");
+    expect(missing.body.data.metadata).toMatchObject({ statusCode: 404, error: "HTTP 404 Not Found", title: "Not found", sourceURL: `${site.origin}/docs/missing` });
   });
 
   it("applies includeTags / excludeTags", async () => {
@@ -55,5 +69,28 @@ describe.each(MODES)("%s mode", (mode) => {
     const doc = await firecrawl.scrape(`${site.origin}/docs/about`, { formats: ["markdown", "html"] });
     expect(doc.markdown).toContain("About these docs.");
     expect(doc.html).toContain("<h1>About</h1>");
+  });
+});
+
+describe("POST /v2/scrape converts in the worker pool", () => {
+  it("a page that takes longer than CONVERT_TIMEOUT_MS fails with SCRAPE_CONVERT_TIMEOUT while the API keeps answering", async () => {
+    const heavy = "<html><body>" + "<div>".repeat(20000) + "x" + "</div>".repeat(20000) + "<p>text</p>".repeat(50000) + "</body></html>";
+    const server = createServer((_req, res) => res.writeHead(200, { "content-type": "text/html" }).end(heavy));
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const trawl = await startTrawl({ mode: "embedded", convertTimeoutMs: 200 });
+    try {
+      const { port } = server.address() as AddressInfo;
+      const pending = postJson(`${trawl.api}/v2/scrape`, { url: `http://127.0.0.1:${port}/heavy` });
+      const started = Date.now();
+      const health = await getJson(`${trawl.api}/v2/crawl/active`);
+      expect(health.status).toBe(200);
+      expect(Date.now() - started).toBeLessThan(1000);
+      const res = await pending;
+      expect(res.status).toBe(500);
+      expect(res.body).toMatchObject({ success: false, code: "SCRAPE_CONVERT_TIMEOUT" });
+    } finally {
+      await trawl.stop();
+      await new Promise((r) => server.close(r));
+    }
   });
 });

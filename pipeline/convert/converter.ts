@@ -1,0 +1,20 @@
+// One way to turn a fetched page into a document, shared by the convert stage, POST /v2/scrape and the CLI:
+// in the worker pool when there is one (off the event loop, under CONVERT_TIMEOUT_MS), else on this thread.
+// Conversion failures become page errors with stable codes.
+import { errorMessage, PageError } from "../runtime/errors.ts";
+import { convertAny, type ConvertOptions, type Converted, type FetchedPage } from "./document.ts";
+import { ConvertTimeoutError, type ConvertPool } from "./worker-pool.ts";
+
+export type { ConvertOptions };
+export type Converter = (page: FetchedPage, options: ConvertOptions) => Promise<Converted>;
+
+export function pageConverter(pool: ConvertPool | null): Converter {
+  return async (page, options) => {
+    try {
+      return pool ? await pool.convert(page, options) : await convertAny(page, options);
+    } catch (err) {
+      if (err instanceof ConvertTimeoutError) throw new PageError("SCRAPE_CONVERT_TIMEOUT", errorMessage(err), { cause: err });
+      throw new PageError("SCRAPE_UNPARSEABLE", `could not convert the page: ${errorMessage(err)}`, { cause: err });
+    }
+  };
+}
