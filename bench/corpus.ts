@@ -15,6 +15,28 @@ export function ensurePostgresManual(): string {
   return PG_DOCS;
 }
 
+export const PYTHON_DOCS = "/usr/share/doc/python3.11/html";
+
+/** Debian's python3.11-doc (the Python 3.11 documentation, ~500 HTML pages), installed when missing. */
+export function ensurePythonDocs(): string {
+  if (existsSync(join(PYTHON_DOCS, "index.html"))) return PYTHON_DOCS;
+  if (process.getuid?.() !== 0) throw new Error(`${PYTHON_DOCS} is missing: apt-get install python3.11-doc (as root)`);
+  execFileSync("apt-get", ["install", "-y", "-q", "--no-install-recommends", "python3.11-doc"], { stdio: "inherit", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+  return PYTHON_DOCS;
+}
+
+/** Every .html file under `dir`, recursively (paths relative to dir), skipping `_`-prefixed folders (assets, sources). */
+export function htmlFilesDeep(dir: string, sub = ""): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(join(dir, sub), { withFileTypes: true })) {
+    const rel = sub ? `${sub}/${entry.name}` : entry.name;
+    if (entry.isDirectory()) {
+      if (!entry.name.startsWith("_")) out.push(...htmlFilesDeep(dir, rel));
+    } else if (entry.name.endsWith(".html")) out.push(rel);
+  }
+  return out.sort();
+}
+
 export function htmlFiles(dir: string): string[] {
   return readdirSync(dir).filter((f) => f.endsWith(".html")).sort();
 }

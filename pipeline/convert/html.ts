@@ -1,5 +1,7 @@
-// HTML processing with parse5: metadata, links (from the raw HTML), and the cleaned HTML of the page.
+// HTML processing: metadata, links (from the raw HTML), and the cleaned HTML of the page. The tree comes from
+// parse-html.ts (parse5's node shape, built faster); parse5 serialises the cleaned tree for the html format.
 import { parse, serialize, type DefaultTreeAdapterMap } from "parse5";
+import { INDEXED_TAGS, parseHtmlIndexed } from "./parse-html.ts";
 import { resolveLink } from "../frontier/normalize-url.ts";
 import { matches, parseSelector, type Selector } from "./selector.ts";
 
@@ -18,23 +20,32 @@ export interface HtmlExtract {
   html(): string;
 }
 
-const ALWAYS_REMOVED = new Set(["script", "style", "noscript", "meta", "head", "template", "link"]);
+const ALWAYS_REMOVED = new Set(["script", "style", "noscript", "meta", "head", "template", "link", "title", "base"]);
 const CHROME_TAGS = new Set(["header", "footer", "nav", "aside"]);
 const CHROME_CLASSES = new Set([
   "header", "top", "navbar", "footer", "bottom", "sidebar", "side", "aside", "modal", "popup", "overlay", "ad", "ads", "advert",
   "lang-selector", "language", "social", "social-media", "social-links", "menu", "navigation", "breadcrumbs", "share", "widget", "cookie",
 ]);
+/** one of CHROME_CLASSES as a whole class name, any case */
+const CHROME_CLASS = new RegExp(`(?:^|\\s)(?:${[...CHROME_CLASSES].map((c) => c.replace(/-/g, "\\-")).join("|")})(?=\\s|$)`, "i");
 const CHROME_IDS = new Set(["header", "footer", "sidebar", "modal", "ad", "language-selector", "social", "nav", "breadcrumbs", "share", "widget", "cookie"]);
 
 const isElement = (n: Node): n is Element => "tagName" in n;
-const attr = (el: Element, name: string): string | undefined => el.attrs.find((a) => a.name === name)?.value;
+function attr(el: Element, name: string): string | undefined {
+  for (const a of el.attrs) if (a.name === name) return a.value;
+  return undefined;
+}
 
 function isChrome(el: Element): boolean {
   if (CHROME_TAGS.has(el.tagName)) return true;
-  const id = attr(el, "id")?.toLowerCase();
-  if (id && CHROME_IDS.has(id)) return true;
-  const classes = attr(el, "class")?.toLowerCase().split(/\s+/) ?? [];
-  return classes.some((c) => CHROME_CLASSES.has(c));
+  let id: string | undefined;
+  let cls: string | undefined;
+  for (const a of el.attrs) {
+    if (a.name === "id") id = a.value;
+    else if (a.name === "class") cls = a.value;
+  }
+  if (id && CHROME_IDS.has(id.toLowerCase())) return true;
+  return cls !== undefined && CHROME_CLASS.test(cls);
 }
 
 function containsMain(el: Element): boolean {
@@ -63,6 +74,20 @@ function textOf(node: Node): string {
   return "";
 }
 
+/** The INDEXED_TAGS elements of a parse5 tree in document order (template contents included). */
+function indexTags(doc: ParentNode): Element[] {
+  const out: Element[] = [];
+  const stack: Node[] = [doc];
+  while (stack.length) {
+    const node = stack.pop() as Node;
+    if (isElement(node) && INDEXED_TAGS.has(node.tagName)) out.push(node);
+    if ("childNodes" in node) for (let i = node.childNodes.length - 1; i >= 0; i--) stack.push(node.childNodes[i] as Node);
+    const content = isElement(node) && node.tagName === "template" ? (node as DefaultTreeAdapterMap["template"]).content : undefined;
+    if (content) stack.push(content);
+  }
+  return out;
+}
+
 export interface CleanOptions {
   onlyMainContent: boolean;
   /** CSS selectors: keep only these elements */
@@ -73,22 +98,23 @@ export interface CleanOptions {
   removeBase64Images?: boolean;
 }
 
-export function processHtml(source: string, pageUrl: string, opts: CleanOptions): HtmlExtract {
-  const doc = parse(source);
+/** Which parser builds the tree: the fast one (default) or parse5's full HTML5 algorithm (reference in tests). */
+export type HtmlParser = "fast" | "parse5";
+
+export function processHtml(source: string, pageUrl: string, opts: CleanOptions, parser: HtmlParser = "fast"): HtmlExtract {
+  let doc: ParentNode;
+  let indexed: Element[];
+  if (parser === "fast") ({ doc, indexed } = parseHtmlIndexed(source));
+  else indexed = indexTags((doc = parse(source)));
   const metadata: Record<string, string | string[]> = {};
   const links: string[] = [];
   let base = pageUrl;
   let body: Element | undefined;
   let title: string | undefined;
+  const linkCache = new Map<string, string | null>();
 
-  // pass 1: metadata, base, links, body
-  const stack: Node[] = [doc];
-  while (stack.length) {
-    const node = stack.pop() as Node;
-    if (!isElement(node)) {
-      if ("childNodes" in node) for (let i = node.childNodes.length - 1; i >= 0; i--) stack.push(node.childNodes[i] as Node);
-      continue;
-    }
+  // pass 1: metadata, base, links, body (over the elements the parser listed, in document order)
+  for (const node of indexed) {
     switch (node.tagName) {
       case "html": {
         const lang = attr(node, "lang");
@@ -101,7 +127,10 @@ export function processHtml(source: string, pageUrl: string, opts: CleanOptions)
       case "base": {
         const href = attr(node, "href");
         const resolved = href ? resolveLink(href, pageUrl) : null;
-        if (resolved) base = resolved;
+        if (resolved) {
+          base = resolved;
+          linkCache.clear();
+        }
         break;
       }
       case "meta": {
@@ -124,7 +153,10 @@ export function processHtml(source: string, pageUrl: string, opts: CleanOptions)
       }
       case "a": {
         const href = attr(node, "href");
-        const resolved = href ? resolveLink(href, base) : null;
+        if (!href) break;
+        // pages repeat their links (menus, "next"/"prev"): resolve each distinct href once
+        let resolved = linkCache.get(href);
+        if (resolved === undefined) linkCache.set(href, (resolved = resolveLink(href, base)));
         if (resolved) links.push(resolved);
         break;
       }
@@ -132,8 +164,6 @@ export function processHtml(source: string, pageUrl: string, opts: CleanOptions)
         body ??= node;
         break;
     }
-    for (let i = node.childNodes.length - 1; i >= 0; i--) stack.push(node.childNodes[i] as Node);
-    if (node.tagName === "template") stack.push((node as DefaultTreeAdapterMap["template"]).content);
   }
   if (title !== undefined) metadata.title = title;
 
@@ -145,6 +175,7 @@ export function processHtml(source: string, pageUrl: string, opts: CleanOptions)
     exclude: opts.excludeTags?.length ? parseSelector(opts.excludeTags.join(",")) : null,
     removeBase64Images: opts.removeBase64Images ?? true,
     images: [],
+    absolute: new Map(),
   };
   let cleaned: ParentNode;
   if (opts.includeTags?.length) {
@@ -169,6 +200,8 @@ interface Cleaning {
   exclude: Selector | null;
   removeBase64Images: boolean;
   images: string[];
+  /** href/src as written -> absolute (each distinct value resolved once) */
+  absolute: Map<string, string>;
 }
 
 /** The outermost elements under `parent` that match `selector`. */
@@ -177,31 +210,47 @@ function pick(parent: ParentNode, selector: Selector, ancestors: Element[]): Ele
   for (const child of parent.childNodes) {
     if (!isElement(child)) continue;
     if (matches(child, ancestors, selector)) out.push(child);
-    else out.push(...pick(child, selector, [...ancestors, child]));
+    else {
+      ancestors.push(child);
+      out.push(...pick(child, selector, ancestors));
+      ancestors.pop();
+    }
   }
   return out;
 }
 
 function clean(parent: ParentNode, c: Cleaning, ancestors: Element[]): void {
-  parent.childNodes = parent.childNodes.filter((child) => {
-    if (child.nodeName === "#comment") return false;
-    if (!isElement(child)) return true;
-    if (ALWAYS_REMOVED.has(child.tagName)) return false;
-    if (c.exclude && matches(child, ancestors, c.exclude)) return false;
-    if (c.onlyMainContent && isChrome(child) && !containsMain(child)) return false;
-    if (child.tagName === "img") {
-      largestSrcset(child);
-      const src = attr(child, "src") ?? "";
-      if (src.startsWith("data:") && c.removeBase64Images) return false;
-    }
-    absolutize(child, c.base);
-    if (child.tagName === "img") {
-      const src = attr(child, "src");
-      if (src && !src.startsWith("data:")) c.images.push(src);
-    }
-    clean(child, c, [...ancestors, child]);
-    return true;
-  });
+  const children = parent.childNodes;
+  let kept: Node[] | null = null; // copied only once a child is dropped
+  for (let i = 0; i < children.length; i++) {
+    const child = children[i] as Node;
+    if (keep(child, c, ancestors)) kept?.push(child);
+    else kept ??= children.slice(0, i);
+  }
+  if (kept) parent.childNodes = kept as typeof children;
+}
+
+/** Cleans one child in place; false when it goes. */
+function keep(child: Node, c: Cleaning, ancestors: Element[]): boolean {
+  if (child.nodeName === "#comment") return false;
+  if (!isElement(child)) return true;
+  if (ALWAYS_REMOVED.has(child.tagName)) return false;
+  if (c.exclude && matches(child, ancestors, c.exclude)) return false;
+  if (c.onlyMainContent && isChrome(child) && !containsMain(child)) return false;
+  if (child.tagName === "img") {
+    largestSrcset(child);
+    const src = attr(child, "src") ?? "";
+    if (src.startsWith("data:") && c.removeBase64Images) return false;
+  }
+  absolutize(child, c);
+  if (child.tagName === "img") {
+    const src = attr(child, "src");
+    if (src && !src.startsWith("data:")) c.images.push(src);
+  }
+  ancestors.push(child);
+  clean(child, c, ancestors);
+  ancestors.pop();
+  return true;
 }
 
 /** `srcset`: the candidate with the largest width (w) or density (x) descriptor becomes `src`. */
@@ -221,15 +270,21 @@ function largestSrcset(img: Element): void {
   else img.attrs.push({ name: "src", value: best.url });
 }
 
-function absolutize(el: Element, base: string): void {
+function absolutize(el: Element, c: Cleaning): void {
+  if (el.tagName !== "a" && el.tagName !== "img" && el.tagName !== "source") return;
   for (const a of el.attrs) {
     if ((a.name === "href" && el.tagName === "a") || (a.name === "src" && (el.tagName === "img" || el.tagName === "source"))) {
       if (a.value.startsWith("#") || a.value.startsWith("data:")) continue;
-      try {
-        a.value = new URL(a.value, base).href;
-      } catch {
-        // leave unparsable URLs as they are
+      let abs = c.absolute.get(a.value);
+      if (abs === undefined) {
+        try {
+          abs = new URL(a.value, c.base).href;
+        } catch {
+          abs = a.value; // leave unparsable URLs as they are
+        }
+        c.absolute.set(a.value, abs);
       }
+      a.value = abs;
     }
   }
 }

@@ -18,7 +18,10 @@ const SKIP = new Set(["script", "style", "noscript", "template", "head", "iframe
 const isElement = (n: Node): n is Element => "tagName" in n;
 /** placeholder of a hard break until the line is trimmed */
 const BR = "\u0001";
-const attr = (el: Element, name: string) => el.attrs.find((a) => a.name === name)?.value;
+function attr(el: Element, name: string): string | undefined {
+  for (const a of el.attrs) if (a.name === name) return a.value;
+  return undefined;
+}
 const text = (n: Node) => (n.nodeName === "#text" ? (n as DefaultTreeAdapterMap["textNode"]).value : "");
 
 function rawText(node: Node): string {
@@ -27,9 +30,39 @@ function rawText(node: Node): string {
   return "childNodes" in node ? node.childNodes.map(rawText).join("") : "";
 }
 
+const SPECIAL = /[\\`*_[\]<>]/;
+const SPECIALS = /([\\`*_[\]<>])/g;
+
 /** Escapes what would otherwise turn plain text into markdown. */
 function escapeInline(s: string): string {
-  return s.replace(/([\\`*_[\]<>])/g, "\\$1");
+  return SPECIAL.test(s) ? s.replace(SPECIALS, "\\$1") : s;
+}
+
+/** A URL as markdown link text: parentheses and whitespace percent-encoded. */
+function urlText(url: string): string {
+  return /[()\s]/.test(url) ? url.replace(/[()\s]/g, (c) => encodeURIComponent(c)) : url;
+}
+
+const isSpace = (c: number): boolean =>
+  c === 32 || (c >= 9 && c <= 13) || (c > 127 && (c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff));
+
+/** Text with every run of whitespace as one space (like `s.replace(/\s+/g, " ")`, without a copy when nothing changes). */
+function collapse(s: string): string {
+  let out = "";
+  let from = 0;
+  const n = s.length;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (!isSpace(c)) continue;
+    let j = i + 1;
+    while (j < n && isSpace(s.charCodeAt(j))) j++;
+    if (c !== 32 || j - i > 1) {
+      out += s.slice(from, i) + " ";
+      from = j;
+    }
+    i = j - 1;
+  }
+  return from === 0 ? s : out + s.slice(from);
 }
 
 function escapeLineStart(line: string): string {
@@ -41,10 +74,14 @@ class Renderer {
 
   /** Inline content of a node as one markdown string (whitespace collapsed). */
   inline(node: Node): string {
-    if (node.nodeName === "#text") return escapeInline(text(node).replace(/\s+/g, " "));
+    if (node.nodeName === "#text") return escapeInline(collapse(text(node)));
     if (!isElement(node)) return "";
     if (SKIP.has(node.tagName)) return "";
-    const inner = () => node.childNodes.map((c) => this.inline(c)).join("");
+    const inner = () => {
+      let s = "";
+      for (const c of node.childNodes) s += this.inline(c);
+      return s;
+    };
     switch (node.tagName) {
       case "br":
         return BR;
@@ -62,7 +99,7 @@ class Renderer {
       case "kbd":
       case "samp":
       case "tt": {
-        const code = rawText(node).replace(/\s+/g, " ");
+        const code = collapse(rawText(node));
         if (!code.trim()) return "";
         const fence = code.includes("`") ? "``" : "`";
         return `${fence}${fence.length > 1 ? " " : ""}${code}${fence.length > 1 ? " " : ""}${fence}`;
@@ -72,13 +109,13 @@ class Renderer {
         const label = inner().trim();
         if (!href || href.startsWith("javascript:")) return label;
         const title = attr(node, "title");
-        return `[${label}](${href.replace(/[()\s]/g, (c) => encodeURIComponent(c))}${title ? ` "${title.replace(/"/g, '\\"')}"` : ""})`;
+        return `[${label}](${urlText(href)}${title ? ` "${title.replace(/"/g, '\\"')}"` : ""})`;
       }
       case "img": {
         const src = attr(node, "src");
         if (!src) return "";
         const alt = (attr(node, "alt") ?? "").replace(/[[\]]/g, "").replace(/\s+/g, " ");
-        return `![${alt}](${src.replace(/[()\s]/g, (c) => encodeURIComponent(c))})`;
+        return `![${alt}](${urlText(src)})`;
       }
       default:
         // a block inside inline context (e.g. <div> in <a>): keep its text on this line
@@ -89,24 +126,30 @@ class Renderer {
   /** Renders a container's children as blocks, prefixing nothing (callers indent). */
   blocksOf(parent: ParentNode): string[] {
     const out: string[] = [];
-    let line: Node[] = [];
+    let line = "";
     const flush = () => {
-      // eslint-disable-next-line no-control-regex -- BR is a control character on purpose (it cannot occur in text)
-      const s = line.map((n) => this.inline(n)).join("").replace(/[ \t]+\n/g, "\n").replace(/^[\s\u0001]+|[\s\u0001]+$/g, "");
-      // eslint-disable-next-line no-control-regex
-      if (s) out.push(s.replace(/ *\u0001 */g, "  \n").split("\n").map(escapeLineStart).join("\n"));
-      line = [];
+      if (line.length === 0) return;
+      let s = line;
+      line = "";
+      if (s.includes(BR)) {
+        // eslint-disable-next-line no-control-regex -- BR is a control character on purpose (it cannot occur in text)
+        s = s.replace(/^[\s\u0001]+|[\s\u0001]+$/g, "").replace(/ *\u0001 */g, "  \n");
+        if (s) out.push(s.split("\n").map(escapeLineStart).join("\n"));
+      } else {
+        s = s.trim();
+        if (s) out.push(escapeLineStart(s));
+      }
     };
     for (const child of parent.childNodes) {
       if (isElement(child) && (BLOCK.has(child.tagName) || SKIP.has(child.tagName))) {
         flush();
-        if (!SKIP.has(child.tagName)) out.push(...this.block(child));
+        if (!SKIP.has(child.tagName)) for (const b of this.block(child)) if (b.length > 0) out.push(b);
       } else {
-        line.push(child);
+        line += this.inline(child);
       }
     }
     flush();
-    return out.filter((b) => b.length > 0);
+    return out;
   }
 
   block(el: Element): string[] {

@@ -12,9 +12,10 @@ export function resolveLink(href: string, base?: string): string | null {
   }
   if (u.protocol !== "http:" && u.protocol !== "https:") return null;
   if (!u.hostname) return null;
-  u.hash = "";
-  u.username = "";
-  u.password = "";
+  // each setter re-serialises the URL: only touch what is there
+  if (u.hash) u.hash = "";
+  if (u.username) u.username = "";
+  if (u.password) u.password = "";
   return u.href;
 }
 

@@ -1,0 +1,364 @@
+// A fast, forgiving HTML parser for conversion. It builds the same node shape as parse5's default tree adapter
+// (nodeName, tagName, attrs, childNodes, parentNode, value), so the cleaner, the CSS matcher, the markdown renderer
+// and parse5's serializer work on it unchanged; it runs several times faster than parse5's full HTML5 tree
+// construction because it implements only the rules that change the shape of content:
+// - void elements, raw-text elements (script, style, ...) and RCDATA (title, textarea), comments, doctypes;
+// - implied end tags: p closed by block starts, li / dd / dt / option by their siblings, table rows and cells,
+//   an open <a> closed by a new one, a heading closed by a heading, head closed by body content;
+// - end tags close the nearest open element of that name within the current table cell (a stray one is ignored);
+// - `/>` self-closes inside svg / math only; entities decoded in text and attributes (legacy rules, via entities);
+// - no implied html/head/body/tbody, no foster parenting, no adoption agency (misnested inline tags end early).
+// Differences from parse5 on malformed pages are covered by parse-html.test.ts (same markdown on the fixtures).
+import { decodeHTML, decodeHTMLAttribute } from "entities/decode";
+import { foreignContent, type DefaultTreeAdapterMap, type Token } from "parse5";
+
+type Document = DefaultTreeAdapterMap["document"];
+type Element = DefaultTreeAdapterMap["element"];
+type ParentNode = DefaultTreeAdapterMap["parentNode"];
+type Attr = Element["attrs"][number];
+
+const HTML_NS = "http://www.w3.org/1999/xhtml" as Element["namespaceURI"];
+
+const VOID = new Set(["area", "base", "br", "col", "embed", "hr", "img", "input", "keygen", "link", "meta", "param", "source", "track", "wbr", "basefont", "bgsound", "frame"]);
+/** content is text up to the matching end tag, entities not decoded */
+const RAW_TEXT = new Set(["script", "style", "xmp", "iframe", "noembed", "noframes", "noscript"]);
+/** content is text up to the matching end tag, entities decoded */
+const RCDATA = new Set(["title", "textarea"]);
+const CLOSES_P = new Set([
+  "address", "article", "aside", "blockquote", "center", "details", "dialog", "dir", "div", "dl", "dd", "dt", "fieldset", "figcaption",
+  "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "li", "main", "menu", "nav", "ol", "p",
+  "pre", "listing", "section", "summary", "table", "ul", "plaintext", "xmp",
+]);
+const HEADINGS = new Set(["h1", "h2", "h3", "h4", "h5", "h6"]);
+const HEAD_CONTENT = new Set(["meta", "link", "title", "style", "script", "base", "noscript", "template", "basefont", "bgsound"]);
+/** an end tag or an implied close never reaches past these */
+const SCOPE = new Set(["html", "table", "td", "th", "caption", "template", "button", "marquee", "object", "applet"]);
+const TABLE_SECTIONS = new Set(["thead", "tbody", "tfoot"]);
+const TABLE_PARTS = new Set(["table", "thead", "tbody", "tfoot", "tr"]);
+const TABLE_SCOPE = new Set(["html", "table", "template"]);
+const FORMATTING = new Set(["b", "big", "code", "em", "font", "i", "s", "small", "strike", "strong", "tt", "u"]);
+
+const isSpace = (c: number): boolean => c === 32 || c === 10 || c === 9 || c === 13 || c === 12;
+const isLetter = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
+
+/** End of a tag or attribute name starting at k: whitespace, '/', '>' (and '=' for attributes) end it. */
+function nameEnd(src: string, k: number, attribute: boolean): number {
+  const n = src.length;
+  for (; k < n; k++) {
+    const c = src.charCodeAt(k);
+    if (isSpace(c) || c === 47 || c === 62 || (attribute && c === 61)) break;
+  }
+  return k;
+}
+
+function skipSpace(src: string, k: number): number {
+  while (k < src.length && isSpace(src.charCodeAt(k))) k++;
+  return k;
+}
+const rawEnd = new Map<string, RegExp>();
+
+function endOf(name: string): RegExp {
+  let re = rawEnd.get(name);
+  if (!re) rawEnd.set(name, (re = new RegExp(`</${name}(?=[\\s/>])[^>]*>?`, "gi")));
+  return re;
+}
+
+const decodeText = (s: string): string => {
+  if (s.includes("\r")) s = s.replace(/\r\n?/g, "\n");
+  return s.includes("&") ? decodeHTML(s) : s;
+};
+
+/** Elements the metadata / link pass reads, listed while parsing (in document order) so it needs no tree walk. */
+export const INDEXED_TAGS = new Set(["html", "title", "base", "meta", "link", "a", "body"]);
+
+class TreeBuilder {
+  readonly doc: Document;
+  readonly indexed: Element[] = [];
+  private readonly stack: ParentNode[];
+  private top: ParentNode;
+  /** depth inside svg / math, where `/>` self-closes */
+  private foreign = 0;
+  /** open elements per tag name: an implied close looks at the stack only when one is open */
+  private readonly open = new Map<string, number>();
+
+  constructor() {
+    this.doc = { nodeName: "#document", mode: "no-quirks", childNodes: [] } as unknown as Document;
+    this.stack = [this.doc];
+    this.top = this.doc;
+  }
+
+  text(raw: string, decode = true): void {
+    if (raw.length === 0) return;
+    if (this.tagOfTop() === "head" && /\S/.test(raw)) this.pop();
+    const value = decode ? decodeText(raw) : raw;
+    const children = this.top.childNodes;
+    const last = children[children.length - 1];
+    if (last && last.nodeName === "#text") (last as DefaultTreeAdapterMap["textNode"]).value += value;
+    else children.push({ nodeName: "#text", value, parentNode: this.top } as DefaultTreeAdapterMap["textNode"]);
+  }
+
+  private tagOfTop(): string | undefined {
+    return (this.top as Element).tagName;
+  }
+
+  private push(el: Element): void {
+    this.stack.push(el);
+    this.top = el;
+    this.open.set(el.tagName, (this.open.get(el.tagName) ?? 0) + 1);
+    if (el.tagName === "svg" || el.tagName === "math") this.foreign++;
+  }
+
+  private pop(): void {
+    const el = this.stack.pop() as Element;
+    this.open.set(el.tagName, (this.open.get(el.tagName) as number) - 1);
+    if (el.tagName === "svg" || el.tagName === "math") this.foreign--;
+    this.top = this.stack[this.stack.length - 1] as ParentNode;
+  }
+
+  /** Index of the nearest open element named `name` (stopping at `stop` or a scope boundary), or -1. */
+  private find(name: string, stop?: Set<string>, scope: Set<string> = SCOPE): number {
+    if (!this.open.get(name) && this.foreign === 0) return -1;
+    for (let i = this.stack.length - 1; i > 0; i--) {
+      const tag = (this.stack[i] as Element).tagName;
+      if (tag === name || (this.foreign > 0 && tag.toLowerCase() === name)) return i;
+      if (scope.has(tag) || stop?.has(tag)) return -1;
+    }
+    return -1;
+  }
+
+  private popTo(index: number): void {
+    while (this.stack.length > index) this.pop();
+  }
+
+  private closeIfOpen(name: string, stop?: Set<string>): void {
+    const i = this.find(name, stop);
+    if (i > 0) this.popTo(i);
+  }
+
+  /** Returns the element when its content follows (not void, not self-closed). */
+  start(name: string, attrs: Attr[], selfClosing: boolean): Element | null {
+    if (this.foreign === 0) {
+      if (name === "html" || name === "body") {
+        const existing = this.stack.find((n) => (n as Element).tagName === name) as Element | undefined;
+        if (existing) {
+          for (const a of attrs) if (!existing.attrs.some((b) => b.name === a.name)) existing.attrs.push(a);
+          return null;
+        }
+      }
+      if (this.tagOfTop() === "head" && !HEAD_CONTENT.has(name)) this.pop();
+      if (CLOSES_P.has(name)) this.closeIfOpen("p");
+      switch (name) {
+        case "li":
+          this.closeIfOpen("li", LIST_STOP);
+          break;
+        case "dd":
+        case "dt":
+          this.closeIfOpen("dd", DL_STOP);
+          this.closeIfOpen("dt", DL_STOP);
+          break;
+        case "tr":
+          this.closeIfOpen("td", ROW_STOP);
+          this.closeIfOpen("th", ROW_STOP);
+          this.closeIfOpen("tr");
+          if (this.tagOfTop() === "table") this.start("tbody", [], false); // rows live in a row group
+          break;
+        case "td":
+        case "th":
+          this.closeIfOpen("td", ROW_STOP);
+          this.closeIfOpen("th", ROW_STOP);
+          break;
+        case "thead":
+        case "tbody":
+        case "tfoot":
+          this.closeIfOpen("td", ROW_STOP);
+          this.closeIfOpen("th", ROW_STOP);
+          this.closeIfOpen("tr");
+          for (const s of TABLE_SECTIONS) this.closeIfOpen(s);
+          break;
+        case "option":
+          if (this.tagOfTop() === "option") this.pop();
+          break;
+        case "optgroup":
+          if (this.tagOfTop() === "option") this.pop();
+          if (this.tagOfTop() === "optgroup") this.pop();
+          break;
+        case "a": {
+          // a link inside a link: the open one ends; formatting elements opened inside it continue around the new one
+          const open = this.find("a");
+          if (open > 0) {
+            const formatting = (this.stack.slice(open + 1) as Element[]).filter((e) => FORMATTING.has(e.tagName));
+            this.popTo(open);
+            for (const f of formatting) {
+              const copy = { ...f, attrs: f.attrs.map((a) => ({ ...a })), childNodes: [], parentNode: this.top } as Element;
+              this.top.childNodes.push(copy);
+              this.push(copy);
+            }
+          }
+          break;
+        }
+        default:
+          if (HEADINGS.has(name) && HEADINGS.has(this.tagOfTop() ?? "")) this.pop();
+      }
+    }
+    let tag = name;
+    if (this.foreign > 0 || name === "svg") {
+      // SVG's camelCase names (viewBox, clipPath), as parse5 restores them
+      foreignContent.adjustTokenSVGAttrs({ attrs } as Token.TagToken);
+      tag = foreignContent.SVG_TAG_NAMES_ADJUSTMENT_MAP.get(name) ?? name;
+    }
+    const el = { nodeName: tag, tagName: tag, attrs, namespaceURI: HTML_NS, childNodes: [], parentNode: this.top } as unknown as Element;
+    this.top.childNodes.push(el);
+    if (INDEXED_TAGS.has(name)) this.indexed.push(el);
+    if (VOID.has(name) || (selfClosing && this.foreign > 0)) return null;
+    this.push(el);
+    return el;
+  }
+
+  end(name: string): void {
+    if (name === "html" || name === "body") {
+      if (this.tagOfTop() === "head") this.pop();
+      return;
+    }
+    if (name === "br") {
+      this.start("br", [], false);
+      return;
+    }
+    // the end of a table or of one of its parts also ends the cell it is written in
+    const i = TABLE_PARTS.has(name) ? this.find(name, undefined, TABLE_SCOPE) : this.find(name);
+    if (i > 0) this.popTo(i);
+    else if (name === "p" && this.foreign === 0) {
+      // a stray </p> is an empty paragraph
+      this.top.childNodes.push({ nodeName: "p", tagName: "p", attrs: [], namespaceURI: HTML_NS, childNodes: [], parentNode: this.top } as unknown as Element);
+    }
+  }
+
+  /** Closes the element just opened for raw text. */
+  closeRaw(el: Element): void {
+    const i = this.stack.lastIndexOf(el);
+    if (i > 0) this.popTo(i);
+  }
+}
+
+const LIST_STOP = new Set(["ul", "ol"]);
+const DL_STOP = new Set(["dl"]);
+const ROW_STOP = new Set(["tr"]);
+
+/** Parses a whole HTML document into a parse5-shaped tree. Never throws on malformed input. */
+export function parseHtml(src: string): Document {
+  return parseHtmlIndexed(src).doc;
+}
+
+/** The tree and its INDEXED_TAGS elements in document order. */
+export function parseHtmlIndexed(src: string): { doc: Document; indexed: Element[] } {
+  const b = new TreeBuilder();
+  const n = src.length;
+  let i = 0;
+  while (i < n) {
+    const lt = src.indexOf("<", i);
+    if (lt < 0) {
+      b.text(src.slice(i));
+      break;
+    }
+    if (lt > i) b.text(src.slice(i, lt));
+    i = lt;
+    const c = src.charCodeAt(i + 1);
+    if (c === 33 /* ! */) {
+      if (src.startsWith("<!--", i)) {
+        const e = src.indexOf("-->", i + 4);
+        i = e < 0 ? n : e + 3;
+      } else {
+        const e = src.indexOf(">", i + 2);
+        i = e < 0 ? n : e + 1;
+      }
+      continue;
+    }
+    if (c === 63 /* ? */) {
+      const e = src.indexOf(">", i + 2);
+      i = e < 0 ? n : e + 1;
+      continue;
+    }
+    if (c === 47 /* / */) {
+      const e = src.indexOf(">", i + 2);
+      if (isLetter(src.charCodeAt(i + 2))) b.end(src.slice(i + 2, nameEnd(src, i + 3, false)).toLowerCase());
+      else if (e < 0) b.text(src.slice(i)); // "</" then nothing that closes: text
+      i = e < 0 ? n : e + 1;
+      continue;
+    }
+    if (!isLetter(c)) {
+      b.text("<");
+      i++;
+      continue;
+    }
+    let j = nameEnd(src, i + 2, false);
+    const name = src.slice(i + 1, j).toLowerCase();
+    const attrs: Attr[] = [];
+    let closed = false;
+    for (;;) {
+      // between attributes: whitespace and stray slashes
+      while (j < n) {
+        const d = src.charCodeAt(j);
+        if (isSpace(d) || d === 47) j++;
+        else break;
+      }
+      if (j >= n) break;
+      if (src.charCodeAt(j) === 62) {
+        j++;
+        closed = true;
+        break;
+      }
+      const nameStart = j;
+      j = nameEnd(src, j + 1, true);
+      const attrName = src.slice(nameStart, j).toLowerCase();
+      let value = "";
+      let k = skipSpace(src, j);
+      if (src.charCodeAt(k) === 61 /* = */) {
+        k = skipSpace(src, k + 1);
+        const q = src.charCodeAt(k);
+        if (q === 34 || q === 39) {
+          const e = src.indexOf(q === 34 ? '"' : "'", k + 1);
+          if (e < 0) {
+            // an unterminated quote: the tag ends at the next '>'
+            const gt = src.indexOf(">", k);
+            j = gt < 0 ? n : gt + 1;
+            closed = gt >= 0;
+            break;
+          }
+          value = src.slice(k + 1, e);
+          j = e + 1;
+        } else {
+          const start = k;
+          while (k < n && !isSpace(src.charCodeAt(k)) && src.charCodeAt(k) !== 62) k++;
+          value = src.slice(start, k);
+          j = k;
+        }
+        if (value.includes("&")) value = decodeHTMLAttribute(value);
+      }
+      if (!attrs.some((a) => a.name === attrName)) attrs.push({ name: attrName, value });
+    }
+    if (!closed) break; // a tag cut off at the end of the document is dropped, as browsers do
+    const selfClosing = src.charCodeAt(j - 2) === 47;
+    const el = b.start(name, attrs, selfClosing);
+    i = j;
+    if (!el) continue;
+    if (RAW_TEXT.has(name) || RCDATA.has(name) || name === "plaintext") {
+      let contentEnd = n;
+      let after = n;
+      if (name !== "plaintext") {
+        const re = endOf(name);
+        re.lastIndex = i;
+        const m = re.exec(src);
+        if (m) {
+          contentEnd = m.index;
+          after = m.index + m[0].length;
+        }
+      }
+      const content = src.slice(i, contentEnd);
+      if (content) b.text(name === "textarea" && content.startsWith("\n") ? content.slice(1) : content, RCDATA.has(name));
+      b.closeRaw(el);
+      i = after;
+    } else if ((name === "pre" || name === "listing") && src.charCodeAt(i) === 10) {
+      i++; // a newline right after <pre> is not content
+    }
+  }
+  return { doc: b.doc, indexed: b.indexed };
+}
