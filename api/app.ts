@@ -12,6 +12,7 @@ import { crawlRoutes } from "./routes/crawl.ts";
 import { scrapeRoutes } from "./routes/scrape.ts";
 import type { Fetcher } from "../pipeline/fetch-render/fetcher.ts";
 import type { Converter } from "../pipeline/convert/converter.ts";
+import type { CacheDeps } from "../pipeline/fetch-render/cached-fetch.ts";
 import type { QueueStat } from "../pipeline/runtime/bus.ts";
 import { adminRoutes } from "./routes/admin.ts";
 
@@ -27,6 +28,8 @@ export interface ApiDeps {
   fetcher: Fetcher;
   /** Conversion for POST /v2/scrape: the worker pool of this process (off the event loop) */
   convert: Converter;
+  /** maxAge / storeInCache of POST /v2/scrape */
+  cache?: CacheDeps;
   /** For the queue admin UI. */
   queueStats?: () => Promise<QueueStat[]>;
 }

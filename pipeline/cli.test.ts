@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseDelays, parseResolve, start } from "./cli.ts";
+import { parseDelays, parseProxy, parseResolve, start } from "./cli.ts";
 import { ConfigError, loadConfig } from "./runtime/config.ts";
 import { createLogger } from "./runtime/logger.ts";
 
@@ -17,5 +17,13 @@ describe("start refuses unsafe or invalid settings before touching anything", ()
     expect(parseResolve("A.test:127.0.0.1, b.test:::1")).toEqual({ "a.test": "127.0.0.1", "b.test": "::1" });
     expect(() => parseDelays("10,x")).toThrow(/WEBHOOK_RETRY_DELAYS_MS/);
     expect(parseDelays("100, 200")).toEqual([100, 200]);
+  });
+  it("PROXY_SERVER: host:port or an http(s) URL with a port; anything else is named", async () => {
+    const c = (proxyServer: string, proxyUsername = "", proxyPassword = "") => ({ proxyServer, proxyUsername, proxyPassword });
+    expect(parseProxy(c(""))).toBeUndefined();
+    expect(parseProxy(c("10.0.0.5:3128"))).toEqual({ uri: "http://10.0.0.5:3128" });
+    expect(parseProxy(c("https://proxy.test:8443/", "u", "p"))).toEqual({ uri: "https://proxy.test:8443", username: "u", password: "p" });
+    for (const bad of ["socks5://p.test:1080", "http://p.test", "::::"]) expect(() => parseProxy(c(bad)), bad).toThrow(/PROXY_SERVER/);
+    await expect(start(["api"], loadConfig({}, { proxyServer: "socks5://p.test:1080" }), log)).rejects.toThrow(/PROXY_SERVER/);
   });
 });

@@ -28,6 +28,8 @@ import { ConfigError, configTable, loadConfig, type Config } from "./runtime/con
 import { TrawlError } from "./runtime/errors.ts";
 import { createKafka, ensureTopics, KafkaBus, kafkaQueueStats } from "./runtime/kafka-bus.ts";
 import { connectRegistry } from "./runtime/registry.ts";
+import { EmbeddedPageCache, type PageCache } from "./store/page-cache.ts";
+import { ClickHousePageCache } from "./store/clickhouse-page-cache.ts";
 import { createLogger, type Logger } from "./runtime/logger.ts";
 import { retry } from "./runtime/retry.ts";
 import { startRunner, type RunnerHandle } from "./runtime/runner.ts";
@@ -72,6 +74,7 @@ export interface Running {
 interface Infrastructure {
   bus: Bus;
   store: CrawlStore;
+  cache: PageCache;
   run<T, B>(processor: Processor<T, B>): Promise<RunnerHandle>;
   ready(): Promise<boolean>;
   queueStats(): Promise<QueueStat[]>;
@@ -90,13 +93,18 @@ async function clusterInfrastructure(roles: readonly RoleName[], config: Config,
   const registry = config.schemaRegistryUrl ? await retry(() => connectRegistry(config.schemaRegistryUrl, config.topicPrefix, log), { ...patient, retriable: (err) => !(err instanceof TrawlError) || err.retriable }) : undefined;
   const bus = new KafkaBus(kafka, config.topicPrefix, registry);
   await bus.connect();
+  const cache = new ClickHousePageCache(ch, log);
   return {
     bus,
     store: new ClickHouseCrawlStore(ch),
+    cache,
     run: (processor) => startRunner({ kafka, bus, config, log }, processor),
     ready: async () => (await ch.query(raw("SELECT 1 AS ok"))).length === 1,
     queueStats: () => kafkaQueueStats(kafka, config),
-    close: () => bus.close(),
+    close: async () => {
+      await cache.close();
+      await bus.close();
+    },
   };
 }
 
@@ -105,11 +113,13 @@ async function embeddedInfrastructure(config: Config, log: Logger, clock: Clock)
   const dir = resolve(config.dataDir);
   const bus = await EmbeddedBus.open({ partitions: config.embeddedPartitions, dir, log });
   const store = await EmbeddedCrawlStore.open(dir, clock.now());
+  const cache = await EmbeddedPageCache.open(dir, clock.now() - config.cacheMaxAgeMs);
   log.info({ dataDir: dir }, "embedded mode: no Kafka, no ClickHouse");
   if (config.schemaRegistryUrl) log.warn({ schemaRegistryUrl: config.schemaRegistryUrl }, "SCHEMA_REGISTRY_URL is ignored in embedded mode (no Kafka topics)");
   return {
     bus,
     store,
+    cache,
     run: async (processor) => bus.consume(processor, log),
     ready: async () => true,
     queueStats: () => bus.queueStats(),
@@ -117,6 +127,7 @@ async function embeddedInfrastructure(config: Config, log: Logger, clock: Clock)
     close: async () => {
       await bus.close();
       await store.close();
+      await cache.close();
     },
   };
 }
@@ -131,9 +142,11 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
     throw new ConfigError(`config: BULL_AUTH_KEY is the default "CHANGEME" while HOST=${config.host} is not a loopback address; set a secret key for the queue admin UI`);
   }
   parseResolve(config.resolve);
+  parseProxy(config);
   const clock = systemClock;
   const infra = config.mode === "embedded" ? await embeddedInfrastructure(config, log, clock) : await clusterInfrastructure(roles, config, log);
-  const { bus, store } = infra;
+  const { bus, store, cache } = infra;
+  const cacheDeps = { cache, cacheMaxAgeMs: config.cacheMaxAgeMs, now: () => clock.now(), log };
   const runners: RunnerHandle[] = [];
   const closers: (() => Promise<void>)[] = [];
 
@@ -145,6 +158,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
         (ids) => ids.length && log.info({ crawls: ids.length }, "expired crawls deleted"),
         (err) => log.warn({ err: (err as Error).message }, "retention sweep failed; will retry"),
       );
+      cache.deleteBefore(clock.now() - config.cacheMaxAgeMs).catch((err) => log.warn({ err: (err as Error).message }, "page cache sweep failed; will retry"));
     }, config.retentionSweepMs);
     sweep.unref();
     closers.push(async () => clearInterval(sweep));
@@ -165,6 +179,9 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
       hostMaxConcurrency: config.hostMaxConcurrency,
       hostDelayMs: config.hostDelayMs,
       maxSitemaps: config.maxSitemaps,
+      cache,
+      cacheMaxAgeMs: config.cacheMaxAgeMs,
+      now: () => clock.now(),
       load: new LoadGuard({
         maxCpu: config.maxCpu, maxRam: config.maxRam, sample: systemSampler(),
         onOverload: (s) => log.warn({ cpu: +s.cpu.toFixed(2), ram: +s.ram.toFixed(2), maxCpu: config.maxCpu, maxRam: config.maxRam }, "machine above MAX_CPU/MAX_RAM: no new page until it drops"),
@@ -196,7 +213,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
     log.warn("USE_DB_AUTHENTICATION is false: authentication is bypassed, every request is accepted");
     const apiFetcher = pageFetcher(config);
     closers.push(() => apiFetcher.close());
-    const app = createApp({ config, store, bus, clock, log, ready: () => infra.ready(), fetcher: apiFetcher, convert: pageConverter(pool), queueStats: () => infra.queueStats() });
+    const app = createApp({ config, store, bus, clock, log, ready: () => infra.ready(), fetcher: apiFetcher, convert: pageConverter(pool), cache: cacheDeps, queueStats: () => infra.queueStats() });
     server = await new Promise<Server>((resolve, reject) => {
       const s = app.listen(config.port, config.host, () => resolve(s));
       s.once("error", reject);
@@ -239,10 +256,27 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
 
 /** The page fetcher as the configuration describes it (stages, the scrape route and the CLI share it). */
 export function pageFetcher(config: Config): UndiciFetcher {
+  const proxy = parseProxy(config);
   return new UndiciFetcher({
     userAgent: config.userAgent, maxBytes: config.fetchMaxBytes, maxRedirects: config.fetchMaxRedirects,
-    allowPrivate: config.allowPrivateCrawlTargets, resolve: parseResolve(config.resolve),
+    allowPrivate: config.allowPrivateCrawlTargets, resolve: parseResolve(config.resolve), ...(proxy ? { proxy } : {}),
   });
+}
+
+/** PROXY_SERVER (`http://host:port`, `https://…` or `host:port`) and its credentials, or undefined when unset. */
+export function parseProxy(config: Pick<Config, "proxyServer" | "proxyUsername" | "proxyPassword">): { uri: string; username?: string; password?: string } | undefined {
+  const raw = config.proxyServer.trim();
+  if (!raw) return undefined;
+  const bad = (why: string) => new ConfigError(`config: PROXY_SERVER=${JSON.stringify(raw)} is invalid: ${why}`);
+  let u: URL;
+  try {
+    u = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : `http://${raw}`);
+  } catch {
+    throw bad("expected http://host:port or host:port");
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") throw bad("only http and https proxies are supported");
+  if (!u.hostname || !u.port) throw bad("expected a host and a port");
+  return { uri: `${u.protocol}//${u.host}`, ...(config.proxyUsername ? { username: config.proxyUsername, password: config.proxyPassword } : {}) };
 }
 
 /** `60000,300000` -> [60000, 300000] */

@@ -57,6 +57,14 @@ export interface CrawlOptions {
   headers?: {
     [k: string]: string;
   };
+  /**
+   * maxAge: a cached response no older than this is used instead of fetching (0: always fetch)
+   */
+  maxAgeMs?: number;
+  /**
+   * false: the fetched response is not written to the page cache (default true)
+   */
+  storeInCache?: boolean;
   includePaths?: string[];
   excludePaths?: string[];
   regexOnFullURL?: boolean;
@@ -296,6 +304,14 @@ export interface PageFetched {
    * binary bodies (PDF): the bytes, base64; body is then empty
    */
   bodyBase64?: string;
+  /**
+   * the response came from the page cache; when it was fetched (ms)
+   */
+  cachedAt?: number;
+  /**
+   * set when the page cache was consulted (maxAge > 0)
+   */
+  cacheState?: "hit" | "miss";
 }
 
 /**

@@ -18,7 +18,7 @@ const DEFAULT_PAGE_DOCS = 100;
 
 type Format = CrawlOptions["formats"][number];
 
-export type ScrapeSettings = Pick<CrawlOptions, "formats" | "onlyMainContent" | "timeoutMs" | "headers" | "pdf" | "includeTags" | "excludeTags" | "removeBase64Images">;
+export type ScrapeSettings = Pick<CrawlOptions, "formats" | "onlyMainContent" | "timeoutMs" | "headers" | "pdf" | "includeTags" | "excludeTags" | "removeBase64Images" | "maxAgeMs" | "storeInCache">;
 
 /** The page-level options (scrapeOptions of a crawl, the top level of POST /v2/scrape), with defaults applied. */
 export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSettings {
@@ -34,6 +34,10 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
   if (so.waitFor !== undefined && so.timeout !== undefined && so.waitFor > so.timeout / 2) {
     throw badRequest([{ code: "custom", path: [...path, "waitFor"], message: "waitFor must not exceed half of timeout" }],
       "waitFor must not exceed half of timeout");
+  }
+  if (so.proxy === "stealth" || so.proxy === "enhanced") {
+    const message = `proxy "${so.proxy}" is not available on this server (no anti-bot proxy network); use "basic" or "auto", which go through PROXY_SERVER when it is set`;
+    throw badRequest([{ code: "custom", path: [...path, "proxy"], message }], message);
   }
   const pdf = pdfOption(so.parsers);
   for (const field of ["includeTags", "excludeTags"] as const) {
@@ -55,6 +59,8 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
     ...(so.timeout !== undefined ? { timeoutMs: so.timeout } : {}),
     ...(so.headers ? { headers: so.headers } : {}),
     ...(pdf ? { pdf } : {}),
+    ...(so.maxAge ? { maxAgeMs: so.maxAge } : {}),
+    ...(so.storeInCache === false ? { storeInCache: false } : {}),
   };
 }
 

@@ -15,7 +15,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const scrapeKey = (scrapeId: string) => `scrape:${scrapeId}`;
 
 export function scrapeRoutes(deps: ApiDeps): Router {
-  const { config, store, clock, fetcher, convert } = deps;
+  const { config, store, clock, fetcher, convert, cache } = deps;
   const router = new Router();
 
   router.post("/v2/scrape", async (ctx) => {
@@ -26,7 +26,7 @@ export function scrapeRoutes(deps: ApiDeps): Router {
     const timeoutMs = settings.timeoutMs ?? config.fetchTimeoutMs;
     let converted;
     try {
-      converted = await scrapePage({ fetcher, convert }, url, settings, timeoutMs);
+      converted = await scrapePage({ fetcher, convert, cache }, url, settings, timeoutMs);
     } catch (err) {
       if (!(err instanceof PageError)) throw err;
       const status = err.code === "SCRAPE_TIMEOUT" ? 408 : 500;

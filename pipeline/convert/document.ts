@@ -13,6 +13,10 @@ export interface FetchedPage {
   /** PDFs: the file's bytes */
   bytes?: Uint8Array;
   scrapeId: string;
+  /** set when the page cache was consulted (maxAge > 0) */
+  cacheState?: "hit" | "miss";
+  /** a cache hit: when the response was fetched (ms) */
+  cachedAt?: number;
 }
 
 export interface Converted {
@@ -87,11 +91,15 @@ export async function convertPdf(page: FetchedPage & { bytes: Uint8Array }, opti
   return { document, links: [], credits };
 }
 
-/** Any fetched page: PDFs through pdfjs, the rest through the HTML path. */
 /** The options that shape a document. */
 export type ConvertOptions = PageOptions & Pick<CrawlOptions, "pdf">;
 
+/** Any fetched page: PDFs through pdfjs, the rest through the HTML path; the page cache's verdict in metadata. */
 export async function convertAny(page: FetchedPage, options: ConvertOptions): Promise<Converted> {
-  if (page.bytes && page.contentType === "application/pdf") return convertPdf({ ...page, bytes: page.bytes }, options);
-  return convertPage(page, options);
+  const converted = page.bytes && page.contentType === "application/pdf" ? await convertPdf({ ...page, bytes: page.bytes }, options) : convertPage(page, options);
+  if (page.cacheState) {
+    converted.document.metadata.cacheState = page.cacheState;
+    if (page.cachedAt !== undefined) converted.document.metadata.cachedAt = new Date(page.cachedAt).toISOString();
+  }
+  return converted;
 }

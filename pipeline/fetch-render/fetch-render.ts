@@ -16,6 +16,8 @@ import type { Politeness } from "./politeness.ts";
 import type { RobotsCache } from "./robots.ts";
 import type { LoadGuard } from "./load-guard.ts";
 import { discoverSitemapUrls } from "./sitemaps.ts";
+import { cachedFetch } from "./cached-fetch.ts";
+import type { PageCache } from "../store/page-cache.ts";
 
 export interface FetchRenderDeps {
   fetcher: Fetcher;
@@ -32,6 +34,10 @@ export interface FetchRenderDeps {
   maxSitemaps: number;
   /** MAX_CPU / MAX_RAM: no new page starts while the machine is above them */
   load?: LoadGuard;
+  /** maxAge / storeInCache; absent or cacheMaxAgeMs 0: no page cache */
+  cache?: PageCache;
+  cacheMaxAgeMs?: number;
+  now?: () => number;
 }
 
 interface Batch {
@@ -112,7 +118,7 @@ export class FetchRenderProcessor implements Processor<FetchTask, Batch> {
       { key: `host:${host}`, maxConcurrent: deps.hostMaxConcurrency, spacingMs: deps.hostDelayMs },
       { key: `crawl:${task.crawlId}`, maxConcurrent: crawlSerial ? 1 : (task.options.maxConcurrency ?? Number.MAX_SAFE_INTEGER), spacingMs: task.options.delayMs ?? 0 },
     ];
-    const result = await retry(
+    const fetchWithRetries = () => retry(
       () => deps.politeness.run(rules, () => deps.fetcher.fetch({ url: task.url, timeoutMs, headers: task.options.headers })),
       {
         retries: deps.retries,
@@ -123,6 +129,11 @@ export class FetchRenderProcessor implements Processor<FetchTask, Batch> {
         onRetry: (err, attempt, delayMs) =>
           this.log.info({ crawlId: task.crawlId, urlKey: task.urlKey, attempt: task.attempt + attempt, code: errorCode(err), delayMs }, "fetch retry"),
       },
+    );
+    const { result, cacheState, cachedAt } = await cachedFetch(
+      { cache: deps.cache, cacheMaxAgeMs: deps.cacheMaxAgeMs ?? 0, now: deps.now ?? Date.now, log: this.log },
+      { url: task.url, headers: task.options.headers, maxAgeMs: task.options.maxAgeMs, storeInCache: task.options.storeInCache },
+      fetchWithRetries,
     );
     const finalUrlKey = crawlUrlKey(result.finalUrl, task.options);
     if (finalUrlKey !== task.urlKey) {
@@ -146,6 +157,8 @@ export class FetchRenderProcessor implements Processor<FetchTask, Batch> {
       ...(result.contentType === "application/pdf" && result.bytes ? { bodyBase64: result.bytes.toString("base64") } : {}),
       scrapeId: randomUUID(),
       options: task.options,
+      ...(cacheState ? { cacheState } : {}),
+      ...(cachedAt !== undefined ? { cachedAt } : {}),
     };
     return [{ topic: "pages.fetched", key: keys.crawlUrl(task.crawlId, task.urlKey), value: page }];
   }

@@ -1,8 +1,10 @@
 // The Fetcher port and its undici implementation: redirects, time limit, size cap, charset decoding,
 // and the private-address guard applied to the address actually connected to.
-import { type Agent, request } from "undici";
+import { lookup } from "node:dns/promises";
+import { type Dispatcher, ProxyAgent, request } from "undici";
 import { PageError } from "../runtime/errors.ts";
 import { guardedAgent, PRIVATE_ADDRESS_REFUSED, refusedLiteral } from "../net/guarded-agent.ts";
+import { isPrivateAddress } from "./private-address.ts";
 import { decodeBody } from "./charset.ts";
 
 export interface FetchRequest {
@@ -46,17 +48,46 @@ export interface UndiciFetcherOptions {
   allowPrivate: boolean;
   /** host -> address overrides (like curl --resolve), for tests of several host names on loopback */
   resolve?: Record<string, string>;
+  /** outbound HTTP proxy (PROXY_SERVER): every page fetch goes through it (CONNECT tunnels) */
+  proxy?: { uri: string; username?: string; password?: string };
 }
 
 const TEXT_TYPES = /^(text\/|application\/(xhtml\+xml|xml|json|ld\+json|rss\+xml|atom\+xml)|[a-z]+\/[a-z.+-]*\+xml)/i;
 
 export class UndiciFetcher implements Fetcher {
-  private readonly agent: Agent;
+  private readonly agent: Dispatcher;
   private readonly opts: UndiciFetcherOptions;
 
   constructor(opts: UndiciFetcherOptions) {
     this.opts = opts;
-    this.agent = guardedAgent({ allowPrivate: opts.allowPrivate, resolve: opts.resolve });
+    const { proxy } = opts;
+    this.agent = proxy
+      ? new ProxyAgent({
+          uri: proxy.uri,
+          ...(proxy.username !== undefined ? { token: `Basic ${Buffer.from(`${proxy.username}:${proxy.password ?? ""}`).toString("base64")}` } : {}),
+          requestTls: { rejectUnauthorized: false },
+          keepAliveTimeout: 10000,
+          connections: 64,
+        })
+      : guardedAgent({ allowPrivate: opts.allowPrivate, resolve: opts.resolve });
+  }
+
+  /**
+   * Through a proxy the proxy resolves the target, so the private-address rule is checked here on our own lookup
+   * of the host (a DNS answer that changes between the two lookups is not caught: without a proxy the rule holds
+   * on the connected address).
+   */
+  private async checkProxiedTarget(url: string): Promise<void> {
+    if (!this.opts.proxy || this.opts.allowPrivate) return;
+    const host = new URL(url).hostname;
+    let addresses: { address: string }[];
+    try {
+      addresses = await lookup(host, { all: true });
+    } catch (err) {
+      throw toPageError(err, 0);
+    }
+    const privateOne = addresses.find((a) => isPrivateAddress(a.address));
+    if (privateOne) throw new PageError("SCRAPE_PRIVATE_TARGET_REFUSED", `refused to fetch private address ${privateOne.address} of ${host} (set ALLOW_PRIVATE_CRAWL_TARGETS=true to allow)`);
   }
 
   async fetch(req: FetchRequest): Promise<FetchResult> {
@@ -68,6 +99,7 @@ export class UndiciFetcher implements Fetcher {
       if (literal) {
         throw new PageError("SCRAPE_PRIVATE_TARGET_REFUSED", `refused to fetch private address ${literal} (set ALLOW_PRIVATE_CRAWL_TARGETS=true to allow)`);
       }
+      await this.checkProxiedTarget(current);
       let res;
       try {
         res = await request(current, {

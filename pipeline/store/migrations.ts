@@ -29,6 +29,10 @@ export function migrations(db: string): string[] {
     `CREATE TABLE IF NOT EXISTS ${db}.webhook_deliveries (
       crawl_id String, event_id String, event String, url String, status_code UInt16, attempt UInt32, error String, at UInt64
     ) ENGINE = MergeTree() ORDER BY (crawl_id, at)`,
+    // fetched responses for maxAge / storeInCache, by URL + request headers; the newest wins
+    `CREATE TABLE IF NOT EXISTS ${db}.page_cache (
+      key String, url String, final_url String, status_code UInt16, content_type String, body String, body_base64 String, stored_at UInt64
+    ) ENGINE = ReplacingMergeTree(stored_at) ORDER BY key`,
   ];
 }
 

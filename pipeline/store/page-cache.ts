@@ -1,0 +1,121 @@
+// The page cache behind `maxAge` / `storeInCache`: fetched responses (not documents) keyed by URL and request
+// headers, so a hit is converted with the caller's own formats and options and still yields the page's links.
+// Writes are best effort (a cache that cannot be written never fails a page); reads are bounded by maxAge.
+// Adapters: EmbeddedPageCache (a JSON-lines file, or memory) and ClickHousePageCache (clickhouse-page-cache.ts).
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import { AppendLog, FileReader, readLines } from "../runtime/append-log.ts";
+
+export interface CachedPage {
+  key: string;
+  url: string;
+  finalUrl: string;
+  statusCode: number;
+  contentType: string;
+  body: string;
+  /** binary bodies (PDF) */
+  bodyBase64?: string;
+  storedAt: number;
+}
+
+export interface PageCache {
+  /** The newest entry of `key` stored at or after `notBefore`, or null. */
+  get(key: string, notBefore: number): Promise<CachedPage | null>;
+  /** Queues entries for writing (written in batches; may be lost on a crash, never half-written). */
+  put(pages: CachedPage[]): void;
+  /** Forgets entries stored before `cutoff`. */
+  deleteBefore(cutoff: number): Promise<void>;
+  /** Writes what is queued. */
+  close(): Promise<void>;
+}
+
+/** Same URL (fragment ignored) and same request headers: same cached response. */
+export function pageCacheKey(url: string, headers?: Record<string, string>): string {
+  const u = new URL(url);
+  u.hash = "";
+  const h = headers ? Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]).sort(([a], [b]) => (a as string).localeCompare(b as string)) : [];
+  return createHash("sha256").update(JSON.stringify([u.href, h])).digest("hex");
+}
+
+interface Ref {
+  pos: number;
+  len: number;
+  storedAt: number;
+}
+
+/** Embedded mode: cache.jsonl under the data directory (memory only when `dir` is null); the index stays in memory. */
+export class EmbeddedPageCache implements PageCache {
+  private readonly log: AppendLog | null;
+  private reader: FileReader | null = null;
+  private readonly index = new Map<string, Ref>();
+  private readonly memory = new Map<string, CachedPage>();
+
+  private constructor(dir: string | null) {
+    this.log = dir ? new AppendLog(join(dir, "store", "cache.jsonl")) : null;
+  }
+
+  /** Opens the cache, dropping entries stored before `cutoff` (the file is rewritten when any were dropped). */
+  static async open(dir: string | null, cutoff: number): Promise<EmbeddedPageCache> {
+    const cache = new EmbeddedPageCache(dir);
+    if (!cache.log) return cache;
+    const kept: string[] = [];
+    let dropped = 0;
+    for await (const { line } of readLines(cache.log.path)) {
+      try {
+        const { storedAt } = JSON.parse(line) as CachedPage;
+        if (storedAt >= cutoff) kept.push(line);
+        else dropped++;
+      } catch {
+        dropped++; // a torn last line
+      }
+    }
+    if (dropped > 0) await cache.log.rewrite(kept);
+    let pos = 0;
+    for (const line of kept) {
+      const len = Buffer.byteLength(line);
+      const { key, storedAt } = JSON.parse(line) as CachedPage;
+      const prev = cache.index.get(key);
+      if (!prev || storedAt >= prev.storedAt) cache.index.set(key, { pos, len, storedAt });
+      pos += len + 1;
+    }
+    cache.log.size = pos;
+    return cache;
+  }
+
+  async get(key: string, notBefore: number): Promise<CachedPage | null> {
+    if (!this.log) {
+      const page = this.memory.get(key);
+      return page && page.storedAt >= notBefore ? page : null;
+    }
+    const ref = this.index.get(key);
+    if (!ref || ref.storedAt < notBefore) return null;
+    await this.log.flush();
+    this.reader ??= new FileReader(this.log.path);
+    return JSON.parse((await this.reader.read(ref.pos, ref.len)).toString("utf8")) as CachedPage;
+  }
+
+  put(pages: CachedPage[]): void {
+    if (pages.length === 0) return;
+    if (!this.log) {
+      for (const p of pages) this.memory.set(p.key, p);
+      return;
+    }
+    const lines = pages.map((p) => JSON.stringify(p));
+    const { positions, written } = this.log.append(lines);
+    // indexed once on disk: a reader never sees an entry that is not there yet
+    void written.then(
+      () => pages.forEach((p, i) => this.index.set(p.key, { pos: positions[i] as number, len: Buffer.byteLength(lines[i] as string), storedAt: p.storedAt })),
+      () => undefined,
+    );
+  }
+
+  async deleteBefore(cutoff: number): Promise<void> {
+    for (const [key, ref] of this.index) if (ref.storedAt < cutoff) this.index.delete(key);
+    for (const [key, page] of this.memory) if (page.storedAt < cutoff) this.memory.delete(key);
+  }
+
+  async close(): Promise<void> {
+    await this.log?.flush();
+    await this.reader?.reset();
+  }
+}
