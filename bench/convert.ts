@@ -42,6 +42,34 @@ function run(name: string, pages: Page[], fn: (html: string, url: string) => voi
   return { name, pages: pages.length, mb: +(totalBytes / 1e6).toFixed(1), mbPerSecond: mbs(passes[2] as number), slowestPass: mbs(passes[4] as number), fastestPass: mbs(passes[0] as number), p50Ms: q(0.5), p99Ms: q(0.99) };
 }
 
+/**
+ * Main content on real pages: how many pages still carry the site's navigation (its markers) with the removal list
+ * alone and with the scoring rules, and whether the words of each page's first h1/h2 survive (content kept).
+ */
+function mainContent(pages: Page[], navMarker: RegExp) {
+  let listOnly = 0;
+  let scored = 0;
+  let headingKept = 0;
+  let headings = 0;
+  let charsListOnly = 0;
+  let charsScored = 0;
+  for (const p of pages) {
+    const a = renderMarkdown(processHtml(p.html, p.url, { onlyMainContent: true, scoring: false }).root);
+    const b = renderMarkdown(processHtml(p.html, p.url, { onlyMainContent: true }).root);
+    if (navMarker.test(a)) listOnly++;
+    if (navMarker.test(b)) scored++;
+    charsListOnly += a.length;
+    charsScored += b.length;
+    const h = /<h([12])[^>]*>([\s\S]*?)<\/h\1>/i.exec(p.html)?.[2]?.replace(/<[^>]+>/g, "").replace(/\s+/g, " ").replace(/[¶#]$/, "").trim();
+    if (h) {
+      headings++;
+      const words = h.split(" ").filter((w) => /^[\w-]{3,}$/.test(w));
+      if (words.every((w) => b.includes(w))) headingKept++;
+    }
+  }
+  return { navMarker: navMarker.source, pagesWithNavListOnly: listOnly, pagesWithNavScored: scored, pagesWithHeading: headings, firstHeadingKept: headingKept, markdownCharsListOnly: charsListOnly, markdownCharsScored: charsScored };
+}
+
 /** Pages whose markdown / links / metadata differ between the fast parser and parse5. */
 function fidelity(pages: Page[]) {
   const differ = { markdown: [] as string[], links: 0, metadata: 0 };
@@ -61,12 +89,14 @@ const td = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced" }
 const pgDir = ensurePostgresManual();
 const pyDir = ensurePythonDocs();
 const corpora = { postgresql: load(pgDir, htmlFiles(pgDir)), python: load(pyDir, htmlFilesDeep(pyDir)) };
+// each site's own navigation, as it shows in markdown: DocBook's prev/next tables, Sphinx's "Navigation" bar
+const navMarkers: Record<string, RegExp> = { postgresql: /\[(Prev|Next)\]\(/, python: /### Navigation|\[modules\]\(/ };
 const result: Record<string, unknown> = {};
 for (const [name, pages] of Object.entries(corpora)) {
   // ours first: each converter starts on a heap without the other's garbage
   const o = run("trawl convert", pages, ours);
   const t = run("plain turndown", pages, (html) => td.turndown(html));
-  result[name] = { ours: o, turndown: t, ratio: +(o.mbPerSecond / t.mbPerSecond).toFixed(2), fidelity: fidelity(pages) };
+  result[name] = { ours: o, turndown: t, ratio: +(o.mbPerSecond / t.mbPerSecond).toFixed(2), fidelity: fidelity(pages), mainContent: mainContent(pages, navMarkers[name] as RegExp) };
 }
 const minOurs = Math.min(...Object.values(result).map((r) => (r as { ours: { mbPerSecond: number } }).ours.mbPerSecond));
 console.log(JSON.stringify({ ...result, ours: { mbPerSecond: minOurs }, target: "ours >= 30 MB/s per core on each corpus", met: minOurs >= 30 }));

@@ -2,6 +2,7 @@
 // parse-html.ts (parse5's node shape, built faster); parse5 serialises the cleaned tree for the html format.
 import { parse, serialize, type DefaultTreeAdapterMap } from "parse5";
 import { INDEXED_TAGS, parseHtmlIndexed } from "./parse-html.ts";
+import { focusMainContent, imageSources, isChromeLandmark } from "./main-content.ts";
 import { resolveLink } from "../frontier/normalize-url.ts";
 import { matches, parseSelector, type Selector } from "./selector.ts";
 
@@ -36,16 +37,25 @@ function attr(el: Element, name: string): string | undefined {
   return undefined;
 }
 
-function isChrome(el: Element): boolean {
+function isChrome(el: Element, scoring: boolean): boolean {
   if (CHROME_TAGS.has(el.tagName)) return true;
   let id: string | undefined;
   let cls: string | undefined;
   for (const a of el.attrs) {
     if (a.name === "id") id = a.value;
     else if (a.name === "class") cls = a.value;
+    else if (a.name === "role" && scoring && isChromeLandmark(el)) return true;
   }
   if (id && CHROME_IDS.has(id.toLowerCase())) return true;
   return cls !== undefined && CHROME_CLASS.test(cls);
+}
+
+/** A heading's permalink marker (Sphinx / MkDocs `¶`, `#`, `§` linking to its own fragment): not content. */
+function isPermalink(a: Element): boolean {
+  const only = a.childNodes.length === 1 ? a.childNodes[0] : undefined;
+  if (!only || only.nodeName !== "#text") return false;
+  const text = (only as DefaultTreeAdapterMap["textNode"]).value.trim();
+  return (text === "¶" || text === "#" || text === "§") && (attr(a, "href") ?? "").startsWith("#");
 }
 
 function containsMain(el: Element): boolean {
@@ -96,6 +106,8 @@ export interface CleanOptions {
   excludeTags?: string[];
   /** drop images inlined as data: URLs (default true) */
   removeBase64Images?: boolean;
+  /** onlyMainContent: the rules of main-content.ts after the removal list (default true; false in the benchmark's comparison) */
+  scoring?: boolean;
 }
 
 /** Which parser builds the tree: the fast one (default) or parse5's full HTML5 algorithm (reference in tests). */
@@ -174,6 +186,7 @@ export function processHtml(source: string, pageUrl: string, opts: CleanOptions,
     onlyMainContent: opts.onlyMainContent,
     exclude: opts.excludeTags?.length ? parseSelector(opts.excludeTags.join(",")) : null,
     removeBase64Images: opts.removeBase64Images ?? true,
+    scoring: opts.scoring ?? true,
     images: [],
     absolute: new Map(),
   };
@@ -190,6 +203,11 @@ export function processHtml(source: string, pageUrl: string, opts: CleanOptions,
   } else {
     clean(root, cleaning, []);
     cleaned = root;
+    if (opts.onlyMainContent && opts.scoring !== false) {
+      const focused = focusMainContent(root);
+      cleaned = focused.root;
+      if (focused.pruned) cleaning.images = imageSources(cleaned);
+    }
   }
   return { metadata, links: [...new Set(links)], images: [...new Set(cleaning.images)], root: cleaned, html: () => serialize(cleaned).trim() };
 }
@@ -199,6 +217,7 @@ interface Cleaning {
   onlyMainContent: boolean;
   exclude: Selector | null;
   removeBase64Images: boolean;
+  scoring: boolean;
   images: string[];
   /** href/src as written -> absolute (each distinct value resolved once) */
   absolute: Map<string, string>;
@@ -236,7 +255,8 @@ function keep(child: Node, c: Cleaning, ancestors: Element[]): boolean {
   if (!isElement(child)) return true;
   if (ALWAYS_REMOVED.has(child.tagName)) return false;
   if (c.exclude && matches(child, ancestors, c.exclude)) return false;
-  if (c.onlyMainContent && isChrome(child) && !containsMain(child)) return false;
+  if (c.onlyMainContent && isChrome(child, c.scoring) && !containsMain(child)) return false;
+  if (c.onlyMainContent && c.scoring && child.tagName === "a" && isPermalink(child)) return false;
   if (child.tagName === "img") {
     largestSrcset(child);
     const src = attr(child, "src") ?? "";
