@@ -11,6 +11,8 @@ const node = process.execPath;
 interface Bench {
   describe: string;
   run: () => Record<string, unknown>;
+  /** one readable cell for the table (default: every field) */
+  summary?: (r: Record<string, unknown>) => string;
   targets?: (r: Record<string, unknown>, all: Record<string, Record<string, unknown>>) => string[];
 }
 
@@ -18,6 +20,14 @@ const script = (file: string, ...args: string[]) => () => {
   const out = execFileSync(node, ["--expose-gc", join(here, file), ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 64 * 1024 * 1024 });
   return JSON.parse(out.trim().split("\n").at(-1) as string) as Record<string, unknown>;
 };
+
+interface ConvertCorpus {
+  ours: { mbPerSecond: number; slowestPass: number; fastestPass: number; p50Ms: number; p99Ms: number };
+  turndown: { mbPerSecond: number; p50Ms: number; p99Ms: number };
+  ratio: number;
+  fidelity: { pages: number; markdownDiffers: number };
+  mainContent: { pagesWithNavListOnly: number; pagesWithNavScored: number; firstHeadingKept: number; pagesWithHeading: number };
+}
 
 const met = (ok: boolean, what: string) => `${ok ? "met" : "NOT met"}: ${what}`;
 
@@ -28,9 +38,14 @@ const benches: Record<string, Bench> = {
     targets: (r) => [met(Number(r.bytesPerUrl) <= 150, "<= 150 bytes per URL")],
   },
   convert: {
-    describe: "convert stage vs plain turndown, PostgreSQL 15 manual",
+    describe: "convert stage vs plain turndown: PostgreSQL 15 manual and Python 3.11 docs; parser fidelity; main content",
     run: script("convert.ts"),
-    targets: (r) => [met(Number((r.ours as { mbPerSecond: number }).mbPerSecond) >= 30, ">= 30 MB/s per core")],
+    summary: (r) => ["postgresql", "python"].map((corpus) => {
+      const c = r[corpus] as ConvertCorpus;
+      return `${corpus}: ${c.ours.mbPerSecond} MB/s (passes ${c.ours.slowestPass}-${c.ours.fastestPass}; p50 ${c.ours.p50Ms} / p99 ${c.ours.p99Ms} ms) vs turndown ${c.turndown.mbPerSecond} MB/s (p50 ${c.turndown.p50Ms} / p99 ${c.turndown.p99Ms} ms) = ${c.ratio}x; ` +
+        `markdown differing from parse5's tree on ${c.fidelity.markdownDiffers}/${c.fidelity.pages} pages; pages with site navigation left ${c.mainContent.pagesWithNavListOnly} -> ${c.mainContent.pagesWithNavScored}, first heading kept ${c.mainContent.firstHeadingKept}/${c.mainContent.pagesWithHeading}`;
+    }).join("<br>"),
+    targets: (r) => ["postgresql", "python"].map((corpus) => met((r[corpus] as ConvertCorpus).ours.mbPerSecond >= 30, `${corpus} >= 30 MB/s per core`)),
   },
   peer: {
     describe: "Crawlee CheerioCrawler + turndown, PostgreSQL manual",
@@ -97,7 +112,7 @@ for (const name of wanted) {
   const targets = b.targets?.(result, results) ?? [];
   const record = { name, describe: b.describe, date: new Date().toISOString(), commit, cores: cpus().length, node: process.version, result, targets };
   writeFileSync(join(here, "results", `${date}-${name}.json`), JSON.stringify(record, null, 2) + "\n");
-  const flat = Object.entries(result).map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`).join(", ");
+  const flat = b.summary?.(result) ?? Object.entries(result).map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`).join(", ");
   rows.push(`| ${name} | ${b.describe} | ${flat} | ${targets.join("; ")} |`);
   console.error(`done: ${name}`);
 }

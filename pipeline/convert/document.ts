@@ -33,7 +33,7 @@ export function convertPage(page: FetchedPage, options: PageOptions): Converted 
   const isHtml = /html|xml/i.test(page.contentType) && !/^application\/(json|ld\+json)/i.test(page.contentType);
   let metadata: Record<string, unknown> = {};
   let links: string[] = [];
-  let images: string[] = [];
+  let images: () => string[] = () => [];
   let html: () => string;
   let markdown: () => string;
   const formats = new Set(options.formats);
@@ -67,7 +67,7 @@ export function convertPage(page: FetchedPage, options: PageOptions): Converted 
   if (formats.has("html")) document.html = html();
   if (formats.has("rawHtml")) document.rawHtml = page.body;
   if (formats.has("links")) document.links = links;
-  if (formats.has("images")) document.images = images;
+  if (formats.has("images")) document.images = images();
   return { document, links, credits: 1 };
 }
 

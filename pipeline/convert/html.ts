@@ -13,8 +13,8 @@ type ParentNode = DefaultTreeAdapterMap["parentNode"];
 export interface HtmlExtract {
   metadata: Record<string, string | string[]>;
   links: string[];
-  /** Absolute image URLs of the cleaned content (largest srcset candidate). */
-  images: string[];
+  /** Absolute image URLs of the cleaned content (largest srcset candidate), computed on demand. */
+  images(): string[];
   /** The cleaned tree (scripts, styles and — with onlyMainContent — page chrome removed; URLs absolute). */
   root: ParentNode;
   /** The cleaned tree as HTML (serialised on demand). */
@@ -123,7 +123,8 @@ export function processHtml(source: string, pageUrl: string, opts: CleanOptions,
   let base = pageUrl;
   let body: Element | undefined;
   let title: string | undefined;
-  const linkCache = new Map<string, string | null>();
+  /** href as written -> absolute URL (fragment kept) and crawlable link (or null); one URL parse per distinct href */
+  const linkCache = new Map<string, Resolved>();
 
   // pass 1: metadata, base, links, body (over the elements the parser listed, in document order)
   for (const node of indexed) {
@@ -168,8 +169,8 @@ export function processHtml(source: string, pageUrl: string, opts: CleanOptions,
         if (!href) break;
         // pages repeat their links (menus, "next"/"prev"): resolve each distinct href once
         let resolved = linkCache.get(href);
-        if (resolved === undefined) linkCache.set(href, (resolved = resolveLink(href, base)));
-        if (resolved) links.push(resolved);
+        if (resolved === undefined) linkCache.set(href, (resolved = resolveHref(href, base)));
+        if (resolved.link) links.push(resolved.link);
         break;
       }
       case "body":
@@ -188,9 +189,10 @@ export function processHtml(source: string, pageUrl: string, opts: CleanOptions,
     removeBase64Images: opts.removeBase64Images ?? true,
     scoring: opts.scoring ?? true,
     images: [],
-    absolute: new Map(),
+    absolute: linkCache,
   };
   let cleaned: ParentNode;
+  let pruned = false;
   if (opts.includeTags?.length) {
     const picked = pick(root, parseSelector(opts.includeTags.join(",")), []);
     // each included element is cleaned as the only child of a holder (it may itself be excluded)
@@ -206,10 +208,13 @@ export function processHtml(source: string, pageUrl: string, opts: CleanOptions,
     if (opts.onlyMainContent && opts.scoring !== false) {
       const focused = focusMainContent(root);
       cleaned = focused.root;
-      if (focused.pruned) cleaning.images = imageSources(cleaned);
+      pruned = focused.pruned;
     }
   }
-  return { metadata, links: [...new Set(links)], images: [...new Set(cleaning.images)], root: cleaned, html: () => serialize(cleaned).trim() };
+  const final = cleaned;
+  // after main-content pruning the images are those of what was kept
+  const images = () => [...new Set(pruned ? imageSources(final) : cleaning.images)];
+  return { metadata, links: [...new Set(links)], images, root: final, html: () => serialize(final).trim() };
 }
 
 interface Cleaning {
@@ -219,8 +224,8 @@ interface Cleaning {
   removeBase64Images: boolean;
   scoring: boolean;
   images: string[];
-  /** href/src as written -> absolute (each distinct value resolved once) */
-  absolute: Map<string, string>;
+  /** href/src as written -> absolute (each distinct value resolved once, shared with the link pass) */
+  absolute: Map<string, Resolved>;
 }
 
 /** The outermost elements under `parent` that match `selector`. */
@@ -290,20 +295,38 @@ function largestSrcset(img: Element): void {
   else img.attrs.push({ name: "src", value: best.url });
 }
 
+interface Resolved {
+  /** absolute URL as a browser would follow it (the written value when it does not parse) */
+  absolute: string;
+  /** the same as a crawlable link: http(s), no fragment, no credentials; null for mailto:, javascript:, ... */
+  link: string | null;
+}
+
+function resolveHref(href: string, base: string): Resolved {
+  let u: URL;
+  try {
+    u = new URL(href.trim(), base);
+  } catch {
+    return { absolute: href, link: null };
+  }
+  const absolute = u.href;
+  if ((u.protocol !== "http:" && u.protocol !== "https:") || !u.hostname) return { absolute, link: null };
+  if (!u.hash && !u.username && !u.password) return { absolute, link: absolute };
+  // each setter re-serialises the URL: only touch what is there
+  if (u.hash) u.hash = "";
+  if (u.username) u.username = "";
+  if (u.password) u.password = "";
+  return { absolute, link: u.href };
+}
+
 function absolutize(el: Element, c: Cleaning): void {
   if (el.tagName !== "a" && el.tagName !== "img" && el.tagName !== "source") return;
   for (const a of el.attrs) {
     if ((a.name === "href" && el.tagName === "a") || (a.name === "src" && (el.tagName === "img" || el.tagName === "source"))) {
       if (a.value.startsWith("#") || a.value.startsWith("data:")) continue;
-      let abs = c.absolute.get(a.value);
-      if (abs === undefined) {
-        try {
-          abs = new URL(a.value, c.base).href;
-        } catch {
-          abs = a.value; // leave unparsable URLs as they are
-        }
-        c.absolute.set(a.value, abs);
-      }
+      let resolved = c.absolute.get(a.value);
+      if (resolved === undefined) c.absolute.set(a.value, (resolved = resolveHref(a.value, c.base)));
+      const abs = resolved.absolute;
       a.value = abs;
     }
   }

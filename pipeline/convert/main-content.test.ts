@@ -42,6 +42,6 @@ describe("main content beyond the removal list", () => {
 
   it("the images format follows the content that is kept", () => {
     const html = `<body><div class="navheader"><a href="a"><img src="/prev.png">Prev</a> <a href="b">Up</a> <a href="c">Next</a></div><div class="sect1"><h2>T</h2>${para(6)}<img src="/figure.png"></div></body>`;
-    expect(processHtml(html, "https://s.test/docs/p.html", { onlyMainContent: true }).images).toEqual(["https://s.test/figure.png"]);
+    expect(processHtml(html, "https://s.test/docs/p.html", { onlyMainContent: true }).images()).toEqual(["https://s.test/figure.png"]);
   });
 });

@@ -78,6 +78,7 @@ class TextStats {
   }
 }
 
+/** Characters that are not whitespace (indentation between tags and spacing between words count for nothing). */
 function countVisible(s: string): number {
   let n = 0;
   for (let i = 0; i < s.length; i++) {

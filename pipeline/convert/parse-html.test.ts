@@ -96,7 +96,7 @@ describe("fast parser vs parse5: the same documents", () => {
         expect(fast.links).toEqual(reference.links);
         expect(fast.metadata).toEqual(reference.metadata);
         expect(fast.html()).toBe(reference.html());
-        expect(fast.images).toEqual(reference.images);
+        expect(fast.images()).toEqual(reference.images());
       }
     });
   }

@@ -193,9 +193,13 @@ class Renderer {
       const pad = " ".repeat(marker.length + 1);
       // a nested list hugs the text before it; paragraphs of one item stay apart
       const blocks = this.blocksOf(li);
-      const content = blocks.map((b, i) => (i === 0 ? b : (/^(-|\d+\.) /.test(b) ? "\n" : "\n\n") + b)).join("");
-      const lines = content.split("\n");
-      items.push(`${marker} ${lines[0] ?? ""}` + lines.slice(1).map((l) => "\n" + (l ? pad + l : "")).join(""));
+      let content = "";
+      for (let i = 0; i < blocks.length; i++) {
+        const b = blocks[i] as string;
+        content += i === 0 ? b : (/^(-|\d+\.) /.test(b) ? "\n" : "\n\n") + b;
+      }
+      // continuation lines are indented under the marker (empty lines stay empty)
+      items.push(`${marker} ${content.includes("\n") ? content.replace(/\n(?=[^\n])/g, `\n${pad}`) : content}`);
     }
     return items.join("\n");
   }
