@@ -10,8 +10,7 @@ PIDFILE="$KDIR/kafka.pid"
 
 install() {
   if [[ -f "$KDIR/libs/.complete" ]]; then return 0; fi
-  command -v java >/dev/null || apt_install openjdk-17-jre-headless
-  command -v mvn >/dev/null || apt_install maven
+  need_java_maven
   log "kafka: resolving jars from Maven Central"
   mkdir -p "$KDIR/libs"
   mvn -q -B -f "$ROOT/scripts/kafka/pom.xml" dependency:copy-dependencies \

@@ -33,6 +33,12 @@ stop_pid() {
   log "$name: stopped"
 }
 
+# need_java_maven: Java 17 and Maven from Debian when missing (Kafka's jars and the registry come through Maven).
+need_java_maven() {
+  command -v java >/dev/null || apt_install openjdk-17-jre-headless
+  command -v mvn >/dev/null || apt_install maven
+}
+
 apt_install() {
   if [[ $(id -u) -ne 0 ]]; then log "need root to apt-get install $*"; return 1; fi
   if [[ ! -f "$INFRA_DIR/.apt-updated" ]]; then apt-get update -qq; touch "$INFRA_DIR/.apt-updated"; fi

@@ -13,8 +13,7 @@ JAR="$RDIR/app/apicurio-registry-app-$VERSION-runner.jar"
 
 install() {
   if [[ -f "$RDIR/app/.complete" ]]; then return 0; fi
-  command -v java >/dev/null || apt_install openjdk-17-jre-headless
-  command -v mvn >/dev/null || apt_install maven
+  need_java_maven
   log "registry: resolving Apicurio Registry $VERSION from Maven Central"
   mkdir -p "$RDIR/app"
   mvn -q -B -f "$ROOT/scripts/registry/pom.xml" dependency:unpack -Dregistry.version="$VERSION" \
