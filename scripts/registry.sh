@@ -17,7 +17,7 @@ install() {
   log "registry: resolving Apicurio Registry $VERSION from Maven Central"
   mkdir -p "$RDIR/app"
   mvn -q -B -f "$ROOT/scripts/registry/pom.xml" dependency:unpack -Dregistry.version="$VERSION" \
-    -DoutputDirectory="$RDIR/app" >"$RDIR/mvn.log" 2>&1 || { cat "$RDIR/mvn.log" >&2; return 1; }
+    -DoutputDirectory="$RDIR/app" -DmarkersDirectory="$RDIR/markers" >"$RDIR/mvn.log" 2>&1 || { cat "$RDIR/mvn.log" >&2; return 1; }
   [[ -f "$JAR" ]] || { log "registry: $JAR missing after unpack"; return 1; }
   touch "$RDIR/app/.complete"
 }
