@@ -1,7 +1,7 @@
 // HTML processing: metadata, links (from the raw HTML), and the cleaned HTML of the page. The tree comes from
 // parse-html.ts (parse5's node shape, built faster); parse5 serialises the cleaned tree for the html format.
 import { parse, serialize, type DefaultTreeAdapterMap } from "parse5";
-import { INDEXED_TAGS, parseHtmlIndexed } from "./parse-html.ts";
+import { INDEXED_TAGS, parseHtmlIndexed, uncount } from "./parse-html.ts";
 import { focusMainContent, imageSources, isChromeLandmark } from "./main-content.ts";
 import { resolveLink } from "../frontier/normalize-url.ts";
 import { matches, parseSelector, type Selector } from "./selector.ts";
@@ -168,8 +168,10 @@ export function processHtml(source: string, pageUrl: string, opts: CleanOptions,
         const href = attr(node, "href");
         if (!href) break;
         // pages repeat their links (menus, "next"/"prev"): resolve each distinct href once
-        let resolved = linkCache.get(href);
-        if (resolved === undefined) linkCache.set(href, (resolved = resolveHref(href, base)));
+        // every in-page anchor (#x) is the same link: the page itself
+        const key = href.charCodeAt(0) === 35 ? "#" : href;
+        let resolved = linkCache.get(key);
+        if (resolved === undefined) linkCache.set(key, (resolved = resolveHref(key, base)));
         if (resolved.link) links.push(resolved.link);
         break;
       }
@@ -249,7 +251,10 @@ function clean(parent: ParentNode, c: Cleaning, ancestors: Element[]): void {
   for (let i = 0; i < children.length; i++) {
     const child = children[i] as Node;
     if (keep(child, c, ancestors)) kept?.push(child);
-    else kept ??= children.slice(0, i);
+    else {
+      kept ??= children.slice(0, i);
+      if (isElement(child)) uncount(child); // main-content scoring reads the counts of what is left
+    }
   }
   if (kept) parent.childNodes = kept as typeof children;
 }

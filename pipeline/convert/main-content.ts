@@ -7,6 +7,7 @@
 //    (navigation bars, prev/next tables, link lists) are dropped, and the walk goes on into that child.
 // Nothing else is dropped: short paragraphs, notes and code next to the content stay.
 import type { DefaultTreeAdapterMap } from "parse5";
+import { countsOf, countVisible } from "./parse-html.ts";
 
 type Node = DefaultTreeAdapterMap["node"];
 type Element = DefaultTreeAdapterMap["element"];
@@ -50,11 +51,13 @@ interface Stats {
   titles: number;
 }
 
-/** Non-whitespace characters of text, and of link text, per element (computed once per tree). */
+/** Non-whitespace characters of text, and of link text, per element: the parser's counts, else computed once per tree (parse5's trees). */
 class TextStats {
   private readonly cache = new Map<ParentNode, Stats>();
 
   of(node: ParentNode): Stats {
+    const counted = countsOf(node);
+    if (counted) return { text: counted.textChars, link: counted.linkChars, links: counted.linkCount, titles: counted.titleCount };
     let s = this.cache.get(node);
     if (s) return s;
     const inLink = isElement(node as Node) && (node as Element).tagName === "a";
@@ -76,16 +79,6 @@ class TextStats {
     this.cache.set(node, s);
     return s;
   }
-}
-
-/** Characters that are not whitespace (indentation between tags and spacing between words count for nothing). */
-function countVisible(s: string): number {
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c > 32 && c !== 160) n++;
-  }
-  return n;
 }
 
 function findAll(root: ParentNode, test: (el: Element) => boolean, out: Element[] = []): Element[] {

@@ -1,7 +1,7 @@
 import { parse, serialize } from "parse5";
 import { describe, expect, it } from "vitest";
 import { processHtml } from "./html.ts";
-import { parseHtml } from "./parse-html.ts";
+import { countsOf, countVisible, parseHtml } from "./parse-html.ts";
 import { renderMarkdown } from "./render-markdown.ts";
 
 /** The body of a parsed document as HTML (our tree, serialised by parse5). */
@@ -105,5 +105,43 @@ describe("fast parser vs parse5: the same documents", () => {
     expect(parseHtml("<p>x")).not.toHaveProperty("childNodes.0.sourceCodeLocation");
     expect(parse("<p>x").childNodes[0]?.nodeName).toBe("html"); // parse5 implies html/head/body; ours does not
     expect(parseHtml("<p>x").childNodes[0]?.nodeName).toBe("p");
+  });
+});
+
+describe("text counts kept by the parser", () => {
+  type N = { nodeName: string; tagName?: string; value?: string; childNodes?: N[] };
+  const RAW = ["script", "style", "title", "textarea", "noscript"];
+  const recount = (n: N, inLink = false): { text: number; link: number; links: number; titles: number } => {
+    const link = inLink || n.tagName === "a";
+    const out = { text: 0, link: 0, links: n.tagName === "a" ? 1 : 0, titles: n.tagName === "h1" || n.tagName === "h2" ? 1 : 0 };
+    for (const c of n.childNodes ?? []) {
+      if (c.nodeName === "#text") {
+        if (RAW.includes(n.tagName ?? "")) continue; // raw text and RCDATA are not page text
+        const v = countVisible(c.value ?? "");
+        out.text += v;
+        if (link) out.link += v;
+      } else if (c.tagName) {
+        const s = recount(c, link);
+        out.text += s.text;
+        out.link += s.link;
+        out.links += s.links;
+        out.titles += s.titles;
+      }
+    }
+    return out;
+  };
+  // text inside a link is link text for every element that holds it, the link's own descendants included
+  const check = (n: N, inLink = false) => {
+    const c = countsOf(n);
+    if (c) expect({ text: c.textChars, link: c.linkChars, links: c.linkCount, titles: c.titleCount }, n.tagName ?? n.nodeName).toEqual(recount(n, inLink));
+    for (const child of n.childNodes ?? []) if (child.tagName) check(child, inLink || n.tagName === "a");
+  };
+  const page = `<html><head><title>T</title><style>p{}</style></head><body><nav><a href="/">Home</a> <a href="/x">X</a></nav>
+    <div class="content"><h1>Title <a href="#t">¶</a></h1><p>Some <b>bold <a href="/y">link <i>text</i></a></b> here.<p>Next<ul><li>a<li><a href="/z">z</a></ul>
+    <script>var x = "<a>";</script><table><tr><td>1<td><a href="/w">w</a></table></div><footer>foot <a href="/f">f</a></footer>`;
+
+  it("match a recount of every element, right after parsing and after cleaning dropped elements", () => {
+    check(parseHtml(page) as never);
+    for (const onlyMainContent of [true, false]) check(processHtml(page, "https://s.test/", { onlyMainContent, scoring: false }).root as never);
   });
 });

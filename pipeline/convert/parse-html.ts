@@ -82,15 +82,22 @@ class TreeBuilder {
   private readonly open = new Map<string, number>();
 
   constructor() {
-    this.doc = { nodeName: "#document", mode: "no-quirks", childNodes: [] } as unknown as Document;
+    this.doc = { nodeName: "#document", mode: "no-quirks", childNodes: [], textChars: 0, linkChars: 0, linkCount: 0, titleCount: 0 } as unknown as Document;
     this.stack = [this.doc];
     this.top = this.doc;
   }
 
-  text(raw: string, decode = true): void {
+  /** `raw`: the content of a raw-text or RCDATA element (not counted as page text). */
+  text(raw: string, decode = true, rawText = false): void {
     if (raw.length === 0) return;
     if (this.tagOfTop() === "head" && /\S/.test(raw)) this.pop();
     const value = decode ? decodeText(raw) : raw;
+    if (!rawText) {
+      const n = countVisible(value);
+      const top = this.top as unknown as Counted;
+      top.textChars += n;
+      if (this.open.get("a")) top.linkChars += n;
+    }
     const children = this.top.childNodes;
     const last = children[children.length - 1];
     if (last && last.nodeName === "#text") (last as DefaultTreeAdapterMap["textNode"]).value += value;
@@ -113,6 +120,18 @@ class TreeBuilder {
     this.open.set(el.tagName, (this.open.get(el.tagName) as number) - 1);
     if (el.tagName === "svg" || el.tagName === "math") this.foreign--;
     this.top = this.stack[this.stack.length - 1] as ParentNode;
+    // a closed element's counts join its parent's
+    const c = el as unknown as Counted;
+    const p = this.top as unknown as Counted;
+    p.textChars += c.textChars;
+    p.linkChars += c.linkChars;
+    p.linkCount += c.linkCount;
+    p.titleCount += c.titleCount;
+  }
+
+  /** Closes what is still open at the end of the document (their counts reach the root). */
+  finish(): void {
+    while (this.stack.length > 1) this.pop();
   }
 
   /** Index of the nearest open element named `name` (stopping at `stop` or a scope boundary), or -1. */
@@ -189,7 +208,7 @@ class TreeBuilder {
             const formatting = (this.stack.slice(open + 1) as Element[]).filter((e) => FORMATTING.has(e.tagName));
             this.popTo(open);
             for (const f of formatting) {
-              const copy = { ...f, attrs: f.attrs.map((a) => ({ ...a })), childNodes: [], parentNode: this.top } as Element;
+              const copy = { ...f, attrs: f.attrs.map((a) => ({ ...a })), childNodes: [], parentNode: this.top, textChars: 0, linkChars: 0, linkCount: 0, titleCount: 0 } as Element;
               this.top.childNodes.push(copy);
               this.push(copy);
             }
@@ -206,7 +225,10 @@ class TreeBuilder {
       foreignContent.adjustTokenSVGAttrs({ attrs } as Token.TagToken);
       tag = foreignContent.SVG_TAG_NAMES_ADJUSTMENT_MAP.get(name) ?? name;
     }
-    const el = { nodeName: tag, tagName: tag, attrs, namespaceURI: HTML_NS, childNodes: [], parentNode: this.top } as unknown as Element;
+    const el = {
+      nodeName: tag, tagName: tag, attrs, namespaceURI: HTML_NS, childNodes: [], parentNode: this.top,
+      textChars: 0, linkChars: 0, linkCount: name === "a" ? 1 : 0, titleCount: name === "h1" || name === "h2" ? 1 : 0,
+    } as unknown as Element;
     this.top.childNodes.push(el);
     if (INDEXED_TAGS.has(name)) this.indexed.push(el);
     if (VOID.has(name) || (selfClosing && this.foreign > 0)) return null;
@@ -228,7 +250,9 @@ class TreeBuilder {
     if (i > 0) this.popTo(i);
     else if (name === "p" && this.foreign === 0) {
       // a stray </p> is an empty paragraph
-      this.top.childNodes.push({ nodeName: "p", tagName: "p", attrs: [], namespaceURI: HTML_NS, childNodes: [], parentNode: this.top } as unknown as Element);
+      this.top.childNodes.push({
+        nodeName: "p", tagName: "p", attrs: [], namespaceURI: HTML_NS, childNodes: [], parentNode: this.top, textChars: 0, linkChars: 0, linkCount: 0, titleCount: 0,
+      } as unknown as Element);
     }
   }
 
@@ -236,6 +260,50 @@ class TreeBuilder {
   closeRaw(el: Element): void {
     const i = this.stack.lastIndexOf(el);
     if (i > 0) this.popTo(i);
+  }
+}
+
+/**
+ * Text statistics the parser keeps on every node it builds (read by main-content.ts, adjusted by the cleaner when it
+ * drops an element), so that main-content scoring needs no traversal of its own.
+ */
+export interface Counted {
+  /** non-whitespace characters of text below (raw text of script/style/title not counted) */
+  textChars: number;
+  /** ... of which inside links */
+  linkChars: number;
+  /** `a` elements below, this one included */
+  linkCount: number;
+  /** h1 / h2 elements below, this one included */
+  titleCount: number;
+}
+
+/** Characters that are not whitespace. */
+export function countVisible(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c > 32 && c !== 160) n++;
+  }
+  return n;
+}
+
+/** The counts of a node built by this parser, or undefined (parse5's own trees, holders). */
+export function countsOf(node: object): Counted | undefined {
+  return (node as Partial<Counted>).textChars === undefined ? undefined : (node as Counted);
+}
+
+/** Takes a dropped element's counts out of its ancestors. */
+export function uncount(el: Element): void {
+  const c = countsOf(el);
+  if (!c) return;
+  for (let p = el.parentNode as (ParentNode & { parentNode?: ParentNode | null }) | null; p; p = p.parentNode ?? null) {
+    const a = countsOf(p);
+    if (!a) break;
+    a.textChars -= c.textChars;
+    a.linkChars -= c.linkChars;
+    a.linkCount -= c.linkCount;
+    a.titleCount -= c.titleCount;
   }
 }
 
@@ -353,12 +421,13 @@ export function parseHtmlIndexed(src: string): { doc: Document; indexed: Element
         }
       }
       const content = src.slice(i, contentEnd);
-      if (content) b.text(name === "textarea" && content.startsWith("\n") ? content.slice(1) : content, RCDATA.has(name));
+      if (content) b.text(name === "textarea" && content.startsWith("\n") ? content.slice(1) : content, RCDATA.has(name), true);
       b.closeRaw(el);
       i = after;
     } else if ((name === "pre" || name === "listing") && src.charCodeAt(i) === 10) {
       i++; // a newline right after <pre> is not content
     }
   }
+  b.finish();
   return { doc: b.doc, indexed: b.indexed };
 }
