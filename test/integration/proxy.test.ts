@@ -32,12 +32,10 @@ describe("outbound proxy (embedded mode: the fetcher is the same in both)", () =
     expect(proxy.seen.every((s) => s.target.startsWith("docs.internal.test") && s.auth === `Basic ${Buffer.from("crawler:s3cret").toString("base64")}`)).toBe(true);
   });
 
-  it("POST /v2/scrape goes through it too", async () => {
-    const before = proxy.seen.length;
+  it("POST /v2/scrape goes through it too (the host exists only behind the proxy)", async () => {
     const res = await postJson(`${trawl.api}/v2/scrape`, { url: "http://docs.internal.test/docs/about", proxy: "basic" });
     expect(res.status).toBe(200);
     expect(res.body.data.markdown).toContain("About these docs.");
-    expect(proxy.seen.length).toBeGreaterThanOrEqual(before); // a kept-alive tunnel may carry it; the host exists only behind the proxy
   });
 });
 
