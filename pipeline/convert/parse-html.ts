@@ -401,7 +401,9 @@ export function parseHtmlIndexed(src: string): { doc: Document; indexed: Element
         }
         if (value.includes("&")) value = decodeHTMLAttribute(value);
       }
-      if (!attrs.some((a) => a.name === attrName)) attrs.push({ name: attrName, value });
+      let duplicate = false;
+      for (const a of attrs) if (a.name === attrName) duplicate = true;
+      if (!duplicate) attrs.push({ name: attrName, value });
     }
     if (!closed) break; // a tag cut off at the end of the document is dropped, as browsers do
     const selfClosing = src.charCodeAt(j - 2) === 47;

@@ -72,29 +72,31 @@ function escapeLineStart(line: string): string {
 class Renderer {
   private readonly blocks: string[] = [];
 
+  /** Inline content of an element's children. */
+  children(node: Element): string {
+    let s = "";
+    for (const c of node.childNodes) s += this.inline(c);
+    return s;
+  }
+
   /** Inline content of a node as one markdown string (whitespace collapsed). */
   inline(node: Node): string {
     if (node.nodeName === "#text") return escapeInline(collapse(text(node)));
     if (!isElement(node)) return "";
     if (SKIP.has(node.tagName)) return "";
-    const inner = () => {
-      let s = "";
-      for (const c of node.childNodes) s += this.inline(c);
-      return s;
-    };
     switch (node.tagName) {
       case "br":
         return BR;
       case "strong":
       case "b":
-        return wrap(inner(), "**");
+        return wrap(this.children(node), "**");
       case "em":
       case "i":
-        return wrap(inner(), "_");
+        return wrap(this.children(node), "_");
       case "del":
       case "s":
       case "strike":
-        return wrap(inner(), "~~");
+        return wrap(this.children(node), "~~");
       case "code":
       case "kbd":
       case "samp":
@@ -106,7 +108,7 @@ class Renderer {
       }
       case "a": {
         const href = attr(node, "href");
-        const label = inner().trim();
+        const label = this.children(node).trim();
         if (!href || href.startsWith("javascript:")) return label;
         const title = attr(node, "title");
         return `[${label}](${urlText(href)}${title ? ` "${title.replace(/"/g, '\\"')}"` : ""})`;
@@ -119,7 +121,7 @@ class Renderer {
       }
       default:
         // a block inside inline context (e.g. <div> in <a>): keep its text on this line
-        return inner();
+        return this.children(node);
     }
   }
 
