@@ -3,7 +3,7 @@
 import { parse, serialize, type DefaultTreeAdapterMap } from "parse5";
 import { INDEXED_TAGS, parseHtmlIndexed, uncount } from "./parse-html.ts";
 import { focusMainContent, imageSources, isChromeLandmark } from "./main-content.ts";
-import { resolveLink } from "../frontier/normalize-url.ts";
+import { resolveHref, resolveLink, type ResolvedHref } from "../frontier/normalize-url.ts";
 import { matches, parseSelector, type Selector } from "./selector.ts";
 
 type Node = DefaultTreeAdapterMap["node"];
@@ -124,7 +124,7 @@ export function processHtml(source: string, pageUrl: string, opts: CleanOptions,
   let body: Element | undefined;
   let title: string | undefined;
   /** href as written -> absolute URL (fragment kept) and crawlable link (or null); one URL parse per distinct href */
-  const linkCache = new Map<string, Resolved>();
+  const linkCache = new Map<string, ResolvedHref>();
 
   // pass 1: metadata, base, links, body (over the elements the parser listed, in document order)
   for (const node of indexed) {
@@ -227,7 +227,7 @@ interface Cleaning {
   scoring: boolean;
   images: string[];
   /** href/src as written -> absolute (each distinct value resolved once, shared with the link pass) */
-  absolute: Map<string, Resolved>;
+  absolute: Map<string, ResolvedHref>;
 }
 
 /** The outermost elements under `parent` that match `selector`. */
@@ -298,30 +298,6 @@ function largestSrcset(img: Element): void {
   const src = img.attrs.find((a) => a.name === "src");
   if (src) src.value = best.url;
   else img.attrs.push({ name: "src", value: best.url });
-}
-
-interface Resolved {
-  /** absolute URL as a browser would follow it (the written value when it does not parse) */
-  absolute: string;
-  /** the same as a crawlable link: http(s), no fragment, no credentials; null for mailto:, javascript:, ... */
-  link: string | null;
-}
-
-function resolveHref(href: string, base: string): Resolved {
-  let u: URL;
-  try {
-    u = new URL(href.trim(), base);
-  } catch {
-    return { absolute: href, link: null };
-  }
-  const absolute = u.href;
-  if ((u.protocol !== "http:" && u.protocol !== "https:") || !u.hostname) return { absolute, link: null };
-  if (!u.hash && !u.username && !u.password) return { absolute, link: absolute };
-  // each setter re-serialises the URL: only touch what is there
-  if (u.hash) u.hash = "";
-  if (u.username) u.username = "";
-  if (u.password) u.password = "";
-  return { absolute, link: u.href };
 }
 
 function absolutize(el: Element, c: Cleaning): void {

@@ -1,22 +1,33 @@
 // The one URL normaliser: how a discovered href becomes a fetchable URL, and how a URL becomes its dedup key.
 
-/** Resolves `href` against `base`; only http(s); the fragment is dropped. Null when unusable. */
-export function resolveLink(href: string, base?: string): string | null {
-  const trimmed = href.trim();
-  if (!trimmed || /^(javascript|mailto|tel|data|ftp|file):/i.test(trimmed)) return null;
+export interface ResolvedHref {
+  /** absolute URL as a browser would follow it (the written value when it does not parse) */
+  absolute: string;
+  /** the same as a crawlable link: http(s) with a host, no fragment, no credentials; null for mailto:, javascript:, ... */
+  link: string | null;
+}
+
+/** Resolves an href once for both uses: the page's absolute URLs and the crawl's links. */
+export function resolveHref(href: string, base?: string): ResolvedHref {
   let u: URL;
   try {
-    u = base === undefined ? new URL(trimmed) : new URL(trimmed, base);
+    u = base === undefined ? new URL(href.trim()) : new URL(href.trim(), base);
   } catch {
-    return null;
+    return { absolute: href, link: null };
   }
-  if (u.protocol !== "http:" && u.protocol !== "https:") return null;
-  if (!u.hostname) return null;
+  const absolute = u.href;
+  if ((u.protocol !== "http:" && u.protocol !== "https:") || !u.hostname) return { absolute, link: null };
+  if (!u.hash && !u.username && !u.password) return { absolute, link: absolute };
   // each setter re-serialises the URL: only touch what is there
   if (u.hash) u.hash = "";
   if (u.username) u.username = "";
   if (u.password) u.password = "";
-  return u.href;
+  return { absolute, link: u.href };
+}
+
+/** Resolves `href` against `base`; only http(s); the fragment is dropped. Null when unusable. */
+export function resolveLink(href: string, base?: string): string | null {
+  return href.trim() ? resolveHref(href, base).link : null;
 }
 
 export interface KeyOptions {
