@@ -3,7 +3,7 @@
 import { parse, serialize, type DefaultTreeAdapterMap } from "parse5";
 import { INDEXED_TAGS, parseHtmlIndexed, uncount } from "./parse-html.ts";
 import { focusMainContent, imageSources, isChromeLandmark } from "./main-content.ts";
-import { resolveHref, resolveLink, type ResolvedHref } from "../frontier/normalize-url.ts";
+import { HrefResolver, resolveLink } from "../frontier/normalize-url.ts";
 import { matches, parseSelector, type Selector } from "./selector.ts";
 
 type Node = DefaultTreeAdapterMap["node"];
@@ -124,7 +124,7 @@ export function processHtml(source: string, pageUrl: string, opts: CleanOptions,
   let body: Element | undefined;
   let title: string | undefined;
   /** href as written -> absolute URL (fragment kept) and crawlable link (or null); one URL parse per distinct href */
-  const linkCache = new Map<string, ResolvedHref>();
+  let hrefs = new HrefResolver(pageUrl);
 
   // pass 1: metadata, base, links, body (over the elements the parser listed, in document order)
   for (const node of indexed) {
@@ -142,7 +142,7 @@ export function processHtml(source: string, pageUrl: string, opts: CleanOptions,
         const resolved = href ? resolveLink(href, pageUrl) : null;
         if (resolved) {
           base = resolved;
-          linkCache.clear();
+          hrefs = new HrefResolver(base);
         }
         break;
       }
@@ -169,9 +169,7 @@ export function processHtml(source: string, pageUrl: string, opts: CleanOptions,
         if (!href) break;
         // pages repeat their links (menus, "next"/"prev"): resolve each distinct href once
         // every in-page anchor (#x) is the same link: the page itself
-        const key = href.charCodeAt(0) === 35 ? "#" : href;
-        let resolved = linkCache.get(key);
-        if (resolved === undefined) linkCache.set(key, (resolved = resolveHref(key, base)));
+        const resolved = hrefs.resolve(href.charCodeAt(0) === 35 ? "#" : href);
         if (resolved.link) links.push(resolved.link);
         break;
       }
@@ -191,7 +189,7 @@ export function processHtml(source: string, pageUrl: string, opts: CleanOptions,
     removeBase64Images: opts.removeBase64Images ?? true,
     scoring: opts.scoring ?? true,
     images: [],
-    absolute: linkCache,
+    hrefs,
   };
   let cleaned: ParentNode;
   let pruned = false;
@@ -227,7 +225,7 @@ interface Cleaning {
   scoring: boolean;
   images: string[];
   /** href/src as written -> absolute (each distinct value resolved once, shared with the link pass) */
-  absolute: Map<string, ResolvedHref>;
+  hrefs: HrefResolver;
 }
 
 /** The outermost elements under `parent` that match `selector`. */
@@ -305,10 +303,7 @@ function absolutize(el: Element, c: Cleaning): void {
   for (const a of el.attrs) {
     if ((a.name === "href" && el.tagName === "a") || (a.name === "src" && (el.tagName === "img" || el.tagName === "source"))) {
       if (a.value.startsWith("#") || a.value.startsWith("data:")) continue;
-      let resolved = c.absolute.get(a.value);
-      if (resolved === undefined) c.absolute.set(a.value, (resolved = resolveHref(a.value, c.base)));
-      const abs = resolved.absolute;
-      a.value = abs;
+      a.value = c.hrefs.resolve(a.value).absolute;
     }
   }
 }

@@ -71,6 +71,36 @@ const decodeText = (s: string): string => {
 /** Elements the metadata / link pass reads, listed while parsing (in document order) so it needs no tree walk. */
 export const INDEXED_TAGS = new Set(["html", "title", "base", "meta", "link", "a", "body"]);
 
+/**
+ * A text node whose value is sliced (and entity-decoded) from the source only when first read: the text of dropped
+ * navigation is never copied, the rest is copied once by the renderer.
+ */
+class SourceText {
+  readonly nodeName = "#text";
+  parentNode: ParentNode;
+  private readonly src: string;
+  private readonly from: number;
+  private readonly to: number;
+  private decoded: string | undefined;
+
+  constructor(src: string, from: number, to: number, parentNode: ParentNode) {
+    this.src = src;
+    this.from = from;
+    this.to = to;
+    this.parentNode = parentNode;
+  }
+
+  get value(): string {
+    return (this.decoded ??= decodeText(this.src.slice(this.from, this.to)));
+  }
+
+  set value(v: string) {
+    this.decoded = v;
+  }
+}
+
+type TextNode = DefaultTreeAdapterMap["textNode"];
+
 class TreeBuilder {
   readonly doc: Document;
   readonly indexed: Element[] = [];
@@ -100,8 +130,34 @@ class TreeBuilder {
     }
     const children = this.top.childNodes;
     const last = children[children.length - 1];
-    if (last && last.nodeName === "#text") (last as DefaultTreeAdapterMap["textNode"]).value += value;
-    else children.push({ nodeName: "#text", value, parentNode: this.top } as DefaultTreeAdapterMap["textNode"]);
+    if (last && last.nodeName === "#text") (last as TextNode).value += value;
+    else children.push({ nodeName: "#text", value, parentNode: this.top } as TextNode);
+  }
+
+  /** Page text `src[from, to)` (entities decoded when read). */
+  textAt(src: string, from: number, to: number): void {
+    if (this.tagOfTop() === "head") {
+      this.text(src.slice(from, to));
+      return;
+    }
+    let n = 0;
+    let entity = false;
+    for (let i = from; i < to; i++) {
+      const c = src.charCodeAt(i);
+      if (c > 32 && c !== 160) {
+        n++;
+        if (c === 38) entity = true;
+      }
+    }
+    const node = new SourceText(src, from, to, this.top);
+    if (entity) n = countVisible(node.value);
+    const top = this.top as unknown as Counted;
+    top.textChars += n;
+    if (this.open.get("a")) top.linkChars += n;
+    const children = this.top.childNodes;
+    const last = children[children.length - 1];
+    if (last && last.nodeName === "#text") (last as TextNode).value += node.value;
+    else children.push(node as unknown as TextNode);
   }
 
   private tagOfTop(): string | undefined {
@@ -324,10 +380,10 @@ export function parseHtmlIndexed(src: string): { doc: Document; indexed: Element
   while (i < n) {
     const lt = src.indexOf("<", i);
     if (lt < 0) {
-      b.text(src.slice(i));
+      b.textAt(src, i, n);
       break;
     }
-    if (lt > i) b.text(src.slice(i, lt));
+    if (lt > i) b.textAt(src, i, lt);
     i = lt;
     const c = src.charCodeAt(i + 1);
     if (c === 33 /* ! */) {

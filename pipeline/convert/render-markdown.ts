@@ -15,7 +15,8 @@ const BLOCK = new Set([
 ]);
 const SKIP = new Set(["script", "style", "noscript", "template", "head", "iframe", "object", "svg", "canvas", "button", "select", "input", "textarea"]);
 
-const isElement = (n: Node): n is Element => "tagName" in n;
+/** Elements are the nodes whose name does not start with '#' (#text, #comment, #document...). */
+const isElement = (n: Node): n is Element => n.nodeName.charCodeAt(0) !== 35;
 /** placeholder of a hard break until the line is trimmed */
 const BR = "\u0001";
 function attr(el: Element, name: string): string | undefined {
@@ -24,19 +25,24 @@ function attr(el: Element, name: string): string | undefined {
 }
 const text = (n: Node) => (n.nodeName === "#text" ? (n as DefaultTreeAdapterMap["textNode"]).value : "");
 
+/** The text below a node as written (a `br` is a newline). */
 function rawText(node: Node): string {
   if (node.nodeName === "#text") return text(node);
-  if (isElement(node) && node.tagName === "br") return "\n";
-  return "childNodes" in node ? node.childNodes.map(rawText).join("") : "";
+  if (!isElement(node)) return "";
+  return node.tagName === "br" ? "\n" : rawTextOf(node.childNodes, "");
 }
 
-const SPECIAL = /[\\`*_[\]<>]/;
-const SPECIALS = /([\\`*_[\]<>])/g;
-
-/** Escapes what would otherwise turn plain text into markdown. */
-function escapeInline(s: string): string {
-  return SPECIAL.test(s) ? s.replace(SPECIALS, "\\$1") : s;
+function rawTextOf(nodes: Node[], acc: string): string {
+  for (const n of nodes) {
+    if (n.nodeName === "#text") acc += (n as DefaultTreeAdapterMap["textNode"]).value;
+    else if (isElement(n)) acc = n.tagName === "br" ? acc + "\n" : rawTextOf(n.childNodes, acc);
+  }
+  return acc;
 }
+
+/** characters that would turn plain text into markdown: \\ ` * _ [ ] < > */
+const SPECIAL = new Uint8Array(128);
+for (const c of "\\`*_[]<>") SPECIAL[c.charCodeAt(0)] = 1;
 
 /** A URL as markdown link text: parentheses and whitespace percent-encoded. */
 function urlText(url: string): string {
@@ -46,27 +52,59 @@ function urlText(url: string): string {
 const isSpace = (c: number): boolean =>
   c === 32 || (c >= 9 && c <= 13) || (c > 127 && (c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff));
 
-/** Text with every run of whitespace as one space (like `s.replace(/\s+/g, " ")`, without a copy when nothing changes). */
-function collapse(s: string): string {
+/**
+ * Text as inline markdown: every run of whitespace one space (like `s.replace(/\s+/g, " ")`) and, with `escape`,
+ * markdown's special characters backslash-escaped; one pass, and no copy when nothing changes.
+ */
+function collapse(s: string, escape = false): string {
   let out = "";
   let from = 0;
+  let changed = false;
   const n = s.length;
   for (let i = 0; i < n; i++) {
     const c = s.charCodeAt(i);
+    if (c < 128 && escape && SPECIAL[c] === 1) {
+      out += s.slice(from, i) + "\\";
+      from = i;
+      changed = true;
+      continue;
+    }
     if (!isSpace(c)) continue;
     let j = i + 1;
     while (j < n && isSpace(s.charCodeAt(j))) j++;
     if (c !== 32 || j - i > 1) {
       out += s.slice(from, i) + " ";
       from = j;
+      changed = true;
     }
     i = j - 1;
   }
-  return from === 0 ? s : out + s.slice(from);
+  return changed ? out + s.slice(from) : s;
 }
 
+const LINE_START = /^(\s*)([#>+-]|\d+\.)(\s)/;
+
+/** A line that would start a heading, quote or list item gets its marker escaped. */
 function escapeLineStart(line: string): string {
-  return line.replace(/^(\s*)([#>+-]|\d+\.)(\s)/, (_m, sp: string, mark: string, after: string) => `${sp}${mark.replace(/([#>+\-.])/, "\\$1")}${after}`);
+  let i = 0;
+  while (i < line.length && isSpace(line.charCodeAt(i))) i++;
+  const c = line.charCodeAt(i);
+  // only #, >, +, - and digits can start a marker
+  if (!(c === 35 || c === 62 || c === 43 || c === 45 || (c >= 48 && c <= 57))) return line;
+  return line.replace(LINE_START, (_m, sp: string, mark: string, after: string) => `${sp}${mark.replace(/([#>+\-.])/, "\\$1")}${after}`);
+}
+
+/** A line of inline content as a block: trimmed, hard breaks made, line starts escaped. */
+function flushLine(line: string, out: string[]): void {
+  let s = line;
+  if (s.includes(BR)) {
+    // eslint-disable-next-line no-control-regex -- BR is a control character on purpose (it cannot occur in text)
+    s = s.replace(/^[\s\u0001]+|[\s\u0001]+$/g, "").replace(/ *\u0001 */g, "  \n");
+    if (s) out.push(s.split("\n").map(escapeLineStart).join("\n"));
+  } else {
+    s = s.trim();
+    if (s) out.push(escapeLineStart(s));
+  }
 }
 
 class Renderer {
@@ -81,7 +119,7 @@ class Renderer {
 
   /** Inline content of a node as one markdown string (whitespace collapsed). */
   inline(node: Node): string {
-    if (node.nodeName === "#text") return escapeInline(collapse(text(node)));
+    if (node.nodeName === "#text") return collapse((node as DefaultTreeAdapterMap["textNode"]).value, true);
     if (!isElement(node)) return "";
     if (SKIP.has(node.tagName)) return "";
     switch (node.tagName) {
@@ -125,55 +163,54 @@ class Renderer {
     }
   }
 
-  /** Renders a container's children as blocks, prefixing nothing (callers indent). */
-  blocksOf(parent: ParentNode): string[] {
-    const out: string[] = [];
+  /** Renders a container's children as blocks (appended to `out`), prefixing nothing (callers indent). */
+  blocksOf(parent: ParentNode, out: string[] = []): string[] {
     let line = "";
-    const flush = () => {
-      if (line.length === 0) return;
-      let s = line;
-      line = "";
-      if (s.includes(BR)) {
-        // eslint-disable-next-line no-control-regex -- BR is a control character on purpose (it cannot occur in text)
-        s = s.replace(/^[\s\u0001]+|[\s\u0001]+$/g, "").replace(/ *\u0001 */g, "  \n");
-        if (s) out.push(s.split("\n").map(escapeLineStart).join("\n"));
-      } else {
-        s = s.trim();
-        if (s) out.push(escapeLineStart(s));
-      }
-    };
     for (const child of parent.childNodes) {
       if (isElement(child) && (BLOCK.has(child.tagName) || SKIP.has(child.tagName))) {
-        flush();
-        if (!SKIP.has(child.tagName)) for (const b of this.block(child)) if (b.length > 0) out.push(b);
+        if (line.length > 0) flushLine(line, out);
+        line = "";
+        if (!SKIP.has(child.tagName)) this.block(child, out);
       } else {
         line += this.inline(child);
       }
     }
-    flush();
+    if (line.length > 0) flushLine(line, out);
     return out;
   }
 
-  block(el: Element): string[] {
+  /** Appends the blocks of one block element to `out` (empty ones left out). */
+  block(el: Element, out: string[]): void {
+    let one: string;
     switch (el.tagName) {
       case "h1": case "h2": case "h3": case "h4": case "h5": case "h6": {
-        const content = el.childNodes.map((c) => this.inline(c)).join("").replace(/\s+/g, " ").trim();
-        return content ? [`${"#".repeat(Number(el.tagName[1]))} ${content}`] : [];
+        let content = "";
+        for (const c of el.childNodes) content += this.inline(c);
+        content = collapse(content).trim();
+        one = content ? `${"#".repeat(Number(el.tagName[1]))} ${content}` : "";
+        break;
       }
       case "hr":
-        return ["---"];
+        one = "---";
+        break;
       case "pre":
-        return [this.fence(el)];
+        one = this.fence(el);
+        break;
       case "blockquote":
-        return [this.blocksOf(el).join("\n\n").split("\n").map((l) => (l ? `> ${l}` : ">")).join("\n")];
+        one = this.blocksOf(el).join("\n\n").split("\n").map((l) => (l ? `> ${l}` : ">")).join("\n");
+        break;
       case "ul":
       case "ol":
-        return [this.list(el)];
+        one = this.list(el);
+        break;
       case "table":
-        return [this.table(el)];
+        one = this.table(el);
+        break;
       default:
-        return this.blocksOf(el);
+        this.blocksOf(el, out);
+        return;
     }
+    if (one.length > 0) out.push(one);
   }
 
   fence(pre: Element): string {

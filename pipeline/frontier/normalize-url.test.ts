@@ -1,5 +1,22 @@
 import { describe, expect, it } from "vitest";
-import { resolveLink, urlKey } from "./normalize-url.ts";
+import { HrefResolver, resolveHref, resolveLink, urlKey } from "./normalize-url.ts";
+
+describe("HrefResolver", () => {
+  it("gives what resolveHref gives, sharing the resolution of a target among its fragments", () => {
+    const base = "https://s.test/docs/a/page.html?x=1#here";
+    const hrefs = [
+      "os.html", "os.html#os.path.join", "os.html#a#b", "os.html#with space", "os.html#caf\u00e9", "os.html#<x>", "os.html#q`",
+      "  os.html#x", "os.html#x  ", "os.html?#x", "#", "#top", "page.html#", "https://u:p@s.test/x#y", "https://u:p@s.test/x",
+      "mailto:a@b.c#x", "javascript:void(0)#x", "http://#x", "../b/c.html#%41", "//other.test/p#f", "data:text/plain,a#b",
+    ];
+    const resolver = new HrefResolver(base);
+    for (const href of [...hrefs, ...hrefs]) expect(resolver.resolve(href), href).toEqual(resolveHref(href, base));
+  });
+  it("a link never keeps a fragment, an empty one included", () => {
+    expect(resolveHref("page.html#", "https://s.test/").link).toBe("https://s.test/page.html");
+    expect(resolveHref("page.html#", "https://s.test/").absolute).toBe("https://s.test/page.html#");
+  });
+});
 
 describe("resolveLink", () => {
   it("resolves relative links and drops fragments and credentials", () => {

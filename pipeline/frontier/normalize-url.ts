@@ -17,12 +17,48 @@ export function resolveHref(href: string, base?: string): ResolvedHref {
   }
   const absolute = u.href;
   if ((u.protocol !== "http:" && u.protocol !== "https:") || !u.hostname) return { absolute, link: null };
-  if (!u.hash && !u.username && !u.password) return { absolute, link: absolute };
+  if (!u.username && !u.password) {
+    // a serialised URL has one literal '#': where its fragment starts (the other parts percent-encode it)
+    const hash = absolute.indexOf("#");
+    return { absolute, link: hash < 0 ? absolute : absolute.slice(0, hash) };
+  }
   // each setter re-serialises the URL: only touch what is there
   if (u.hash) u.hash = "";
-  if (u.username) u.username = "";
-  if (u.password) u.password = "";
+  u.username = "";
+  u.password = "";
   return { absolute, link: u.href };
+}
+
+/** characters a fragment keeps as written (no percent-encoding): printable ASCII except space, ", <, >, ` */
+const PLAIN_FRAGMENT = /^#[\x21\x23-\x3b\x3d\x3f-\x5f\x61-\x7e]*$/;
+
+/**
+ * resolveHref for the hrefs of one page against one base, each distinct value resolved once; `page.html#a` and
+ * `page.html#b` share the resolution of `page.html` (pages link to many anchors of a few pages).
+ */
+export class HrefResolver {
+  readonly base: string;
+  private readonly cache = new Map<string, ResolvedHref>();
+
+  constructor(base: string) {
+    this.base = base;
+  }
+
+  resolve(href: string): ResolvedHref {
+    let r = this.cache.get(href);
+    if (r !== undefined) return r;
+    const hash = href.indexOf("#");
+    const fragment = hash > 0 ? href.slice(hash) : "";
+    if (fragment && PLAIN_FRAGMENT.test(fragment)) {
+      const target = this.resolve(href.slice(0, hash));
+      // a plain http(s) target: the fragment is appended as written (else resolved in full: credentials, mailto:...)
+      r = target.link !== null && target.link === target.absolute ? { absolute: target.absolute + fragment, link: target.link } : resolveHref(href, this.base);
+    } else {
+      r = resolveHref(href, this.base);
+    }
+    this.cache.set(href, r);
+    return r;
+  }
 }
 
 /** Resolves `href` against `base`; only http(s); the fragment is dropped. Null when unusable. */
