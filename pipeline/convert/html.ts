@@ -31,23 +31,37 @@ const CHROME_CLASSES = new Set([
 const CHROME_CLASS = new RegExp(`(?:^|\\s)(?:${[...CHROME_CLASSES].map((c) => c.replace(/-/g, "\\-")).join("|")})(?=\\s|$)`, "i");
 const CHROME_IDS = new Set(["header", "footer", "sidebar", "modal", "ad", "language-selector", "social", "nav", "breadcrumbs", "share", "widget", "cookie"]);
 
-const isElement = (n: Node): n is Element => "tagName" in n;
+/** Elements are the nodes whose name does not start with '#' (#text, #comment, #document...). */
+const isElement = (n: Node): n is Element => n.nodeName.charCodeAt(0) !== 35;
 function attr(el: Element, name: string): string | undefined {
   for (const a of el.attrs) if (a.name === name) return a.value;
   return undefined;
 }
 
+/** class attribute value -> names one of CHROME_CLASSES (pages repeat a few class values thousands of times) */
+const chromeClassVerdicts = new Map<string, boolean>();
+
+function isChromeClass(cls: string): boolean {
+  let verdict = chromeClassVerdicts.get(cls);
+  if (verdict === undefined) {
+    verdict = CHROME_CLASS.test(cls);
+    // bounded: a page of generated class names must not grow the process
+    if (chromeClassVerdicts.size >= 10_000) chromeClassVerdicts.clear();
+    chromeClassVerdicts.set(cls, verdict);
+  }
+  return verdict;
+}
+
 function isChrome(el: Element, scoring: boolean): boolean {
   if (CHROME_TAGS.has(el.tagName)) return true;
-  let id: string | undefined;
-  let cls: string | undefined;
   for (const a of el.attrs) {
-    if (a.name === "id") id = a.value;
-    else if (a.name === "class") cls = a.value;
-    else if (a.name === "role" && scoring && isChromeLandmark(el)) return true;
+    if (a.name === "class") {
+      if (isChromeClass(a.value)) return true;
+    } else if (a.name === "id") {
+      if (CHROME_IDS.has(a.value.toLowerCase())) return true;
+    } else if (a.name === "role" && scoring && isChromeLandmark(el)) return true;
   }
-  if (id && CHROME_IDS.has(id.toLowerCase())) return true;
-  return cls !== undefined && CHROME_CLASS.test(cls);
+  return false;
 }
 
 /** A heading's permalink marker (Sphinx / MkDocs `¶`, `#`, `§` linking to its own fragment): not content. */

@@ -33,6 +33,14 @@ describe("parseHtml", () => {
     expect(body('<p title="oops>text</p>')).toBe("<p>text</p>");
   });
 
+  it("tag and attribute names in any case, known or not, come out lower-case", () => {
+    expect(body('<DIV Class="a" ID=b><SpAn DATA-Custom-Thing="1" ARIA-LABEL=x>t</sPaN><My-Widget Foo>w</MY-WIDGET></Div>')).toBe(
+      '<div class="a" id="b"><span data-custom-thing="1" aria-label="x">t</span><my-widget foo="">w</my-widget></div>',
+    );
+    // names that share a known name's letters are not taken for it
+    expect(body("<spans>a</spans><sp>b</sp><classy>c</classy><p CLASSX=1 clas=2>d</p>")).toBe('<spans>a</spans><sp>b</sp><classy>c</classy><p classx="1" clas="2">d</p>');
+  });
+
   it("raw text and RCDATA elements", () => {
     const doc = parseHtml("<title>A &amp; B</title><script>if (a < b && c > d) x('</div>')</script><style>p>a{}</style><textarea>\n&lt;x&gt;</textarea>");
     expect(serialize(doc as never)).toBe("<title>A &amp; B</title><script>if (a < b && c > d) x('</div>')</script><style>p>a{}</style><textarea>&lt;x&gt;</textarea>");

@@ -68,6 +68,67 @@ const decodeText = (s: string): string => {
   return s.includes("&") ? decodeHTML(s) : s;
 };
 
+/**
+ * Known names, found from the source without slicing a string: the same string object every time, so no copy per
+ * tag and the hash each Set / Map lookup needs is computed once per name for the life of the process.
+ */
+class NameTable {
+  private readonly slots: (string | undefined)[];
+  private readonly mask: number;
+
+  constructor(names: Iterable<string>) {
+    const list = [...new Set(names)];
+    let size = 64;
+    while (size < list.length * 4) size *= 2;
+    this.slots = new Array<string | undefined>(size);
+    this.mask = size - 1;
+    for (const name of list) {
+      let k = NameTable.hash(name, 0, name.length) & this.mask;
+      while (this.slots[k] !== undefined) k = (k + 1) & this.mask;
+      this.slots[k] = name;
+    }
+  }
+
+  private static hash(s: string, from: number, to: number): number {
+    let h = 0;
+    for (let i = from; i < to; i++) h = (Math.imul(h, 31) + (s.charCodeAt(i) | 32)) | 0;
+    return h;
+  }
+
+  /** The known name written at `src[from, to)` in any ASCII case, or undefined. */
+  find(src: string, from: number, to: number): string | undefined {
+    const len = to - from;
+    for (let k = NameTable.hash(src, from, to) & this.mask; ; k = (k + 1) & this.mask) {
+      const name = this.slots[k];
+      if (name === undefined) return undefined;
+      if (name.length !== len) continue;
+      let i = 0;
+      while (i < len) {
+        const c = src.charCodeAt(from + i);
+        if (c !== name.charCodeAt(i) && !(c >= 65 && c <= 90 && c + 32 === name.charCodeAt(i))) break;
+        i++;
+      }
+      if (i === len) return name;
+    }
+  }
+}
+
+const TAG_NAMES = new NameTable([
+  ...VOID, ...RAW_TEXT, ...RCDATA, ...CLOSES_P, ...HEAD_CONTENT, ...SCOPE, ...TABLE_PARTS, ...FORMATTING,
+  "a", "abbr", "audio", "b", "bdi", "bdo", "body", "canvas", "caption", "cite", "code", "col", "colgroup", "data", "del", "dfn", "em",
+  "figure", "g", "head", "html", "i", "ins", "kbd", "label", "legend", "map", "mark", "math", "nobr", "optgroup", "option", "output",
+  "path", "picture", "progress", "q", "rp", "rt", "ruby", "samp", "select", "slot", "span", "sub", "sup", "svg", "td", "th", "time",
+  "var", "video",
+]);
+const ATTR_NAMES = new NameTable([
+  "class", "id", "href", "src", "title", "alt", "role", "rel", "name", "content", "property", "itemprop", "http-equiv", "type", "lang",
+  "style", "width", "height", "target", "srcset", "sizes", "loading", "charset", "value", "for", "colspan", "rowspan", "align", "valign",
+  "border", "cellpadding", "cellspacing", "summary", "start", "dir", "tabindex", "hidden", "xmlns", "viewbox", "d", "fill", "stroke",
+  "aria-label", "aria-hidden", "aria-labelledby", "aria-expanded", "aria-controls", "accesskey", "action", "method", "placeholder",
+  "checked", "disabled", "data-toggle", "data-target", "media", "async", "defer", "crossorigin", "integrity", "datetime", "itemscope",
+  "itemtype", "scope", "headers", "translate", "onclick",
+]);
+
 /** Elements the metadata / link pass reads, listed while parsing (in document order) so it needs no tree walk. */
 export const INDEXED_TAGS = new Set(["html", "title", "base", "meta", "link", "a", "body"]);
 
@@ -403,7 +464,10 @@ export function parseHtmlIndexed(src: string): { doc: Document; indexed: Element
     }
     if (c === 47 /* / */) {
       const e = src.indexOf(">", i + 2);
-      if (isLetter(src.charCodeAt(i + 2))) b.end(src.slice(i + 2, nameEnd(src, i + 3, false)).toLowerCase());
+      if (isLetter(src.charCodeAt(i + 2))) {
+        const to = nameEnd(src, i + 3, false);
+        b.end(TAG_NAMES.find(src, i + 2, to) ?? src.slice(i + 2, to).toLowerCase());
+      }
       else if (e < 0) b.text(src.slice(i)); // "</" then nothing that closes: text
       i = e < 0 ? n : e + 1;
       continue;
@@ -414,7 +478,7 @@ export function parseHtmlIndexed(src: string): { doc: Document; indexed: Element
       continue;
     }
     let j = nameEnd(src, i + 2, false);
-    const name = src.slice(i + 1, j).toLowerCase();
+    const name = TAG_NAMES.find(src, i + 1, j) ?? src.slice(i + 1, j).toLowerCase();
     const attrs: Attr[] = [];
     let closed = false;
     for (;;) {
@@ -432,7 +496,7 @@ export function parseHtmlIndexed(src: string): { doc: Document; indexed: Element
       }
       const nameStart = j;
       j = nameEnd(src, j + 1, true);
-      const attrName = src.slice(nameStart, j).toLowerCase();
+      const attrName = ATTR_NAMES.find(src, nameStart, j) ?? src.slice(nameStart, j).toLowerCase();
       let value = "";
       let k = skipSpace(src, j);
       if (src.charCodeAt(k) === 61 /* = */) {
