@@ -68,25 +68,34 @@ const decodeText = (s: string): string => {
   return s.includes("&") ? decodeHTML(s) : s;
 };
 
+/** Elements the metadata / link pass reads, listed while parsing (in document order) so it needs no tree walk. */
+export const INDEXED_TAGS = new Set(["html", "title", "base", "meta", "link", "a", "body"]);
+
 /**
  * Known names, found from the source without slicing a string: the same string object every time, so no copy per
  * tag and the hash each Set / Map lookup needs is computed once per name for the life of the process.
  */
-class NameTable {
-  private readonly slots: (string | undefined)[];
+class NameTable<T extends { readonly name: string }> {
+  private readonly slots: (T | undefined)[];
   private readonly mask: number;
+  private readonly byName = new Map<string, T>();
 
-  constructor(names: Iterable<string>) {
-    const list = [...new Set(names)];
+  constructor(entries: Iterable<T>) {
+    for (const e of entries) this.byName.set(e.name, e);
     let size = 64;
-    while (size < list.length * 4) size *= 2;
-    this.slots = new Array<string | undefined>(size);
+    while (size < this.byName.size * 4) size *= 2;
+    this.slots = new Array<T | undefined>(size);
     this.mask = size - 1;
-    for (const name of list) {
-      let k = NameTable.hash(name, 0, name.length) & this.mask;
+    for (const e of this.byName.values()) {
+      let k = NameTable.hash(e.name, 0, e.name.length) & this.mask;
       while (this.slots[k] !== undefined) k = (k + 1) & this.mask;
-      this.slots[k] = name;
+      this.slots[k] = e;
     }
+  }
+
+  /** The entry of a lower-case name. */
+  get(name: string): T | undefined {
+    return this.byName.get(name);
   }
 
   private static hash(s: string, from: number, to: number): number {
@@ -95,12 +104,13 @@ class NameTable {
     return h;
   }
 
-  /** The known name written at `src[from, to)` in any ASCII case, or undefined. */
-  find(src: string, from: number, to: number): string | undefined {
+  /** The entry of the name written at `src[from, to)` in any ASCII case, or undefined. */
+  find(src: string, from: number, to: number): T | undefined {
     const len = to - from;
     for (let k = NameTable.hash(src, from, to) & this.mask; ; k = (k + 1) & this.mask) {
-      const name = this.slots[k];
-      if (name === undefined) return undefined;
+      const entry = this.slots[k];
+      if (entry === undefined) return undefined;
+      const name = entry.name;
       if (name.length !== len) continue;
       let i = 0;
       while (i < len) {
@@ -108,29 +118,53 @@ class NameTable {
         if (c !== name.charCodeAt(i) && !(c >= 65 && c <= 90 && c + 32 === name.charCodeAt(i))) break;
         i++;
       }
-      if (i === len) return name;
+      if (i === len) return entry;
     }
   }
 }
 
-const TAG_NAMES = new NameTable([
-  ...VOID, ...RAW_TEXT, ...RCDATA, ...CLOSES_P, ...HEAD_CONTENT, ...SCOPE, ...TABLE_PARTS, ...FORMATTING,
+/** What the tree builder needs to know of a tag name (one lookup per tag). */
+interface Tag {
+  readonly name: string;
+  readonly flags: number;
+}
+const VOID_F = 1;
+const RAW_F = 2;
+const RCDATA_F = 4;
+const CLOSES_P_F = 8;
+const HEADING_F = 16;
+const HEAD_CONTENT_F = 32;
+const INDEXED_F = 64;
+const TABLE_PART_F = 128;
+
+function tagEntry(name: string): Tag {
+  const flags = (VOID.has(name) ? VOID_F : 0) | (RAW_TEXT.has(name) ? RAW_F : 0) | (RCDATA.has(name) ? RCDATA_F : 0)
+    | (CLOSES_P.has(name) ? CLOSES_P_F : 0) | (HEADINGS.has(name) ? HEADING_F : 0) | (HEAD_CONTENT.has(name) ? HEAD_CONTENT_F : 0)
+    | (INDEXED_TAGS.has(name) ? INDEXED_F : 0) | (TABLE_PARTS.has(name) ? TABLE_PART_F : 0);
+  return { name, flags };
+}
+
+const TAGS = new NameTable([
+  ...VOID, ...RAW_TEXT, ...RCDATA, ...CLOSES_P, ...HEAD_CONTENT, ...SCOPE, ...TABLE_PARTS, ...FORMATTING, ...INDEXED_TAGS,
   "a", "abbr", "audio", "b", "bdi", "bdo", "body", "canvas", "caption", "cite", "code", "col", "colgroup", "data", "del", "dfn", "em",
   "figure", "g", "head", "html", "i", "ins", "kbd", "label", "legend", "map", "mark", "math", "nobr", "optgroup", "option", "output",
   "path", "picture", "progress", "q", "rp", "rt", "ruby", "samp", "select", "slot", "span", "sub", "sup", "svg", "td", "th", "time",
   "var", "video",
-]);
-const ATTR_NAMES = new NameTable([
+].map(tagEntry));
+
+/** The tag of a lower-case name (names not in the table have no flags). */
+const tagOf = (name: string): Tag => TAGS.get(name) ?? { name, flags: 0 };
+const TBODY = tagOf("tbody");
+const BR = tagOf("br");
+
+const ATTR_NAMES = new NameTable<{ name: string }>([
   "class", "id", "href", "src", "title", "alt", "role", "rel", "name", "content", "property", "itemprop", "http-equiv", "type", "lang",
   "style", "width", "height", "target", "srcset", "sizes", "loading", "charset", "value", "for", "colspan", "rowspan", "align", "valign",
   "border", "cellpadding", "cellspacing", "summary", "start", "dir", "tabindex", "hidden", "xmlns", "viewbox", "d", "fill", "stroke",
   "aria-label", "aria-hidden", "aria-labelledby", "aria-expanded", "aria-controls", "accesskey", "action", "method", "placeholder",
   "checked", "disabled", "data-toggle", "data-target", "media", "async", "defer", "crossorigin", "integrity", "datetime", "itemscope",
   "itemtype", "scope", "headers", "translate", "onclick",
-]);
-
-/** Elements the metadata / link pass reads, listed while parsing (in document order) so it needs no tree walk. */
-export const INDEXED_TAGS = new Set(["html", "title", "base", "meta", "link", "a", "body"]);
+].map((name) => ({ name })));
 
 /**
  * A text node whose value is sliced (and entity-decoded) from the source only when first read: the text of dropped
@@ -171,6 +205,10 @@ class TreeBuilder {
   private foreign = 0;
   /** open elements per tag name: an implied close looks at the stack only when one is open */
   private readonly open = new Map<string, number>();
+  /** open `a` elements (text inside counts as link text) */
+  private openLinks = 0;
+  /** the last child of `top` when it is a text node (the next text joins it) */
+  private lastText: TextNode | null = null;
 
   constructor() {
     this.doc = { nodeName: "#document", mode: "no-quirks", childNodes: [], textChars: 0, linkChars: 0, linkCount: 0, titleCount: 0 } as unknown as Document;
@@ -187,12 +225,25 @@ class TreeBuilder {
       const n = countVisible(value);
       const top = this.top as unknown as Counted;
       top.textChars += n;
-      if (this.open.get("a")) top.linkChars += n;
+      if (this.openLinks > 0) top.linkChars += n;
     }
-    const children = this.top.childNodes;
-    const last = children[children.length - 1];
-    if (last && last.nodeName === "#text") (last as TextNode).value += value;
-    else children.push({ nodeName: "#text", value, parentNode: this.top } as TextNode);
+    this.append({ nodeName: "#text", value, parentNode: this.top } as TextNode);
+  }
+
+  /** Adds a text node to `top`, joined to the text before it. */
+  private append(text: TextNode): void {
+    const last = this.lastText;
+    if (last !== null && last.parentNode === this.top) last.value += text.value;
+    else {
+      this.top.childNodes.push(text);
+      this.lastText = text;
+    }
+  }
+
+  /** Adds an element to `top`. */
+  private appendElement(el: Element): void {
+    this.top.childNodes.push(el);
+    this.lastText = null;
   }
 
   /** Page text `src[from, to)` (entities decoded when read). */
@@ -214,11 +265,8 @@ class TreeBuilder {
     if (entity) n = countVisible(node.value);
     const top = this.top as unknown as Counted;
     top.textChars += n;
-    if (this.open.get("a")) top.linkChars += n;
-    const children = this.top.childNodes;
-    const last = children[children.length - 1];
-    if (last && last.nodeName === "#text") (last as TextNode).value += node.value;
-    else children.push(node as unknown as TextNode);
+    if (this.openLinks > 0) top.linkChars += n;
+    this.append(node as unknown as TextNode);
   }
 
   private tagOfTop(): string | undefined {
@@ -229,13 +277,15 @@ class TreeBuilder {
     this.stack.push(el);
     this.top = el;
     this.open.set(el.tagName, (this.open.get(el.tagName) ?? 0) + 1);
-    if (el.tagName === "svg" || el.tagName === "math") this.foreign++;
+    if (el.tagName === "a") this.openLinks++;
+    else if (el.tagName === "svg" || el.tagName === "math") this.foreign++;
   }
 
   private pop(): void {
     const el = this.stack.pop() as Element;
     this.open.set(el.tagName, (this.open.get(el.tagName) as number) - 1);
-    if (el.tagName === "svg" || el.tagName === "math") this.foreign--;
+    if (el.tagName === "a") this.openLinks--;
+    else if (el.tagName === "svg" || el.tagName === "math") this.foreign--;
     this.top = this.stack[this.stack.length - 1] as ParentNode;
     // a closed element's counts join its parent's
     const c = el as unknown as Counted;
@@ -272,7 +322,9 @@ class TreeBuilder {
   }
 
   /** Returns the element when its content follows (not void, not self-closed). */
-  start(name: string, attrs: Attr[], selfClosing: boolean): Element | null {
+  start(tag: Tag, attrs: Attr[], selfClosing: boolean): Element | null {
+    const name = tag.name;
+    const flags = tag.flags;
     if (this.foreign === 0) {
       if (name === "html" || name === "body") {
         const existing = this.stack.find((n) => (n as Element).tagName === name) as Element | undefined;
@@ -281,8 +333,8 @@ class TreeBuilder {
           return null;
         }
       }
-      if (this.tagOfTop() === "head" && !HEAD_CONTENT.has(name)) this.pop();
-      if (CLOSES_P.has(name)) this.closeIfOpen("p");
+      if ((flags & HEAD_CONTENT_F) === 0 && this.tagOfTop() === "head") this.pop();
+      if ((flags & CLOSES_P_F) !== 0) this.closeIfOpen("p");
       switch (name) {
         case "li":
           this.closeIfOpen("li", LIST_STOP);
@@ -296,7 +348,7 @@ class TreeBuilder {
           this.closeIfOpen("td", ROW_STOP);
           this.closeIfOpen("th", ROW_STOP);
           this.closeIfOpen("tr");
-          if (this.tagOfTop() === "table") this.start("tbody", [], false); // rows live in a row group
+          if (this.tagOfTop() === "table") this.start(TBODY, [], false); // rows live in a row group
           break;
         case "td":
         case "th":
@@ -326,48 +378,49 @@ class TreeBuilder {
             this.popTo(open);
             for (const f of formatting) {
               const copy = { ...f, attrs: f.attrs.map((a) => ({ ...a })), childNodes: [], parentNode: this.top, textChars: 0, linkChars: 0, linkCount: 0, titleCount: 0 } as Element;
-              this.top.childNodes.push(copy);
+              this.appendElement(copy);
               this.push(copy);
             }
           }
           break;
         }
         default:
-          if (HEADINGS.has(name) && HEADINGS.has(this.tagOfTop() ?? "")) this.pop();
+          if ((flags & HEADING_F) !== 0 && HEADINGS.has(this.tagOfTop() ?? "")) this.pop();
       }
     }
-    let tag = name;
+    let tagName = name;
     if (this.foreign > 0 || name === "svg") {
       // SVG's camelCase names (viewBox, clipPath), as parse5 restores them
       foreignContent.adjustTokenSVGAttrs({ attrs } as Token.TagToken);
-      tag = foreignContent.SVG_TAG_NAMES_ADJUSTMENT_MAP.get(name) ?? name;
+      tagName = foreignContent.SVG_TAG_NAMES_ADJUSTMENT_MAP.get(name) ?? name;
     }
     const el = {
-      nodeName: tag, tagName: tag, attrs, namespaceURI: HTML_NS, childNodes: [], parentNode: this.top,
+      nodeName: tagName, tagName, attrs, namespaceURI: HTML_NS, childNodes: [], parentNode: this.top,
       textChars: 0, linkChars: 0, linkCount: name === "a" ? 1 : 0, titleCount: name === "h1" || name === "h2" ? 1 : 0,
     } as unknown as Element;
-    this.top.childNodes.push(el);
-    if (INDEXED_TAGS.has(name)) this.indexed.push(el);
-    if (VOID.has(name) || (selfClosing && this.foreign > 0)) return null;
+    this.appendElement(el);
+    if ((flags & INDEXED_F) !== 0) this.indexed.push(el);
+    if ((flags & VOID_F) !== 0 || (selfClosing && this.foreign > 0)) return null;
     this.push(el);
     return el;
   }
 
-  end(name: string): void {
+  end(tag: Tag): void {
+    const name = tag.name;
     if (name === "html" || name === "body") {
       if (this.tagOfTop() === "head") this.pop();
       return;
     }
     if (name === "br") {
-      this.start("br", [], false);
+      this.start(BR, [], false);
       return;
     }
     // the end of a table or of one of its parts also ends the cell it is written in
-    const i = TABLE_PARTS.has(name) ? this.find(name, undefined, TABLE_SCOPE) : this.find(name);
+    const i = (tag.flags & TABLE_PART_F) !== 0 ? this.find(name, undefined, TABLE_SCOPE) : this.find(name);
     if (i > 0) this.popTo(i);
     else if (name === "p" && this.foreign === 0) {
       // a stray </p> is an empty paragraph
-      this.top.childNodes.push({
+      this.appendElement({
         nodeName: "p", tagName: "p", attrs: [], namespaceURI: HTML_NS, childNodes: [], parentNode: this.top, textChars: 0, linkChars: 0, linkCount: 0, titleCount: 0,
       } as unknown as Element);
     }
@@ -466,7 +519,7 @@ export function parseHtmlIndexed(src: string): { doc: Document; indexed: Element
       const e = src.indexOf(">", i + 2);
       if (isLetter(src.charCodeAt(i + 2))) {
         const to = nameEnd(src, i + 3, false);
-        b.end(TAG_NAMES.find(src, i + 2, to) ?? src.slice(i + 2, to).toLowerCase());
+        b.end(TAGS.find(src, i + 2, to) ?? tagOf(src.slice(i + 2, to).toLowerCase()));
       }
       else if (e < 0) b.text(src.slice(i)); // "</" then nothing that closes: text
       i = e < 0 ? n : e + 1;
@@ -478,7 +531,8 @@ export function parseHtmlIndexed(src: string): { doc: Document; indexed: Element
       continue;
     }
     let j = nameEnd(src, i + 2, false);
-    const name = TAG_NAMES.find(src, i + 1, j) ?? src.slice(i + 1, j).toLowerCase();
+    const tag = TAGS.find(src, i + 1, j) ?? tagOf(src.slice(i + 1, j).toLowerCase());
+    const name = tag.name;
     const attrs: Attr[] = [];
     let closed = false;
     for (;;) {
@@ -496,7 +550,7 @@ export function parseHtmlIndexed(src: string): { doc: Document; indexed: Element
       }
       const nameStart = j;
       j = nameEnd(src, j + 1, true);
-      const attrName = ATTR_NAMES.find(src, nameStart, j) ?? src.slice(nameStart, j).toLowerCase();
+      const attrName = ATTR_NAMES.find(src, nameStart, j)?.name ?? src.slice(nameStart, j).toLowerCase();
       let value = "";
       let k = skipSpace(src, j);
       if (src.charCodeAt(k) === 61 /* = */) {
@@ -527,10 +581,10 @@ export function parseHtmlIndexed(src: string): { doc: Document; indexed: Element
     }
     if (!closed) break; // a tag cut off at the end of the document is dropped, as browsers do
     const selfClosing = src.charCodeAt(j - 2) === 47;
-    const el = b.start(name, attrs, selfClosing);
+    const el = b.start(tag, attrs, selfClosing);
     i = j;
     if (!el) continue;
-    if (RAW_TEXT.has(name) || RCDATA.has(name) || name === "plaintext") {
+    if ((tag.flags & (RAW_F | RCDATA_F)) !== 0 || name === "plaintext") {
       let contentEnd = n;
       let after = n;
       if (name !== "plaintext") {
@@ -543,7 +597,7 @@ export function parseHtmlIndexed(src: string): { doc: Document; indexed: Element
         }
       }
       const content = src.slice(i, contentEnd);
-      if (content) b.text(name === "textarea" && content.startsWith("\n") ? content.slice(1) : content, RCDATA.has(name), true);
+      if (content) b.text(name === "textarea" && content.startsWith("\n") ? content.slice(1) : content, (tag.flags & RCDATA_F) !== 0, true);
       b.closeRaw(el);
       i = after;
     } else if ((name === "pre" || name === "listing") && src.charCodeAt(i) === 10) {
