@@ -15,6 +15,7 @@ import { foreignContent, type DefaultTreeAdapterMap, type Token } from "parse5";
 type Document = DefaultTreeAdapterMap["document"];
 type Element = DefaultTreeAdapterMap["element"];
 type ParentNode = DefaultTreeAdapterMap["parentNode"];
+type ChildNode = DefaultTreeAdapterMap["childNode"];
 type Attr = Element["attrs"][number];
 
 const HTML_NS = "http://www.w3.org/1999/xhtml" as Element["namespaceURI"];
@@ -235,14 +236,21 @@ class TreeBuilder {
     const last = this.lastText;
     if (last !== null && last.parentNode === this.top) last.value += text.value;
     else {
-      this.top.childNodes.push(text);
+      this.adopt(text);
       this.lastText = text;
     }
   }
 
+  /** Appends a node to `top`'s children; a first child gets an array of one (a pushed-to empty array reserves 17 slots). */
+  private adopt(node: ChildNode): void {
+    const top = this.top;
+    if (top.childNodes.length === 0) top.childNodes = [node];
+    else top.childNodes.push(node);
+  }
+
   /** Adds an element to `top`. */
   private appendElement(el: Element): void {
-    this.top.childNodes.push(el);
+    this.adopt(el);
     this.lastText = null;
   }
 
@@ -395,7 +403,7 @@ class TreeBuilder {
       tagName = foreignContent.SVG_TAG_NAMES_ADJUSTMENT_MAP.get(name) ?? name;
     }
     const el = {
-      nodeName: tagName, tagName, attrs, namespaceURI: HTML_NS, childNodes: [], parentNode: this.top,
+      nodeName: tagName, tagName, attrs, namespaceURI: HTML_NS, childNodes: NO_CHILDREN, parentNode: this.top,
       textChars: 0, linkChars: 0, linkCount: name === "a" ? 1 : 0, titleCount: name === "h1" || name === "h2" ? 1 : 0,
     } as unknown as Element;
     this.appendElement(el);
@@ -486,6 +494,13 @@ export function parseHtml(src: string): Document {
   return parseHtmlIndexed(src).doc;
 }
 
+/** the children of an element until its first (frozen: shared by every empty element, replaced by `adopt`) */
+const NO_CHILDREN = Object.freeze([]) as unknown as ChildNode[];
+
+/** attributes of the tag being read */
+const scratch: Attr[] = [];
+const NO_ATTR: Attr = { name: "", value: "" };
+
 /** The tree and its INDEXED_TAGS elements in document order. */
 export function parseHtmlIndexed(src: string): { doc: Document; indexed: Element[] } {
   const b = new TreeBuilder();
@@ -533,7 +548,7 @@ export function parseHtmlIndexed(src: string): { doc: Document; indexed: Element
     let j = nameEnd(src, i + 2, false);
     const tag = TAGS.find(src, i + 1, j) ?? tagOf(src.slice(i + 1, j).toLowerCase());
     const name = tag.name;
-    const attrs: Attr[] = [];
+    let count = 0;
     let closed = false;
     for (;;) {
       // between attributes: whitespace and stray slashes
@@ -576,9 +591,12 @@ export function parseHtmlIndexed(src: string): { doc: Document; indexed: Element
         if (value.includes("&")) value = decodeHTMLAttribute(value);
       }
       let duplicate = false;
-      for (const a of attrs) if (a.name === attrName) duplicate = true;
-      if (!duplicate) attrs.push({ name: attrName, value });
+      for (let a = 0; a < count; a++) if ((scratch[a] as Attr).name === attrName) duplicate = true;
+      if (!duplicate) scratch[count++] = { name: attrName, value };
     }
+    // an array of the exact size (a pushed-to array reserves 17 slots), the scratch cleared for the next tag
+    const attrs = count === 0 ? [] : scratch.slice(0, count);
+    for (let a = 0; a < count; a++) scratch[a] = NO_ATTR;
     if (!closed) break; // a tag cut off at the end of the document is dropped, as browsers do
     const selfClosing = src.charCodeAt(j - 2) === 47;
     const el = b.start(tag, attrs, selfClosing);
