@@ -2,7 +2,7 @@
 // parse-html.ts (parse5's node shape, built faster); parse5 serialises the cleaned tree for the html format.
 import { parse, serialize, type DefaultTreeAdapterMap } from "parse5";
 import { INDEXED_TAGS, parseHtmlIndexed, uncount } from "./parse-html.ts";
-import { focusMainContent, imageSources, isChromeLandmark } from "./main-content.ts";
+import { focusMainContent, imageSources, isChromeLandmark, landmarkOf, type Landmarks } from "./main-content.ts";
 import { HrefResolver, resolveLink } from "../frontier/normalize-url.ts";
 import { matches, parseSelector, type Selector } from "./selector.ts";
 
@@ -98,13 +98,13 @@ function textOf(node: Node): string {
   return "";
 }
 
-/** The INDEXED_TAGS elements of a parse5 tree in document order (template contents included). */
+/** The INDEXED_TAGS elements (and elements with a role) of a parse5 tree in document order (template contents included). */
 function indexTags(doc: ParentNode): Element[] {
   const out: Element[] = [];
   const stack: Node[] = [doc];
   while (stack.length) {
     const node = stack.pop() as Node;
-    if (isElement(node) && INDEXED_TAGS.has(node.tagName)) out.push(node);
+    if (isElement(node) && (INDEXED_TAGS.has(node.tagName) || attr(node, "role") !== undefined)) out.push(node);
     if ("childNodes" in node) for (let i = node.childNodes.length - 1; i >= 0; i--) stack.push(node.childNodes[i] as Node);
     const content = isElement(node) && node.tagName === "template" ? (node as DefaultTreeAdapterMap["template"]).content : undefined;
     if (content) stack.push(content);
@@ -140,7 +140,10 @@ export function processHtml(source: string, pageUrl: string, opts: CleanOptions,
   /** href as written -> absolute URL (fragment kept) and crawlable link (or null); one URL parse per distinct href */
   let hrefs = new HrefResolver(pageUrl);
 
-  // pass 1: metadata, base, links, body (over the elements the parser listed, in document order)
+  /** main / article / role elements, for main-content scoring */
+  const candidates: Element[] = [];
+
+  // pass 1: metadata, base, links, body, landmark candidates (over the elements the parser listed, in document order)
   for (const node of indexed) {
     switch (node.tagName) {
       case "html": {
@@ -190,6 +193,8 @@ export function processHtml(source: string, pageUrl: string, opts: CleanOptions,
       case "body":
         body ??= node;
         break;
+      default:
+        candidates.push(node); // main, article, or an element with a role
     }
   }
   if (title !== undefined) metadata.title = title;
@@ -220,7 +225,7 @@ export function processHtml(source: string, pageUrl: string, opts: CleanOptions,
     clean(root, cleaning, []);
     cleaned = root;
     if (opts.onlyMainContent && opts.scoring !== false) {
-      const focused = focusMainContent(root);
+      const focused = focusMainContent(root, landmarks(root, candidates));
       cleaned = focused.root;
       pruned = focused.pruned;
     }
@@ -229,6 +234,38 @@ export function processHtml(source: string, pageUrl: string, opts: CleanOptions,
   // after main-content pruning the images are those of what was kept
   const images = () => [...new Set(pruned ? imageSources(final) : cleaning.images)];
   return { metadata, links: [...new Set(links)], images, root: final, html: () => serialize(final).trim() };
+}
+
+/** An element the cleaner dropped (its subtree went with it). */
+interface Dropped {
+  dropped?: boolean;
+}
+
+/**
+ * The outermost main (or role=main) and article elements still in the cleaned tree under `root`, in document order,
+ * from the candidates the parser listed (as a walk of the cleaned tree would find them).
+ */
+function landmarks(root: ParentNode, candidates: Element[]): Landmarks {
+  const found: Landmarks = { mains: [], articles: [] };
+  for (const el of candidates) {
+    const kind = landmarkOf(el);
+    if (!kind) continue;
+    const list = kind === "main" ? found.mains : found.articles;
+    let attached = false;
+    for (let n: Element | ParentNode = el; ; ) {
+      if ((n as Dropped).dropped) break;
+      const parent = (n as Element).parentNode as ParentNode | null;
+      if (!parent) break;
+      if (parent === root) {
+        attached = true;
+        break;
+      }
+      if (list.includes(parent as Element)) break; // inside one already listed: not outermost
+      n = parent;
+    }
+    if (attached) list.push(el);
+  }
+  return found;
 }
 
 interface Cleaning {
@@ -265,7 +302,10 @@ function clean(parent: ParentNode, c: Cleaning, ancestors: Element[]): void {
     if (keep(child, c, ancestors)) kept?.push(child);
     else {
       kept ??= children.slice(0, i);
-      if (isElement(child)) uncount(child); // main-content scoring reads the counts of what is left
+      if (isElement(child)) {
+        uncount(child); // main-content scoring reads the counts of what is left
+        (child as Dropped).dropped = true;
+      }
     }
   }
   if (kept) parent.childNodes = kept as typeof children;

@@ -35,6 +35,32 @@ describe("main content beyond the removal list", () => {
     expect(out).toContain("[X](https://s.test/x)");
   });
 
+  it("landmarks are the outermost main / article still in the cleaned page, with either parser", () => {
+    const page = (inner: string) => `<body><div class="intro">${para(2, "intro")}</div>${inner}</body>`;
+    const cases = [
+      // a main inside a removed element (excludeTags) is no landmark: the walk goes on as if there were none
+      page(`<div class="old"><main>${para(6, "side")}</main></div><div>${para(3)}</div>`),
+      // nested mains: the outer one is the landmark
+      page(`<div role="MAIN"><h1>T</h1>${para(6)}<main>${para(1, "inner")}</main></div>`),
+      // two mains: none is taken; one article (no main): it is
+      page(`<main>${para(3, "one")}</main><main>${para(3, "two")}</main>`),
+      page(`<article><h1>A</h1>${para(6)}<article>${para(1, "nested")}</article></article>`),
+    ];
+    const opts = { onlyMainContent: true, excludeTags: [".old"] };
+    const [sidebar, nested, twoMains, article] = cases.map((html) => {
+      const fast = renderMarkdown(processHtml(html, "https://s.test/p", opts, "fast").root);
+      expect(fast).toBe(renderMarkdown(processHtml(html, "https://s.test/p", opts, "parse5").root));
+      return fast;
+    });
+    expect(sidebar).not.toContain("side sentence");
+    expect(sidebar).toContain("intro sentence");
+    expect(nested).toMatch(/^# T/);
+    expect(nested).toContain("inner sentence");
+    expect(twoMains).toContain("intro sentence");
+    expect(article).toMatch(/^# A/);
+    expect(article).toContain("nested sentence");
+  });
+
   it("a block that holds the page title stays even when it is full of short links (language pickers)", () => {
     const html = `<body><div id="content"><div id="preamble"><h1>Apache Module mod_request</h1><p>Languages: <a href="en">en</a> | <a href="fr">fr</a> | <a href="ja">ja</a></p></div><div class="section"><h2>Directives</h2>${para(12)}</div></div></body>`;
     expect(md(html)).toContain("# Apache Module mod\\_request");

@@ -81,13 +81,19 @@ class TextStats {
   }
 }
 
-function findAll(root: ParentNode, test: (el: Element) => boolean, out: Element[] = []): Element[] {
-  for (const child of root.childNodes) {
-    if (!isElement(child)) continue;
-    if (test(child)) out.push(child);
-    else findAll(child, test, out);
-  }
-  return out;
+/**
+ * The outermost `main` (or role=main) elements and the outermost `article` elements of a cleaned tree, in document
+ * order (html.ts finds them among the elements the parser listed, so focusing needs no walk of its own).
+ */
+export interface Landmarks {
+  mains: Element[];
+  articles: Element[];
+}
+
+/** Which landmark list an element belongs to, if any. */
+export function landmarkOf(el: Element): "main" | "article" | undefined {
+  if (el.tagName === "main" || attr(el, "role")?.toLowerCase() === "main") return "main";
+  return el.tagName === "article" ? "article" : undefined;
 }
 
 const fragment = (children: Node[]): ParentNode => ({ nodeName: "#document-fragment", childNodes: children }) as unknown as ParentNode;
@@ -102,15 +108,14 @@ function isNavigation(s: Stats, parentText: number): boolean {
  * The main content of a cleaned tree (changed in place; the returned node may be a new holder). `pruned` tells
  * whether anything was left out.
  */
-export function focusMainContent(root: ParentNode): { root: ParentNode; pruned: boolean } {
+export function focusMainContent(root: ParentNode, landmarks: Landmarks): { root: ParentNode; pruned: boolean } {
   const stats = new TextStats();
   const total = stats.of(root).text;
   if (total === 0) return { root, pruned: false };
   let pruned = false;
   let top = root;
-  const mains = findAll(root, (el) => el.tagName === "main" || attr(el, "role")?.toLowerCase() === "main");
-  const articles = mains.length === 0 ? findAll(root, (el) => el.tagName === "article") : [];
-  const landmark = mains.length === 1 ? mains[0] : articles.length === 1 ? articles[0] : undefined;
+  const { mains, articles } = landmarks;
+  const landmark = mains.length === 1 ? mains[0] : mains.length === 0 && articles.length === 1 ? articles[0] : undefined;
   if (landmark && stats.of(landmark).text >= LANDMARK_SHARE * total) {
     top = fragment([landmark]);
     pruned = true;

@@ -69,8 +69,11 @@ const decodeText = (s: string): string => {
   return s.includes("&") ? decodeHTML(s) : s;
 };
 
-/** Elements the metadata / link pass reads, listed while parsing (in document order) so it needs no tree walk. */
-export const INDEXED_TAGS = new Set(["html", "title", "base", "meta", "link", "a", "body"]);
+/**
+ * Elements the metadata / link pass reads, listed while parsing (in document order) so it needs no tree walk; so
+ * are the landmarks main-content scoring looks for (these tags, and any element with a `role`).
+ */
+export const INDEXED_TAGS = new Set(["html", "title", "base", "meta", "link", "a", "body", "main", "article"]);
 
 /**
  * Known names, found from the source without slicing a string: the same string object every time, so no copy per
@@ -330,7 +333,8 @@ class TreeBuilder {
   }
 
   /** Returns the element when its content follows (not void, not self-closed). */
-  start(tag: Tag, attrs: Attr[], selfClosing: boolean): Element | null {
+  /** `indexed`: list the element whatever its tag (it has a role). */
+  start(tag: Tag, attrs: Attr[], selfClosing: boolean, indexed = false): Element | null {
     const name = tag.name;
     const flags = tag.flags;
     if (this.foreign === 0) {
@@ -407,7 +411,7 @@ class TreeBuilder {
       textChars: 0, linkChars: 0, linkCount: name === "a" ? 1 : 0, titleCount: name === "h1" || name === "h2" ? 1 : 0,
     } as unknown as Element;
     this.appendElement(el);
-    if ((flags & INDEXED_F) !== 0) this.indexed.push(el);
+    if ((flags & INDEXED_F) !== 0 || indexed) this.indexed.push(el);
     if ((flags & VOID_F) !== 0 || (selfClosing && this.foreign > 0)) return null;
     this.push(el);
     return el;
@@ -501,7 +505,7 @@ const NO_CHILDREN = Object.freeze([]) as unknown as ChildNode[];
 const scratch: Attr[] = [];
 const NO_ATTR: Attr = { name: "", value: "" };
 
-/** The tree and its INDEXED_TAGS elements in document order. */
+/** The tree and its INDEXED_TAGS elements (and elements with a role) in document order. */
 export function parseHtmlIndexed(src: string): { doc: Document; indexed: Element[] } {
   const b = new TreeBuilder();
   const n = src.length;
@@ -549,6 +553,7 @@ export function parseHtmlIndexed(src: string): { doc: Document; indexed: Element
     const tag = TAGS.find(src, i + 1, j) ?? tagOf(src.slice(i + 1, j).toLowerCase());
     const name = tag.name;
     let count = 0;
+    let role = false;
     let closed = false;
     for (;;) {
       // between attributes: whitespace and stray slashes
@@ -593,13 +598,14 @@ export function parseHtmlIndexed(src: string): { doc: Document; indexed: Element
       let duplicate = false;
       for (let a = 0; a < count; a++) if ((scratch[a] as Attr).name === attrName) duplicate = true;
       if (!duplicate) scratch[count++] = { name: attrName, value };
+      if (attrName === "role") role = true;
     }
     // an array of the exact size (a pushed-to array reserves 17 slots), the scratch cleared for the next tag
     const attrs = count === 0 ? [] : scratch.slice(0, count);
     for (let a = 0; a < count; a++) scratch[a] = NO_ATTR;
     if (!closed) break; // a tag cut off at the end of the document is dropped, as browsers do
     const selfClosing = src.charCodeAt(j - 2) === 47;
-    const el = b.start(tag, attrs, selfClosing);
+    const el = b.start(tag, attrs, selfClosing, role);
     i = j;
     if (!el) continue;
     if ((tag.flags & (RAW_F | RCDATA_F)) !== 0 || name === "plaintext") {

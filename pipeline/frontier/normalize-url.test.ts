@@ -12,6 +12,17 @@ describe("HrefResolver", () => {
     const resolver = new HrefResolver(base);
     for (const href of [...hrefs, ...hrefs]) expect(resolver.resolve(href), href).toEqual(resolveHref(href, base));
   });
+  it("joins simple relative paths to the base directory as the URL parser does", () => {
+    const hrefs = [
+      "datatype.html", "datatype.html#DATATYPE-JSON", "a/b/c.html", "../x.html", "../../x.html", "../../../../../x.html", "../",
+      "../lib/os.html#os.path", "-x", "_y.z", "a..b", "x.", "A-b_C.9", "a/", "dir/../x.html", "./x.html", ".hidden", "x%2e", "x y", "ü.html",
+    ];
+    const bases = ["https://s.test/docs/a/page.html?x=1#f", "https://s.test", "https://s.test/", "http://s.test:8080/a/b/", "https://s.test/a//b/c", "https://u:p@s.test/a/b", "file:///tmp/a/b", "https://s.test/%7Ea/b"];
+    for (const base of bases) {
+      const resolver = new HrefResolver(base);
+      for (const href of hrefs) expect(resolver.resolve(href), `${href} against ${base}`).toEqual(resolveHref(href, base));
+    }
+  });
   it("a link never keeps a fragment, an empty one included", () => {
     expect(resolveHref("page.html#", "https://s.test/").link).toBe("https://s.test/page.html");
     expect(resolveHref("page.html#", "https://s.test/").absolute).toBe("https://s.test/page.html#");

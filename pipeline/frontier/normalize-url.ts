@@ -33,15 +33,45 @@ export function resolveHref(href: string, base?: string): ResolvedHref {
 const PLAIN_FRAGMENT = /^#[\x21\x23-\x3b\x3d\x3f-\x5f\x61-\x7e]*$/;
 
 /**
+ * A path-relative href that needs no URL parser: `../` steps, then segments of letters, digits, `_`, `-`, `.` that
+ * do not start with a dot (so no dot-segments, no percent-encoding, nothing to escape).
+ */
+const SIMPLE_RELATIVE = /^(?:\.\.\/)*(?:[A-Za-z0-9_-][A-Za-z0-9_.-]*\/)*[A-Za-z0-9_-][A-Za-z0-9_.-]*$/;
+
+/**
  * resolveHref for the hrefs of one page against one base, each distinct value resolved once; `page.html#a` and
- * `page.html#b` share the resolution of `page.html` (pages link to many anchors of a few pages).
+ * `page.html#b` share the resolution of `page.html` (pages link to many anchors of a few pages), and simple
+ * relative paths (`datatype.html`, `../library/os.html`) are joined to the base's directory without a URL parse.
  */
 export class HrefResolver {
   readonly base: string;
   private readonly cache = new Map<string, ResolvedHref>();
+  /** origin and the directory segments of an http(s) base without credentials; null when not that (undefined: not yet known) */
+  private dir: { origin: string; segments: string[] } | null | undefined;
 
   constructor(base: string) {
     this.base = base;
+  }
+
+  /** `href` (matching SIMPLE_RELATIVE) against the base directory, as the URL parser would resolve it; null when the base is not plain http(s). */
+  private joinSimple(href: string): string | null {
+    if (this.dir === undefined) {
+      let u: URL | undefined;
+      try {
+        u = new URL(this.base);
+      } catch {
+        u = undefined;
+      }
+      this.dir = u && (u.protocol === "http:" || u.protocol === "https:") && u.hostname && !u.username && !u.password
+        ? { origin: `${u.protocol}//${u.host}`, segments: u.pathname.split("/").slice(1, -1) }
+        : null;
+    }
+    if (this.dir === null) return null;
+    let up = 0;
+    while (href.startsWith("../", up * 3)) up++;
+    const segments = this.dir.segments;
+    const kept = segments.slice(0, Math.max(0, segments.length - up));
+    return `${this.dir.origin}/${kept.length ? kept.join("/") + "/" : ""}${href.slice(up * 3)}`;
   }
 
   resolve(href: string): ResolvedHref {
@@ -54,7 +84,8 @@ export class HrefResolver {
       // a plain http(s) target: the fragment is appended as written (else resolved in full: credentials, mailto:...)
       r = target.link !== null && target.link === target.absolute ? { absolute: target.absolute + fragment, link: target.link } : resolveHref(href, this.base);
     } else {
-      r = resolveHref(href, this.base);
+      const joined = SIMPLE_RELATIVE.test(href) ? this.joinSimple(href) : null;
+      r = joined !== null ? { absolute: joined, link: joined } : resolveHref(href, this.base);
     }
     this.cache.set(href, r);
     return r;
