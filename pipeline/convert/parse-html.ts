@@ -170,6 +170,13 @@ const ATTR_NAMES = new NameTable<{ name: string }>([
   "itemtype", "scope", "headers", "translate", "onclick",
 ].map((name) => ({ name })));
 
+/** ASCII characters that make text not plain: markdown's \\ ` * _ [ ] < > and the '&' of an entity */
+const MARKDOWN_SPECIAL = new Uint8Array(128);
+for (const ch of "\\`*_[]<>&") MARKDOWN_SPECIAL[ch.charCodeAt(0)] = 1;
+/** JavaScript's \s beyond Latin-1 (what the renderer collapses) */
+const isUnicodeSpace = (c: number): boolean =>
+  c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+
 /**
  * A text node whose value is sliced (and entity-decoded) from the source only when first read: the text of dropped
  * navigation is never copied, the rest is copied once by the renderer.
@@ -177,16 +184,19 @@ const ATTR_NAMES = new NameTable<{ name: string }>([
 class SourceText {
   readonly nodeName = "#text";
   parentNode: ParentNode;
+  /** no whitespace but single spaces, no character markdown escapes, no entity: the renderer takes it as is */
+  plain: boolean;
   private readonly src: string;
   private readonly from: number;
   private readonly to: number;
   private decoded: string | undefined;
 
-  constructor(src: string, from: number, to: number, parentNode: ParentNode) {
+  constructor(src: string, from: number, to: number, parentNode: ParentNode, plain: boolean) {
     this.src = src;
     this.from = from;
     this.to = to;
     this.parentNode = parentNode;
+    this.plain = plain;
   }
 
   get value(): string {
@@ -195,6 +205,7 @@ class SourceText {
 
   set value(v: string) {
     this.decoded = v;
+    this.plain = false;
   }
 }
 
@@ -265,14 +276,24 @@ class TreeBuilder {
     }
     let n = 0;
     let entity = false;
+    // plain: no whitespace but single spaces, no character markdown escapes (the renderer takes such text as is)
+    let plain = true;
+    let space = false;
     for (let i = from; i < to; i++) {
       const c = src.charCodeAt(i);
       if (c > 32 && c !== 160) {
         n++;
-        if (c === 38) entity = true;
+        space = false;
+        if (c < 128 && MARKDOWN_SPECIAL[c] === 1) {
+          plain = false;
+          if (c === 38) entity = true;
+        } else if (c > 127 && isUnicodeSpace(c)) plain = false;
+      } else {
+        if (space || c !== 32) plain = false;
+        space = true;
       }
     }
-    const node = new SourceText(src, from, to, this.top);
+    const node = new SourceText(src, from, to, this.top, plain);
     if (entity) n = countVisible(node.value);
     const top = this.top as unknown as Counted;
     top.textChars += n;

@@ -119,7 +119,11 @@ class Renderer {
 
   /** Inline content of a node as one markdown string (whitespace collapsed). */
   inline(node: Node): string {
-    if (node.nodeName === "#text") return collapse((node as DefaultTreeAdapterMap["textNode"]).value, true);
+    if (node.nodeName === "#text") {
+      // the fast parser marks text that needs neither collapsing nor escaping
+      const t = node as DefaultTreeAdapterMap["textNode"] & { plain?: boolean };
+      return t.plain === true ? t.value : collapse(t.value, true);
+    }
     if (!isElement(node)) return "";
     if (SKIP.has(node.tagName)) return "";
     switch (node.tagName) {
