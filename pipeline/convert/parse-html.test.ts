@@ -109,6 +109,16 @@ describe("fast parser vs parse5: the same documents", () => {
     });
   }
 
+  it("text the parser takes as plain renders as the collapsing, escaping path renders it", () => {
+    const texts = ["plain words here", " lead and trail ", "two  spaces", "new\nline", "tab\there", "a*b_c", "[x]", "<tag>", "a &amp; b", "nbsp\u00a0x",
+      "em\u2003space", "x\u2028y", "ünïcödé ok", "back\\slash", "`tick`", "", " ", "\r\n"];
+    for (const t of texts) {
+      const html = `<p>${t.replace(/</g, "&lt;").replace(/&lt;tag>/, "&lt;tag&gt;")}<b>${t.replace(/</g, "&lt;")}</b></p>`;
+      const fast = renderMarkdown(processHtml(html, "https://s.test/", { onlyMainContent: false }, "fast").root);
+      expect(fast, JSON.stringify(t)).toBe(renderMarkdown(processHtml(html, "https://s.test/", { onlyMainContent: false }, "parse5").root));
+    }
+  });
+
   it("parse5 is really the reference here (the two trees are built by different code)", () => {
     expect(parseHtml("<p>x")).not.toHaveProperty("childNodes.0.sourceCodeLocation");
     expect(parse("<p>x").childNodes[0]?.nodeName).toBe("html"); // parse5 implies html/head/body; ours does not
