@@ -556,12 +556,15 @@ export function parseHtmlIndexed(src: string): { doc: Document; indexed: Element
       continue;
     }
     if (c === 47 /* / */) {
-      const e = src.indexOf(">", i + 2);
+      let e: number;
       if (isLetter(src.charCodeAt(i + 2))) {
         const to = nameEnd(src, i + 3, false);
         b.end(TAGS.find(src, i + 2, to) ?? tagOf(src.slice(i + 2, to).toLowerCase()));
+        e = src.charCodeAt(to) === 62 ? to : src.indexOf(">", to); // nearly always right after the name
+      } else {
+        e = src.indexOf(">", i + 2);
+        if (e < 0) b.text(src.slice(i)); // "</" then nothing that closes: text
       }
-      else if (e < 0) b.text(src.slice(i)); // "</" then nothing that closes: text
       i = e < 0 ? n : e + 1;
       continue;
     }
@@ -622,7 +625,7 @@ export function parseHtmlIndexed(src: string): { doc: Document; indexed: Element
       if (attrName === "role") role = true;
     }
     // an array of the exact size (a pushed-to array reserves 17 slots), the scratch cleared for the next tag
-    const attrs = count === 0 ? [] : scratch.slice(0, count);
+    const attrs = count === 0 ? [] : count === 1 ? [scratch[0] as Attr] : count === 2 ? [scratch[0] as Attr, scratch[1] as Attr] : scratch.slice(0, count);
     for (let a = 0; a < count; a++) scratch[a] = NO_ATTR;
     if (!closed) break; // a tag cut off at the end of the document is dropped, as browsers do
     const selfClosing = src.charCodeAt(j - 2) === 47;
