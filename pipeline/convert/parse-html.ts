@@ -189,18 +189,25 @@ class SourceText {
   private readonly src: string;
   private readonly from: number;
   private readonly to: number;
+  /** has an entity or a carriage return: decodeText applies */
+  private readonly encoded: boolean;
   private decoded: string | undefined;
 
-  constructor(src: string, from: number, to: number, parentNode: ParentNode, plain: boolean) {
+  constructor(src: string, from: number, to: number, parentNode: ParentNode, plain: boolean, encoded: boolean) {
     this.src = src;
     this.from = from;
     this.to = to;
     this.parentNode = parentNode;
     this.plain = plain;
+    this.encoded = encoded;
   }
 
   get value(): string {
-    return (this.decoded ??= decodeText(this.src.slice(this.from, this.to)));
+    if (this.decoded === undefined) {
+      const raw = this.src.slice(this.from, this.to);
+      this.decoded = this.encoded ? decodeText(raw) : raw;
+    }
+    return this.decoded;
   }
 
   set value(v: string) {
@@ -276,6 +283,7 @@ class TreeBuilder {
     }
     let n = 0;
     let entity = false;
+    let cr = false;
     // plain: no whitespace but single spaces, no character markdown escapes (the renderer takes such text as is)
     let plain = true;
     let space = false;
@@ -289,11 +297,14 @@ class TreeBuilder {
           if (c === 38) entity = true;
         } else if (c > 127 && isUnicodeSpace(c)) plain = false;
       } else {
-        if (space || c !== 32) plain = false;
+        if (space || c !== 32) {
+          plain = false;
+          if (c === 13) cr = true;
+        }
         space = true;
       }
     }
-    const node = new SourceText(src, from, to, this.top, plain);
+    const node = new SourceText(src, from, to, this.top, plain, entity || cr);
     if (entity) n = countVisible(node.value);
     const top = this.top as unknown as Counted;
     top.textChars += n;
