@@ -28,6 +28,14 @@ describe("renderMarkdown fidelity", () => {
     expect(md("<ol><li>First<ul><li>a</li><li>b<ul><li>deep</li></ul></li></ul></li><li><p>Second</p><p>more</p></li></ol>"))
       .toBe("1. First\n   - a\n   - b\n     - deep\n2. Second\n\n   more");
   });
+  it("deep nesting: code, breaks, quotes and tables inside list items keep their place", () => {
+    expect(md("<ul><li>a<ul><li>b<ul><li>c<p>para</p><pre>x\ny</pre></li></ul></li></ul></li><li>d</li></ul>"))
+      .toBe("- a\n  - b\n    - c\n\n      para\n\n      ```\n      x\n      y\n      ```\n- d");
+    expect(md("<ol start=9><li>nine<ol><li>x</li><li>y<br>z</li></ol></li><li>ten<blockquote><p>q1</p><ul><li>in quote<ul><li>deeper</li></ul></li></ul></blockquote></li><li>eleven</li></ol>"))
+      .toBe("9. nine\n   1. x\n   2. y  \n      z\n10. ten\n\n    > q1\n    >\n    > - in quote\n    >   - deeper\n11. eleven");
+    expect(md("<ul><li>t<table><tr><th>h</th></tr><tr><td><ul><li>cell<ul><li>deep</li></ul></li></ul></td></tr></table></li></ul>"))
+      .toBe("- t\n\n  | h |\n  | --- |\n  | - cell   - deep |");
+  });
   it("GFM tables, header from the first row, pipes escaped", () => {
     expect(md("<table><thead><tr><th>Name</th><th>Value</th></tr></thead><tbody><tr><td>a|b</td><td><code>1</code></td></tr><tr><td>c</td><td>2</td></tr></tbody></table>"))
       .toBe("| Name | Value |\n| --- | --- |\n| a\\|b | `1` |\n| c | 2 |");

@@ -107,7 +107,15 @@ function flushLine(line: string, out: string[]): void {
   }
 }
 
+/** a rendered list: its first line is an item marker (paragraphs that look like one were escaped) */
+const LIST_START = /^(-|\d+\.) /;
+/** a line break before a non-empty line (empty lines stay empty when indenting) */
+const CONTINUATION = /\n(?=[^\n])/g;
+
 class Renderer {
+  /** indentation of continuation lines in the list item being rendered ("" outside lists) */
+  private indent = "";
+
   private readonly blocks: string[] = [];
 
   /** Inline content of an element's children. */
@@ -201,7 +209,7 @@ class Renderer {
         one = this.fence(el);
         break;
       case "blockquote":
-        one = this.blocksOf(el).join("\n\n").split("\n").map((l) => (l ? `> ${l}` : ">")).join("\n");
+        one = this.unindented(() => this.blocksOf(el)).join("\n\n").split("\n").map((l) => (l ? `> ${l}` : ">")).join("\n");
         break;
       case "ul":
       case "ol":
@@ -226,25 +234,47 @@ class Renderer {
     return `${fence}${lang}\n${body}\n${fence}`;
   }
 
+  /**
+   * A list. Inside a list item (`indent` set) its continuation lines come out indented for where they will stand,
+   * so the items around it do not indent them again (linear in the text, however deep the nesting).
+   */
   list(el: Element): string {
     const ordered = el.tagName === "ol";
     let n = Number(attr(el, "start") ?? "1") || 1;
-    const items: string[] = [];
+    const outer = this.indent;
+    let out = "";
+    let first = true;
     for (const li of el.childNodes) {
       if (!isElement(li) || li.tagName !== "li") continue;
       const marker = ordered ? `${n++}.` : "-";
-      const pad = " ".repeat(marker.length + 1);
-      // a nested list hugs the text before it; paragraphs of one item stay apart
+      // continuation lines of this item stand under the marker's text
+      const indent = outer + " ".repeat(marker.length + 1);
+      this.indent = indent;
       const blocks = this.blocksOf(li);
+      this.indent = outer;
+      // a nested list (already indented) hugs the text before it; paragraphs of one item stay apart
       let content = "";
       for (let i = 0; i < blocks.length; i++) {
         const b = blocks[i] as string;
-        content += i === 0 ? b : (/^(-|\d+\.) /.test(b) ? "\n" : "\n\n") + b;
+        const nested = LIST_START.test(b);
+        if (i > 0) content += (nested ? "\n" : "\n\n") + indent;
+        content += nested || !b.includes("\n") ? b : b.replace(CONTINUATION, `\n${indent}`);
       }
-      // continuation lines are indented under the marker (empty lines stay empty)
-      items.push(`${marker} ${content.includes("\n") ? content.replace(/\n(?=[^\n])/g, `\n${pad}`) : content}`);
+      out += first ? `${marker} ${content}` : `\n${outer}${marker} ${content}`;
+      first = false;
     }
-    return items.join("\n");
+    return out;
+  }
+
+  /** Renders with no list indentation (a blockquote's or a table cell's content is laid out on its own). */
+  private unindented<T>(render: () => T): T {
+    const outer = this.indent;
+    this.indent = "";
+    try {
+      return render();
+    } finally {
+      this.indent = outer;
+    }
   }
 
   table(el: Element): string {
@@ -259,7 +289,7 @@ class Renderer {
     collect(el);
     const cells = rows.map((r) =>
       r.childNodes.filter((c): c is Element => isElement(c) && (c.tagName === "td" || c.tagName === "th"))
-        .map((c) => this.blocksOf(c).join(" ").replace(/\n+/g, " ").replace(/\|/g, "\\|").trim()),
+        .map((c) => this.unindented(() => this.blocksOf(c)).join(" ").replace(/\n+/g, " ").replace(/\|/g, "\\|").trim()),
     ).filter((r) => r.length > 0);
     if (cells.length === 0) return "";
     const width = Math.max(...cells.map((r) => r.length));

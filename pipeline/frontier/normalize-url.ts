@@ -75,19 +75,26 @@ export class HrefResolver {
   }
 
   resolve(href: string): ResolvedHref {
-    let r = this.cache.get(href);
-    if (r !== undefined) return r;
     const hash = href.indexOf("#");
-    const fragment = hash > 0 ? href.slice(hash) : "";
-    if (fragment && PLAIN_FRAGMENT.test(fragment)) {
-      const target = this.resolve(href.slice(0, hash));
-      // a plain http(s) target: the fragment is appended as written (else resolved in full: credentials, mailto:...)
-      r = target.link !== null && target.link === target.absolute ? { absolute: target.absolute + fragment, link: target.link } : resolveHref(href, this.base);
-    } else {
+    if (hash > 0) {
+      // page.html#anchor: the target's resolution plus the fragment as written (not cached: anchors are many, each
+      // seen once or twice); a fragment that needs encoding, or a target with credentials or not http(s), in full
+      const fragment = href.slice(hash);
+      if (PLAIN_FRAGMENT.test(fragment)) {
+        const target = this.resolveWhole(href.slice(0, hash));
+        if (target.link !== null && target.link === target.absolute) return { absolute: target.absolute + fragment, link: target.link };
+      }
+    }
+    return this.resolveWhole(href);
+  }
+
+  private resolveWhole(href: string): ResolvedHref {
+    let r = this.cache.get(href);
+    if (r === undefined) {
       const joined = SIMPLE_RELATIVE.test(href) ? this.joinSimple(href) : null;
       r = joined !== null ? { absolute: joined, link: joined } : resolveHref(href, this.base);
+      this.cache.set(href, r);
     }
-    this.cache.set(href, r);
     return r;
   }
 }
