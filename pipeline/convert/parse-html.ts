@@ -541,6 +541,8 @@ const NO_ATTR: Attr = { name: "", value: "" };
 export function parseHtmlIndexed(src: string): { doc: Document; indexed: Element[] } {
   const b = new TreeBuilder();
   const n = src.length;
+  /** the next '&' at or after the last attribute value read (n: none): one forward scan instead of a search per value */
+  let amp = -1;
   let i = 0;
   while (i < n) {
     const lt = src.indexOf("<", i);
@@ -628,7 +630,11 @@ export function parseHtmlIndexed(src: string): { doc: Document; indexed: Element
           value = src.slice(start, k);
           j = k;
         }
-        if (value.includes("&")) value = decodeHTMLAttribute(value);
+        if (amp < j - value.length - 1) {
+          amp = src.indexOf("&", j - value.length - 1);
+          if (amp < 0) amp = n;
+        }
+        if (amp < j) value = decodeHTMLAttribute(value);
       }
       let duplicate = false;
       for (let a = 0; a < count; a++) if ((scratch[a] as Attr).name === attrName) duplicate = true;
