@@ -186,8 +186,8 @@ export function processHtml(source: string, pageUrl: string, opts: CleanOptions,
         if (!href) break;
         // pages repeat their links (menus, "next"/"prev"): resolve each distinct href once
         // every in-page anchor (#x) is the same link: the page itself
-        const resolved = hrefs.resolve(href.charCodeAt(0) === 35 ? "#" : href);
-        if (resolved.link) links.push(resolved.link);
+        const link = hrefs.link(href.charCodeAt(0) === 35 ? "#" : href);
+        if (link) links.push(link);
         break;
       }
       case "body":

@@ -8,9 +8,11 @@ describe("HrefResolver", () => {
       "os.html", "os.html#os.path.join", "os.html#a#b", "os.html#with space", "os.html#caf\u00e9", "os.html#<x>", "os.html#q`",
       "  os.html#x", "os.html#x  ", "os.html?#x", "#", "#top", "page.html#", "https://u:p@s.test/x#y", "https://u:p@s.test/x",
       "mailto:a@b.c#x", "javascript:void(0)#x", "http://#x", "../b/c.html#%41", "//other.test/p#f", "data:text/plain,a#b",
+      "page.html #x", "page.html\t#x", " page.html#x", "a b.html#x",
     ];
     const resolver = new HrefResolver(base);
     for (const href of [...hrefs, ...hrefs]) expect(resolver.resolve(href), href).toEqual(resolveHref(href, base));
+    for (const href of hrefs) expect(new HrefResolver(base).link(href), href).toBe(resolveHref(href, base).link);
   });
   it("joins simple relative paths to the base directory as the URL parser does", () => {
     const hrefs = [

@@ -76,7 +76,8 @@ export class HrefResolver {
 
   resolve(href: string): ResolvedHref {
     const hash = href.indexOf("#");
-    if (hash > 0) {
+    // (whitespace before the '#' would be trimmed from the part alone, not from the whole: resolved in full)
+    if (hash > 0 && href.charCodeAt(hash - 1) > 32) {
       // page.html#anchor: the target's resolution plus the fragment as written (not cached: anchors are many, each
       // seen once or twice); a fragment that needs encoding, or a target with credentials or not http(s), in full
       const fragment = href.slice(hash);
@@ -86,6 +87,13 @@ export class HrefResolver {
       }
     }
     return this.resolveWhole(href);
+  }
+
+  /** `resolve(href).link` without building the absolute URL: the fragment is dropped before resolving. */
+  link(href: string): string | null {
+    const hash = href.indexOf("#");
+    if (hash > 0 && href.charCodeAt(hash - 1) > 32) return this.resolveWhole(href.slice(0, hash)).link;
+    return this.resolve(href).link;
   }
 
   private resolveWhole(href: string): ResolvedHref {
