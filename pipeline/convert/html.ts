@@ -1,7 +1,9 @@
 // HTML processing: metadata, links (from the raw HTML), and the cleaned HTML of the page. The tree comes from
 // parse-html.ts (parse5's node shape, built faster); parse5 serialises the cleaned tree for the html format.
 import { parse, serialize, type DefaultTreeAdapterMap } from "parse5";
-import { INDEXED_TAGS, parseHtmlIndexed, uncount } from "./parse-html.ts";
+import { INDEXED_TAGS } from "./html-tags.ts";
+import { parseHtmlIndexed } from "./parse-html.ts";
+import { uncount } from "./text-nodes.ts";
 import { focusMainContent, imageSources, isChromeLandmark, landmarkOf, type Landmarks } from "./main-content.ts";
 import { HrefResolver, resolveLink } from "../frontier/normalize-url.ts";
 import { matches, parseSelector, type Selector } from "./selector.ts";

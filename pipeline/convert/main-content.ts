@@ -7,7 +7,7 @@
 //    (navigation bars, prev/next tables, link lists) are dropped, and the walk goes on into that child.
 // Nothing else is dropped: short paragraphs, notes and code next to the content stay.
 import type { DefaultTreeAdapterMap } from "parse5";
-import { countsOf, countVisible } from "./parse-html.ts";
+import { countsOf, countVisible } from "./text-nodes.ts";
 
 type Node = DefaultTreeAdapterMap["node"];
 type Element = DefaultTreeAdapterMap["element"];

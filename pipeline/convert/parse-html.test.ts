@@ -1,7 +1,8 @@
 import { parse, serialize } from "parse5";
 import { describe, expect, it } from "vitest";
 import { processHtml } from "./html.ts";
-import { countsOf, countVisible, parseHtml } from "./parse-html.ts";
+import { parseHtml } from "./parse-html.ts";
+import { countsOf, countVisible } from "./text-nodes.ts";
 import { renderMarkdown } from "./render-markdown.ts";
 
 /** The body of a parsed document as HTML (our tree, serialised by parse5). */

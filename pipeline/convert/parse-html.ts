@@ -9,8 +9,12 @@
 // - `/>` self-closes inside svg / math only; entities decoded in text and attributes (legacy rules, via entities);
 // - no implied html/head/body/tbody, no foster parenting, no adoption agency (misnested inline tags end early).
 // Differences from parse5 on malformed pages are covered by parse-html.test.ts (same markdown on the fixtures).
-import { decodeHTML, decodeHTMLAttribute } from "entities/decode";
+import { decodeHTMLAttribute } from "entities/decode";
 import { foreignContent, type DefaultTreeAdapterMap, type Token } from "parse5";
+import {
+  ATTR_NAMES, FORMATTING, HEADINGS, SCOPE, TABLE_SCOPE, TABLE_SECTIONS, TAGS, tagOf, type Tag,
+} from "./html-tags.ts";
+import { countVisible, type Counted, decodeText, isUnicodeSpace, MARKDOWN_SPECIAL, SourceText } from "./text-nodes.ts";
 
 type Document = DefaultTreeAdapterMap["document"];
 type Element = DefaultTreeAdapterMap["element"];
@@ -19,25 +23,6 @@ type ChildNode = DefaultTreeAdapterMap["childNode"];
 type Attr = Element["attrs"][number];
 
 const HTML_NS = "http://www.w3.org/1999/xhtml" as Element["namespaceURI"];
-
-const VOID = new Set(["area", "base", "br", "col", "embed", "hr", "img", "input", "keygen", "link", "meta", "param", "source", "track", "wbr", "basefont", "bgsound", "frame"]);
-/** content is text up to the matching end tag, entities not decoded */
-const RAW_TEXT = new Set(["script", "style", "xmp", "iframe", "noembed", "noframes", "noscript"]);
-/** content is text up to the matching end tag, entities decoded */
-const RCDATA = new Set(["title", "textarea"]);
-const CLOSES_P = new Set([
-  "address", "article", "aside", "blockquote", "center", "details", "dialog", "dir", "div", "dl", "dd", "dt", "fieldset", "figcaption",
-  "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "li", "main", "menu", "nav", "ol", "p",
-  "pre", "listing", "section", "summary", "table", "ul", "plaintext", "xmp",
-]);
-const HEADINGS = new Set(["h1", "h2", "h3", "h4", "h5", "h6"]);
-const HEAD_CONTENT = new Set(["meta", "link", "title", "style", "script", "base", "noscript", "template", "basefont", "bgsound"]);
-/** an end tag or an implied close never reaches past these */
-const SCOPE = new Set(["html", "table", "td", "th", "caption", "template", "button", "marquee", "object", "applet"]);
-const TABLE_SECTIONS = new Set(["thead", "tbody", "tfoot"]);
-const TABLE_PARTS = new Set(["table", "thead", "tbody", "tfoot", "tr"]);
-const TABLE_SCOPE = new Set(["html", "table", "template"]);
-const FORMATTING = new Set(["b", "big", "code", "em", "font", "i", "s", "small", "strike", "strong", "tt", "u"]);
 
 const isSpace = (c: number): boolean => c === 32 || c === 10 || c === 9 || c === 13 || c === 12;
 const isLetter = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
@@ -62,158 +47,6 @@ function endOf(name: string): RegExp {
   let re = rawEnd.get(name);
   if (!re) rawEnd.set(name, (re = new RegExp(`</${name}(?=[\\s/>])[^>]*>?`, "gi")));
   return re;
-}
-
-const decodeText = (s: string): string => {
-  if (s.includes("\r")) s = s.replace(/\r\n?/g, "\n");
-  return s.includes("&") ? decodeHTML(s) : s;
-};
-
-/**
- * Elements the metadata / link pass reads, listed while parsing (in document order) so it needs no tree walk; so
- * are the landmarks main-content scoring looks for (these tags, and any element with a `role`).
- */
-export const INDEXED_TAGS = new Set(["html", "title", "base", "meta", "link", "a", "body", "main", "article"]);
-
-/**
- * Known names, found from the source without slicing a string: the same string object every time, so no copy per
- * tag and the hash each Set / Map lookup needs is computed once per name for the life of the process.
- */
-class NameTable<T extends { readonly name: string }> {
-  private readonly slots: (T | undefined)[];
-  private readonly mask: number;
-  private readonly byName = new Map<string, T>();
-
-  constructor(entries: Iterable<T>) {
-    for (const e of entries) this.byName.set(e.name, e);
-    let size = 64;
-    while (size < this.byName.size * 4) size *= 2;
-    this.slots = new Array<T | undefined>(size);
-    this.mask = size - 1;
-    for (const e of this.byName.values()) {
-      let k = NameTable.hash(e.name, 0, e.name.length) & this.mask;
-      while (this.slots[k] !== undefined) k = (k + 1) & this.mask;
-      this.slots[k] = e;
-    }
-  }
-
-  /** The entry of a lower-case name. */
-  get(name: string): T | undefined {
-    return this.byName.get(name);
-  }
-
-  private static hash(s: string, from: number, to: number): number {
-    let h = 0;
-    for (let i = from; i < to; i++) h = (Math.imul(h, 31) + (s.charCodeAt(i) | 32)) | 0;
-    return h;
-  }
-
-  /** The entry of the name written at `src[from, to)` in any ASCII case, or undefined. */
-  find(src: string, from: number, to: number): T | undefined {
-    const len = to - from;
-    for (let k = NameTable.hash(src, from, to) & this.mask; ; k = (k + 1) & this.mask) {
-      const entry = this.slots[k];
-      if (entry === undefined) return undefined;
-      const name = entry.name;
-      if (name.length !== len) continue;
-      let i = 0;
-      while (i < len) {
-        const c = src.charCodeAt(from + i);
-        if (c !== name.charCodeAt(i) && !(c >= 65 && c <= 90 && c + 32 === name.charCodeAt(i))) break;
-        i++;
-      }
-      if (i === len) return entry;
-    }
-  }
-}
-
-/** What the tree builder needs to know of a tag name (one lookup per tag). */
-interface Tag {
-  readonly name: string;
-  readonly flags: number;
-}
-const VOID_F = 1;
-const RAW_F = 2;
-const RCDATA_F = 4;
-const CLOSES_P_F = 8;
-const HEADING_F = 16;
-const HEAD_CONTENT_F = 32;
-const INDEXED_F = 64;
-const TABLE_PART_F = 128;
-
-function tagEntry(name: string): Tag {
-  const flags = (VOID.has(name) ? VOID_F : 0) | (RAW_TEXT.has(name) ? RAW_F : 0) | (RCDATA.has(name) ? RCDATA_F : 0)
-    | (CLOSES_P.has(name) ? CLOSES_P_F : 0) | (HEADINGS.has(name) ? HEADING_F : 0) | (HEAD_CONTENT.has(name) ? HEAD_CONTENT_F : 0)
-    | (INDEXED_TAGS.has(name) ? INDEXED_F : 0) | (TABLE_PARTS.has(name) ? TABLE_PART_F : 0);
-  return { name, flags };
-}
-
-const TAGS = new NameTable([
-  ...VOID, ...RAW_TEXT, ...RCDATA, ...CLOSES_P, ...HEAD_CONTENT, ...SCOPE, ...TABLE_PARTS, ...FORMATTING, ...INDEXED_TAGS,
-  "a", "abbr", "audio", "b", "bdi", "bdo", "body", "canvas", "caption", "cite", "code", "col", "colgroup", "data", "del", "dfn", "em",
-  "figure", "g", "head", "html", "i", "ins", "kbd", "label", "legend", "map", "mark", "math", "nobr", "optgroup", "option", "output",
-  "path", "picture", "progress", "q", "rp", "rt", "ruby", "samp", "select", "slot", "span", "sub", "sup", "svg", "td", "th", "time",
-  "var", "video",
-].map(tagEntry));
-
-/** The tag of a lower-case name (names not in the table have no flags). */
-const tagOf = (name: string): Tag => TAGS.get(name) ?? { name, flags: 0 };
-const TBODY = tagOf("tbody");
-const BR = tagOf("br");
-
-const ATTR_NAMES = new NameTable<{ name: string }>([
-  "class", "id", "href", "src", "title", "alt", "role", "rel", "name", "content", "property", "itemprop", "http-equiv", "type", "lang",
-  "style", "width", "height", "target", "srcset", "sizes", "loading", "charset", "value", "for", "colspan", "rowspan", "align", "valign",
-  "border", "cellpadding", "cellspacing", "summary", "start", "dir", "tabindex", "hidden", "xmlns", "viewbox", "d", "fill", "stroke",
-  "aria-label", "aria-hidden", "aria-labelledby", "aria-expanded", "aria-controls", "accesskey", "action", "method", "placeholder",
-  "checked", "disabled", "data-toggle", "data-target", "media", "async", "defer", "crossorigin", "integrity", "datetime", "itemscope",
-  "itemtype", "scope", "headers", "translate", "onclick",
-].map((name) => ({ name })));
-
-/** ASCII characters that make text not plain: markdown's \\ ` * _ [ ] < > and the '&' of an entity */
-const MARKDOWN_SPECIAL = new Uint8Array(128);
-for (const ch of "\\`*_[]<>&") MARKDOWN_SPECIAL[ch.charCodeAt(0)] = 1;
-/** JavaScript's \s beyond Latin-1 (what the renderer collapses) */
-const isUnicodeSpace = (c: number): boolean =>
-  c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
-
-/**
- * A text node whose value is sliced (and entity-decoded) from the source only when first read: the text of dropped
- * navigation is never copied, the rest is copied once by the renderer.
- */
-class SourceText {
-  readonly nodeName = "#text";
-  parentNode: ParentNode;
-  /** no whitespace but single spaces, no character markdown escapes, no entity: the renderer takes it as is */
-  plain: boolean;
-  private readonly src: string;
-  private readonly from: number;
-  private readonly to: number;
-  /** has an entity or a carriage return: decodeText applies */
-  private readonly encoded: boolean;
-  private decoded: string | undefined;
-
-  constructor(src: string, from: number, to: number, parentNode: ParentNode, plain: boolean, encoded: boolean) {
-    this.src = src;
-    this.from = from;
-    this.to = to;
-    this.parentNode = parentNode;
-    this.plain = plain;
-    this.encoded = encoded;
-  }
-
-  get value(): string {
-    if (this.decoded === undefined) {
-      const raw = this.src.slice(this.from, this.to);
-      this.decoded = this.encoded ? decodeText(raw) : raw;
-    }
-    return this.decoded;
-  }
-
-  set value(v: string) {
-    this.decoded = v;
-    this.plain = false;
-  }
 }
 
 type TextNode = DefaultTreeAdapterMap["textNode"];
@@ -368,7 +201,6 @@ class TreeBuilder {
   /** `indexed`: list the element whatever its tag (it has a role). */
   start(tag: Tag, attrs: Attr[], selfClosing: boolean, indexed = false): Element | null {
     const name = tag.name;
-    const flags = tag.flags;
     if (this.foreign === 0) {
       if (name === "html" || name === "body") {
         const existing = this.stack.find((n) => (n as Element).tagName === name) as Element | undefined;
@@ -377,8 +209,8 @@ class TreeBuilder {
           return null;
         }
       }
-      if ((flags & HEAD_CONTENT_F) === 0 && this.tagOfTop() === "head") this.pop();
-      if ((flags & CLOSES_P_F) !== 0) this.closeIfOpen("p");
+      if (!tag.headContent && this.tagOfTop() === "head") this.pop();
+      if (tag.closesP) this.closeIfOpen("p");
       switch (name) {
         case "li":
           this.closeIfOpen("li", LIST_STOP);
@@ -429,7 +261,7 @@ class TreeBuilder {
           break;
         }
         default:
-          if ((flags & HEADING_F) !== 0 && HEADINGS.has(this.tagOfTop() ?? "")) this.pop();
+          if (tag.heading && HEADINGS.has(this.tagOfTop() ?? "")) this.pop();
       }
     }
     let tagName = name;
@@ -443,8 +275,8 @@ class TreeBuilder {
       textChars: 0, linkChars: 0, linkCount: name === "a" ? 1 : 0, titleCount: name === "h1" || name === "h2" ? 1 : 0,
     } as unknown as Element;
     this.appendElement(el);
-    if ((flags & INDEXED_F) !== 0 || indexed) this.indexed.push(el);
-    if ((flags & VOID_F) !== 0 || (selfClosing && this.foreign > 0)) return null;
+    if (tag.indexed || indexed) this.indexed.push(el);
+    if (tag.isVoid || (selfClosing && this.foreign > 0)) return null;
     this.push(el);
     return el;
   }
@@ -460,7 +292,7 @@ class TreeBuilder {
       return;
     }
     // the end of a table or of one of its parts also ends the cell it is written in
-    const i = (tag.flags & TABLE_PART_F) !== 0 ? this.find(name, undefined, TABLE_SCOPE) : this.find(name);
+    const i = tag.tablePart ? this.find(name, undefined, TABLE_SCOPE) : this.find(name);
     if (i > 0) this.popTo(i);
     else if (name === "p" && this.foreign === 0) {
       // a stray </p> is an empty paragraph
@@ -477,50 +309,8 @@ class TreeBuilder {
   }
 }
 
-/**
- * Text statistics the parser keeps on every node it builds (read by main-content.ts, adjusted by the cleaner when it
- * drops an element), so that main-content scoring needs no traversal of its own.
- */
-export interface Counted {
-  /** non-whitespace characters of text below (raw text of script/style/title not counted) */
-  textChars: number;
-  /** ... of which inside links */
-  linkChars: number;
-  /** `a` elements below, this one included */
-  linkCount: number;
-  /** h1 / h2 elements below, this one included */
-  titleCount: number;
-}
-
-/** Characters that are not whitespace. */
-export function countVisible(s: string): number {
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c > 32 && c !== 160) n++;
-  }
-  return n;
-}
-
-/** The counts of a node built by this parser, or undefined (parse5's own trees, holders). */
-export function countsOf(node: object): Counted | undefined {
-  return (node as Partial<Counted>).textChars === undefined ? undefined : (node as Counted);
-}
-
-/** Takes a dropped element's counts out of its ancestors. */
-export function uncount(el: Element): void {
-  const c = countsOf(el);
-  if (!c) return;
-  for (let p = el.parentNode as (ParentNode & { parentNode?: ParentNode | null }) | null; p; p = p.parentNode ?? null) {
-    const a = countsOf(p);
-    if (!a) break;
-    a.textChars -= c.textChars;
-    a.linkChars -= c.linkChars;
-    a.linkCount -= c.linkCount;
-    a.titleCount -= c.titleCount;
-  }
-}
-
+const TBODY = tagOf("tbody");
+const BR = tagOf("br");
 const LIST_STOP = new Set(["ul", "ol"]);
 const DL_STOP = new Set(["dl"]);
 const ROW_STOP = new Set(["tr"]);
@@ -649,7 +439,7 @@ export function parseHtmlIndexed(src: string): { doc: Document; indexed: Element
     const el = b.start(tag, attrs, selfClosing, role);
     i = j;
     if (!el) continue;
-    if ((tag.flags & (RAW_F | RCDATA_F)) !== 0 || name === "plaintext") {
+    if (tag.raw || name === "plaintext") {
       let contentEnd = n;
       let after = n;
       if (name !== "plaintext") {
@@ -662,7 +452,7 @@ export function parseHtmlIndexed(src: string): { doc: Document; indexed: Element
         }
       }
       const content = src.slice(i, contentEnd);
-      if (content) b.text(name === "textarea" && content.startsWith("\n") ? content.slice(1) : content, (tag.flags & RCDATA_F) !== 0, true);
+      if (content) b.text(name === "textarea" && content.startsWith("\n") ? content.slice(1) : content, tag.rcdata, true);
       b.closeRaw(el);
       i = after;
     } else if ((name === "pre" || name === "listing") && src.charCodeAt(i) === 10) {
