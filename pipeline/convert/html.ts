@@ -204,7 +204,6 @@ export function processHtml(source: string, pageUrl: string, opts: CleanOptions,
   // pass 2: clean the body in place
   const root: ParentNode = body ?? doc;
   const cleaning: Cleaning = {
-    base,
     onlyMainContent: opts.onlyMainContent,
     exclude: opts.excludeTags?.length ? parseSelector(opts.excludeTags.join(",")) : null,
     removeBase64Images: opts.removeBase64Images ?? true,
@@ -271,7 +270,6 @@ function landmarks(root: ParentNode, candidates: Element[]): Landmarks {
 }
 
 interface Cleaning {
-  base: string;
   onlyMainContent: boolean;
   exclude: Selector | null;
   removeBase64Images: boolean;

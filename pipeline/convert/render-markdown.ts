@@ -116,8 +116,6 @@ class Renderer {
   /** indentation of continuation lines in the list item being rendered ("" outside lists) */
   private indent = "";
 
-  private readonly blocks: string[] = [];
-
   /** Inline content of an element's children. */
   children(node: Element): string {
     let s = "";
