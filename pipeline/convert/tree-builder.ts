@@ -157,6 +157,12 @@ export class TreeBuilder {
     while (this.stack.length > index) this.pop();
   }
 
+  /** Ends the table cell still open in the current row, if any. */
+  private closeCell(): void {
+    this.closeIfOpen("td", ROW_STOP);
+    this.closeIfOpen("th", ROW_STOP);
+  }
+
   private closeIfOpen(name: string, stop?: Set<string>): void {
     const i = this.find(name, stop);
     if (i > 0) this.popTo(i);
@@ -186,21 +192,18 @@ export class TreeBuilder {
           this.closeIfOpen("dt", DL_STOP);
           break;
         case "tr":
-          this.closeIfOpen("td", ROW_STOP);
-          this.closeIfOpen("th", ROW_STOP);
+          this.closeCell();
           this.closeIfOpen("tr");
           if (this.tagOfTop() === "table") this.start(TBODY, [], false); // rows live in a row group
           break;
         case "td":
         case "th":
-          this.closeIfOpen("td", ROW_STOP);
-          this.closeIfOpen("th", ROW_STOP);
+          this.closeCell();
           break;
         case "thead":
         case "tbody":
         case "tfoot":
-          this.closeIfOpen("td", ROW_STOP);
-          this.closeIfOpen("th", ROW_STOP);
+          this.closeCell();
           this.closeIfOpen("tr");
           for (const s of TABLE_SECTIONS) this.closeIfOpen(s);
           break;
