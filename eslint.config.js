@@ -13,6 +13,6 @@ export default tseslint.config(
       "no-console": "error",
     },
   },
-  { files: ["bin/**", "scripts/**", "test/**", "bench/**", "docs/examples/**", "pipeline/cli.ts", "pipeline/cli/**"], rules: { "no-console": "off" } },
+  { files: ["bin/**", "scripts/**", "test/**", "bench/**", "docs/examples/**", "app/**"], rules: { "no-console": "off" } },
   { files: ["**/*.test.ts", "test/**"], rules: { "@typescript-eslint/no-explicit-any": "off" } },
 );

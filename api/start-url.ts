@@ -1,6 +1,6 @@
 // Validation of a crawl's start URL (the anchor's rules, with private targets governed by one setting).
 import { isIP } from "node:net";
-import { isPrivateAddress } from "../pipeline/fetch-render/private-address.ts";
+import { isPrivateAddress } from "../pipeline/net/private-address.ts";
 import { badRequest } from "./errors.ts";
 
 const invalid = (message: string) => badRequest([{ code: "custom", path: ["url"], message }], message);

@@ -9,7 +9,7 @@ import type { CrawlEvent } from "../schemas/index.ts";
 import type { Logger } from "../pipeline/runtime/logger.ts";
 import type { Clock } from "../pipeline/runtime/clock.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
-import { RETENTION_MS } from "../pipeline/frontier/reducer.ts";
+import { RETENTION_MS } from "../pipeline/runtime/constants.ts";
 import type { EventHub } from "./event-hub.ts";
 
 const PATH = /^\/v2\/(?:crawl|batch\/scrape)\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/?$/i;

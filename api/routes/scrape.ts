@@ -8,11 +8,11 @@ import { validateBody } from "../validate.ts";
 import { scrapeSettings } from "./crawl.ts";
 import { scrapePage } from "../../pipeline/usecases/scrape-page.ts";
 import { errorCode, errorMessage, PageError } from "../../pipeline/runtime/errors.ts";
+import { scrapeJobId } from "../../pipeline/runtime/constants.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Scrape results live in the document store under this pseudo crawl id, served for 24 h like crawl results. */
-export const scrapeKey = (scrapeId: string) => `scrape:${scrapeId}`;
 
 export function scrapeRoutes(deps: ApiDeps): Router {
   const { config, store, clock, fetcher, convert, cache } = deps;
@@ -35,7 +35,7 @@ export function scrapeRoutes(deps: ApiDeps): Router {
     const { document, credits } = converted;
     const scrapeId = String(document.metadata.scrapeId);
     await store.insertDocuments([{
-      crawlId: scrapeKey(scrapeId), seq: 0, urlKey: scrapeId, finalKey: scrapeId, scrapeId, url: String(document.metadata.url),
+      crawlId: scrapeJobId(scrapeId), seq: 0, urlKey: scrapeId, finalKey: scrapeId, scrapeId, url: String(document.metadata.url),
       statusCode: Number(document.metadata.statusCode), credits, storedAt: clock.now(), doc: JSON.stringify(document),
     }]);
     deps.log.info({ scrapeId, url, credits }, "scraped");
@@ -45,7 +45,7 @@ export function scrapeRoutes(deps: ApiDeps): Router {
   router.get("/v2/scrape/:id", async (ctx) => {
     const id = String(ctx.params.id);
     if (!UUID.test(id)) throw new HttpError(400, { success: false, error: "Invalid job ID format. Job ID must be a valid UUID." });
-    const page = await store.pageDocuments(scrapeKey(id), 0, Number.MAX_SAFE_INTEGER, 1);
+    const page = await store.pageDocuments(scrapeJobId(id), 0, Number.MAX_SAFE_INTEGER, 1);
     if (page.docs.length === 0) throw jobNotFound();
     ctx.type = "application/json";
     ctx.body = `{"success":true,"data":${page.docs[0]}}`;

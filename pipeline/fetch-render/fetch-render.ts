@@ -3,14 +3,13 @@
 import { randomUUID } from "node:crypto";
 import type { FetchTask, FrontierInboxMessage, PageFetched } from "../../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
-import { errorCode, errorMessage, PageError, TrawlError } from "../runtime/errors.ts";
+import { errorCode, errorMessage, PageError, ROBOTS_BLOCKED, TrawlError } from "../runtime/errors.ts";
 import type { Logger } from "../runtime/logger.ts";
 import { retry } from "../runtime/retry.ts";
 import { keys } from "../topology.ts";
 import type { CancelCache } from "../store/cancel-cache.ts";
-import { crawlUrlKey } from "../frontier/normalize-url.ts";
-import { inScope } from "../frontier/scope.ts";
-import { ROBOTS_BLOCKED } from "../frontier/reducer.ts";
+import { crawlUrlKey } from "../url/normalize-url.ts";
+import { inScope } from "../url/scope.ts";
 import type { Fetcher } from "./fetcher.ts";
 import type { Politeness } from "./politeness.ts";
 import type { RobotsCache } from "./robots.ts";

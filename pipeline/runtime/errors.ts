@@ -31,6 +31,9 @@ export type ErrorCode =
   | "CONFIG_INVALID"
   | "BUG";
 
+/** The error code of a URL that robots.txt disallows (an error row, not a failure shown to the caller). */
+export const ROBOTS_BLOCKED: ErrorCode = "ROBOTS_BLOCKED";
+
 export class TrawlError extends Error {
   readonly code: ErrorCode;
   readonly retriable: boolean;

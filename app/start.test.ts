@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { parseDelays, parseProxy, parseResolve, start } from "./cli.ts";
-import { ConfigError, loadConfig } from "./runtime/config.ts";
-import { createLogger } from "./runtime/logger.ts";
+import { parseDelays, parseProxy, parseResolve, start } from "./start.ts";
+import { ConfigError, loadConfig } from "../pipeline/runtime/config.ts";
+import { createLogger } from "../pipeline/runtime/logger.ts";
 
 const log = createLogger("silent");
 

@@ -2,12 +2,12 @@
 import type { CrawlOptions } from "../../schemas/index.ts";
 import { checkStartUrl } from "../../api/start-url.ts";
 import { HttpError } from "../../api/errors.ts";
-import { loadConfig } from "../runtime/config.ts";
-import { errorCode, errorMessage } from "../runtime/errors.ts";
-import { scrapePage } from "../usecases/scrape-page.ts";
+import { loadConfig } from "../../pipeline/runtime/config.ts";
+import { errorCode, errorMessage } from "../../pipeline/runtime/errors.ts";
+import { scrapePage } from "../../pipeline/usecases/scrape-page.ts";
 import { commandArgs } from "./args.ts";
-import { pageFetcher } from "../cli.ts";
-import { pageConverter } from "../convert/converter.ts";
+import { pageFetcher } from "../start.ts";
+import { pageConverter } from "../../pipeline/convert/converter.ts";
 
 export const SCRAPE_HELP = `usage: trawl scrape <url> [--format markdown|html|rawHtml|links ...] [--all-content]
 
