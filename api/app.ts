@@ -7,7 +7,7 @@ import type { Config } from "../pipeline/runtime/config.ts";
 import type { Logger } from "../pipeline/runtime/logger.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
 import { jsonBody } from "./body.ts";
-import { errorMiddleware, HttpError } from "./errors.ts";
+import { errorMiddleware, routeNotFound } from "./errors.ts";
 import { crawlRoutes } from "./routes/crawl.ts";
 import { scrapeRoutes } from "./routes/scrape.ts";
 import type { Fetcher } from "../pipeline/fetch-render/fetcher.ts";
@@ -77,7 +77,7 @@ export function createApp(deps: ApiDeps): Koa {
   app.use(scrape.routes());
   app.use(scrape.allowedMethods());
   app.use((ctx) => {
-    throw new HttpError(404, { success: false, error: `Not found: ${ctx.method} ${ctx.path}` });
+    throw routeNotFound(ctx.method, ctx.path);
   });
   return app;
 }
