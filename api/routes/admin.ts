@@ -2,7 +2,7 @@
 // messages produced and consumer lag, and the running crawls. A wrong key gets a plain 404.
 import { timingSafeEqual } from "node:crypto";
 import Router from "@koa/router";
-import type { ApiDeps } from "../app.ts";
+import type { ApiDeps } from "../deps.ts";
 import { apiError } from "../errors.ts";
 
 const esc = (s: unknown) => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -3,7 +3,7 @@ import Router from "@koa/router";
 import type { Context } from "koa";
 import type { CrawlRecord } from "../../pipeline/store/crawl-store.ts";
 import type { CrawlRequest } from "../../schemas/index.ts";
-import type { ApiDeps } from "../app.ts";
+import type { ApiDeps } from "../deps.ts";
 import { cancelError, invalidJobId, invalidPagination, jobExpired, jobNotFound } from "../errors.ts";
 import { publicBase } from "../public-url.ts";
 import { validateBody } from "../validate.ts";

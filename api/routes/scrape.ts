@@ -1,7 +1,7 @@
 // POST /v2/scrape (synchronous, the same fetch -> convert use case as the crawl stages) and GET /v2/scrape/:id.
 import Router from "@koa/router";
 import type { ScrapeRequest } from "../../schemas/index.ts";
-import type { ApiDeps } from "../app.ts";
+import type { ApiDeps } from "../deps.ts";
 import { apiError, jobNotFound } from "../errors.ts";
 import { validateBody } from "../validate.ts";
 import { jobId } from "./crawl.ts";
