@@ -16,7 +16,7 @@ const layers = [
   { files: ["api/**"], forbidden: ["app", ...STAGES] },
   { files: ["schemas/**"], forbidden: ["app", "api", "pipeline"] },
   { files: ["pipeline/**"], forbidden: ["app", "api"] },
-  ...["runtime", "store", "url", "net"].map((layer) => ({ files: [`pipeline/${layer}/**`], forbidden: ["app", "api", "usecases", ...STAGES] })),
+  ...["runtime", "store", "url", "net", "render"].map((layer) => ({ files: [`pipeline/${layer}/**`], forbidden: ["app", "api", "usecases", ...STAGES] })),
   ...STAGES.map((stage) => ({ files: [`pipeline/${stage}/**`], forbidden: ["app", "api", "usecases", ...STAGES.filter((s) => s !== stage)] })),
   { files: ["clients/**"], forbidden: ["app", "api", "pipeline"] },
 ].map(({ files, forbidden }) => ({

@@ -19,6 +19,9 @@ export type ErrorCode =
   | "SCRAPE_CONVERT_TIMEOUT"
   | "SCRAPE_RACED_REDIRECT"
   | "SCRAPE_RETRY_AFTER_TOO_LONG"
+  | "SCRAPE_ACTION_ERROR"
+  | "SCRAPE_BROWSER_UNAVAILABLE"
+  | "SCRAPE_BROWSER_CRASHED"
   | "ROBOTS_BLOCKED"
   // a request that cannot be served as given (HTTP 400 in the API, exit status 2 in the CLI)
   | "BAD_REQUEST"
