@@ -1,7 +1,7 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
-const STAGES = ["frontier", "fetch-render", "convert", "sink", "webhook-emit"];
+const STAGES = ["frontier", "fetch-render", "render", "convert", "sink", "webhook-emit"];
 const anyOf = (folders) => folders.map((f) => `**/${f}/**`);
 
 /**
@@ -16,7 +16,7 @@ const layers = [
   { files: ["api/**"], forbidden: ["app", ...STAGES] },
   { files: ["schemas/**"], forbidden: ["app", "api", "pipeline"] },
   { files: ["pipeline/**"], forbidden: ["app", "api"] },
-  ...["runtime", "store", "url", "net", "render"].map((layer) => ({ files: [`pipeline/${layer}/**`], forbidden: ["app", "api", "usecases", ...STAGES] })),
+  ...["runtime", "store", "url", "net", "browser"].map((layer) => ({ files: [`pipeline/${layer}/**`], forbidden: ["app", "api", "usecases", ...STAGES] })),
   ...STAGES.map((stage) => ({ files: [`pipeline/${stage}/**`], forbidden: ["app", "api", "usecases", ...STAGES.filter((s) => s !== stage)] })),
   { files: ["clients/**"], forbidden: ["app", "api", "pipeline"] },
 ].map(({ files, forbidden }) => ({

@@ -40,7 +40,9 @@ export function createApp(deps: ApiDeps): Koa {
   health.get("/ready", async (ctx) => {
     const ok = await deps.ready().catch(() => false);
     ctx.status = ok ? 200 : 503;
-    ctx.body = { status: ok ? "ready" : "not ready" };
+    // the browser is reported, not required: without it only the pages that need one are affected
+    const browser = deps.renderer?.status() ?? { available: false, reason: "RENDER=never" };
+    ctx.body = { status: ok ? "ready" : "not ready", renderer: { mode: deps.renderMode ?? "never", available: browser.available, ...(browser.reason ? { reason: browser.reason } : {}) } };
   });
   const crawl = crawlRoutes({ ...deps, log });
   app.use(health.routes());

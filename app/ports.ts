@@ -2,6 +2,8 @@
 import { UndiciFetcher } from "../pipeline/fetch-render/fetcher.ts";
 import { guardedAgent } from "../pipeline/net/guarded-agent.ts";
 import type { Config } from "../pipeline/runtime/config.ts";
+import type { Logger } from "../pipeline/runtime/logger.ts";
+import { ChromiumRenderer } from "../pipeline/browser/chromium-renderer.ts";
 
 /** The page fetcher as the configuration describes it (fetch-render, the scrape route and the CLI share it). */
 export function pageFetcher(config: Config): UndiciFetcher {
@@ -17,4 +19,12 @@ export function pageFetcher(config: Config): UndiciFetcher {
 /** The agent webhooks are delivered through: private destinations refused at connect time unless allowed. */
 export function webhookAgent(config: Config) {
   return guardedAgent({ allowPrivate: config.allowLocalWebhooks, resolve: config.resolve, connections: 16 });
+}
+
+/** Headless Chromium as the configuration describes it (the render role and POST /v2/scrape share one per process). */
+export function pageRenderer(config: Config, log: Logger): ChromiumRenderer {
+  return new ChromiumRenderer({
+    executablePath: config.chromiumPath, concurrency: config.renderConcurrency, allowPrivate: config.allowPrivateCrawlTargets,
+    resolve: config.resolve, maxBytes: config.fetchMaxBytes, userAgent: config.userAgent, log,
+  });
 }

@@ -13,7 +13,7 @@ import { Politeness } from "../pipeline/fetch-render/politeness.ts";
 import { RobotsCache } from "../pipeline/fetch-render/robots.ts";
 import { FrontierProcessor } from "../pipeline/frontier/frontier.ts";
 import type { Clock } from "../pipeline/runtime/clock.ts";
-import type { Config } from "../pipeline/runtime/config.ts";
+import { ConfigError, type Config } from "../pipeline/runtime/config.ts";
 import { RETENTION_MS } from "../pipeline/runtime/constants.ts";
 import type { Logger } from "../pipeline/runtime/logger.ts";
 import type { RunnerHandle } from "../pipeline/runtime/runner.ts";
@@ -22,7 +22,10 @@ import { CancelCache } from "../pipeline/store/cancel-cache.ts";
 import { WebhookDeliverer } from "../pipeline/webhook-emit/deliverer.ts";
 import { WebhookEmitter } from "../pipeline/webhook-emit/emitter.ts";
 import type { Infrastructure } from "./infrastructure.ts";
-import { pageFetcher, webhookAgent } from "./ports.ts";
+import { pageFetcher, pageRenderer, webhookAgent } from "./ports.ts";
+import type { Renderer } from "../pipeline/browser/renderer.ts";
+import type { RenderMode } from "../pipeline/browser/needs-render.ts";
+import { RenderProcessor } from "../pipeline/render/render.ts";
 
 /** What the roles of one process share while they are wired, and what they leave to stop. */
 export interface Wiring {
@@ -34,6 +37,22 @@ export interface Wiring {
   pool: ConvertPool | null;
   runners: RunnerHandle[];
   closers: (() => Promise<void>)[];
+  /** One Chromium per process (the render role and POST /v2/scrape), made when first asked for. */
+  renderer?: Renderer;
+}
+
+/** The process's renderer; RENDER=never: none. Says once, clearly, when Chromium is missing. */
+export function processRenderer(w: Wiring): Renderer | undefined {
+  if (w.config.render === "never") return undefined;
+  if (!w.renderer) {
+    const renderer = pageRenderer(w.config, w.log);
+    w.renderer = renderer;
+    w.closers.push(() => renderer.close());
+    const status = renderer.status();
+    if (status.available) w.log.info({ chromium: status.executablePath, render: w.config.render, renderConcurrency: w.config.renderConcurrency }, "renderer: headless Chromium");
+    else w.log.warn({ render: w.config.render, reason: status.reason }, "renderer: NO BROWSER — requests that need one (waitFor, actions, screenshot, mobile) are refused, and RENDER=auto keeps the static HTML of script-built pages (with a warning)");
+  }
+  return w.renderer;
 }
 
 const cacheDeps = (w: Wiring) => ({ cache: w.infra.cache, cacheMaxAgeMs: w.config.cacheMaxAgeMs, now: () => w.clock.now(), log: w.log });
@@ -73,12 +92,23 @@ export async function startFetchRender(w: Wiring): Promise<void> {
     cache: infra.cache,
     cacheMaxAgeMs: config.cacheMaxAgeMs,
     now: () => clock.now(),
+    renderMode: config.render as RenderMode,
     load: new LoadGuard({
       maxCpu: config.maxCpu, maxRam: config.maxRam, sample: systemSampler(),
       onOverload: (s) => log.warn({ cpu: +s.cpu.toFixed(2), ram: +s.ram.toFixed(2), maxCpu: config.maxCpu, maxRam: config.maxRam }, "machine above MAX_CPU/MAX_RAM: no new page until it drops"),
     }),
   }, config.fetchConcurrency);
   w.runners.push(await infra.run(processor));
+}
+
+/** The render role: render.tasks through headless Chromium. In cluster mode it refuses to start without a browser. */
+export async function startRender(w: Wiring, alone: boolean): Promise<void> {
+  const { infra, clock, log, config } = w;
+  const renderer = processRenderer(w) ?? pageRenderer(config, log);
+  if (alone && !renderer.status().available) throw new ConfigError(`config: the render role needs Chromium: ${renderer.status().reason}`);
+  w.runners.push(await infra.run(new RenderProcessor({
+    renderer, cancels: new CancelCache(infra.store, 1000, clock.now), log, defaultTimeoutMs: config.fetchTimeoutMs,
+  }, config.renderConcurrency)));
 }
 
 export async function startConvert(w: Wiring): Promise<void> {
@@ -112,7 +142,7 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
   w.closers.push(() => fetcher.close());
   const app = createApp({
     config, store: infra.store, bus: infra.bus, clock, log, ready: () => infra.ready(), fetcher, convert: pageConverter(w.pool),
-    cache: cacheDeps(w), queueStats: () => infra.queueStats(),
+    cache: cacheDeps(w), queueStats: () => infra.queueStats(), renderer: processRenderer(w), renderMode: config.render as RenderMode,
   });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.port, config.host, () => resolve(s));

@@ -9,9 +9,9 @@ import { ConfigError, type Config } from "../pipeline/runtime/config.ts";
 import type { Logger } from "../pipeline/runtime/logger.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
 import { openInfrastructure } from "./infrastructure.ts";
-import { startApi, startConvert, startFetchRender, startFrontier, startSink, startWebhookEmit, type Wiring } from "./roles.ts";
+import { startApi, startConvert, startFetchRender, startFrontier, startRender, startSink, startWebhookEmit, type Wiring } from "./roles.ts";
 
-export const ROLES = ["api", "frontier", "fetch-render", "convert", "sink", "webhook-emit"] as const;
+export const ROLES = ["api", "frontier", "fetch-render", "render", "convert", "sink", "webhook-emit"] as const;
 export type RoleName = (typeof ROLES)[number];
 
 export interface Running {
@@ -47,6 +47,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
 
   if (roles.includes("frontier")) await startFrontier(w);
   if (roles.includes("fetch-render")) await startFetchRender(w);
+  if (roles.includes("render") && config.render !== "never") await startRender(w, roles.length === 1);
   if (roles.includes("convert")) await startConvert(w);
   if (roles.includes("sink")) await startSink(w);
   if (roles.includes("webhook-emit")) await startWebhookEmit(w);

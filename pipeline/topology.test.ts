@@ -12,6 +12,7 @@ const codeOf: Record<Role, string[]> = {
   api: ["api", "pipeline/usecases"],
   frontier: ["pipeline/frontier"],
   "fetch-render": ["pipeline/fetch-render"],
+  render: ["pipeline/render"],
   convert: ["pipeline/convert"],
   sink: ["pipeline/sink"],
   "webhook-emit": ["pipeline/webhook-emit"],

@@ -4,11 +4,12 @@
 // and the roles that emit to a topic are the ones declared as its producers.
 import type { SchemaName } from "../schemas/index.ts";
 
-export type Role = "api" | "frontier" | "fetch-render" | "convert" | "sink" | "webhook-emit";
+export type Role = "api" | "frontier" | "fetch-render" | "render" | "convert" | "sink" | "webhook-emit";
 
 export type LogicalTopic =
   | "frontier.inbox"
   | "fetch.tasks"
+  | "render.tasks"
   | "pages.fetched"
   | "crawl.pages"
   | "crawl.events"
@@ -36,7 +37,7 @@ export const topics: readonly TopicSpec[] = [
     schema: "frontier-inbox",
     public: false,
     retentionMs: 7 * DAY_MS,
-    producers: ["api", "fetch-render", "convert", "sink"],
+    producers: ["api", "fetch-render", "render", "convert", "sink"],
     consumers: ["frontier"],
   },
   {
@@ -50,13 +51,23 @@ export const topics: readonly TopicSpec[] = [
     consumers: ["fetch-render"],
   },
   {
+    name: "render.tasks",
+    key: "crawlId + host",
+    why: "pages that need a browser, scaled apart from the static fetchers; per-host order as in fetch.tasks",
+    schema: "render-task",
+    public: false,
+    retentionMs: 2 * DAY_MS,
+    producers: ["fetch-render"],
+    consumers: ["render"],
+  },
+  {
     name: "pages.fetched",
     key: "crawlId + url key",
     why: "spreads CPU-bound conversion",
     schema: "page-fetched",
     public: false,
     retentionMs: 1 * DAY_MS,
-    producers: ["fetch-render"],
+    producers: ["fetch-render", "render"],
     consumers: ["convert"],
   },
   {
@@ -107,6 +118,7 @@ export interface ProcessorSpec {
 export const processors = {
   frontier: { role: "frontier", topic: "frontier.inbox", group: "frontier" },
   "fetch-render": { role: "fetch-render", topic: "fetch.tasks", group: "fetch-render" },
+  render: { role: "render", topic: "render.tasks", group: "render" },
   convert: { role: "convert", topic: "pages.fetched", group: "convert" },
   sink: { role: "sink", topic: "crawl.pages", group: "sink" },
   "webhook-emit": { role: "webhook-emit", topic: "crawl.events", group: "webhook-emit" },

@@ -2,6 +2,29 @@
 /* eslint-disable */
 
 /**
+ * One browser action of a scrape (Firecrawl v2 `actions`); the fields each type needs are checked by the request mapping.
+ */
+export interface BrowserAction {
+  type: "wait" | "click" | "write" | "press" | "scroll" | "screenshot" | "scrape" | "executeJavascript" | "pdf";
+  milliseconds?: number;
+  selector?: string;
+  all?: boolean;
+  text?: string;
+  key?: string;
+  direction?: "up" | "down";
+  fullPage?: boolean;
+  quality?: number;
+  viewport?: {
+    width: number;
+    height: number;
+  };
+  script?: string;
+  landscape?: boolean;
+  scale?: number;
+  format?: "A0" | "A1" | "A2" | "A3" | "A4" | "A5" | "A6" | "Letter" | "Legal" | "Tabloid" | "Ledger";
+}
+
+/**
  * Public topic crawl.events: lifecycle of a crawl, keyed by crawlId, in order per crawl.
  */
 export interface CrawlEvent {
@@ -90,6 +113,27 @@ export interface CrawlOptions {
   includeTags?: string[];
   excludeTags?: string[];
   removeBase64Images?: boolean;
+  /**
+   * wait after the page loaded in the browser
+   */
+  waitForMs?: number;
+  /**
+   * @maxItems 50
+   */
+  actions?: BrowserAction[];
+  /**
+   * the screenshot format
+   */
+  screenshot?: {
+    fullPage?: boolean;
+    quality?: number;
+    viewport?: {
+      width: number;
+      height: number;
+    };
+  };
+  mobile?: boolean;
+  skipTlsVerification?: boolean;
 }
 
 /**
@@ -162,11 +206,17 @@ export interface ScrapeOptions {
    * @maxItems 20
    */
   formats?: (
-    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json")
+    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "screenshot" | "screenshot@fullPage")
     | {
-        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json";
+        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "screenshot";
         schema?: {};
         prompt?: string;
+        fullPage?: boolean;
+        quality?: number;
+        viewport?: {
+          width: number;
+          height: number;
+        };
       }
   )[];
   onlyMainContent?: boolean;
@@ -178,6 +228,10 @@ export interface ScrapeOptions {
   waitFor?: number;
   timeout?: number;
   mobile?: boolean;
+  /**
+   * @maxItems 50
+   */
+  actions?: BrowserAction[];
   parsers?: (
     | "pdf"
     | {
@@ -312,6 +366,46 @@ export interface PageFetched {
    * set when the page cache was consulted (maxAge > 0)
    */
   cacheState?: "hit" | "miss";
+  /**
+   * what produced body: the static fetcher or the browser
+   */
+  engine?: "fetch" | "chromium";
+  /**
+   * the screenshot format: a data URL
+   */
+  screenshot?: string;
+  /**
+   * results of the browser actions (screenshots, scrapes, javascriptReturns, pdfs)
+   */
+  actions?: {};
+  /**
+   * a note for the document's warning field
+   */
+  warning?: string;
+}
+
+/**
+ * A page handed by fetch-render to the render role (headless Chromium), keyed like its fetch task (crawlId + host).
+ */
+export interface RenderTask {
+  task: FetchTask;
+  /**
+   * why a browser: the option that needs one (waitFor, actions, screenshot, mobile), RENDER=always, or what the static HTML showed
+   */
+  reason: string;
+  /**
+   * true: the request needs a browser (no browser: the page fails); false: auto-detected (no browser: the static page, with a warning)
+   */
+  required: boolean;
+  /**
+   * the page as the static fetch got it: answers the browser's first navigation, and is the fallback
+   */
+  document?: {
+    finalUrl: string;
+    statusCode: number;
+    contentType: string;
+    body: string;
+  };
 }
 
 /**
@@ -323,11 +417,17 @@ export interface ScrapeRequest {
    * @maxItems 20
    */
   formats?: (
-    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json")
+    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "screenshot" | "screenshot@fullPage")
     | {
-        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json";
+        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "screenshot";
         schema?: {};
         prompt?: string;
+        fullPage?: boolean;
+        quality?: number;
+        viewport?: {
+          width: number;
+          height: number;
+        };
       }
   )[];
   onlyMainContent?: boolean;
@@ -339,6 +439,10 @@ export interface ScrapeRequest {
   waitFor?: number;
   timeout?: number;
   mobile?: boolean;
+  /**
+   * @maxItems 50
+   */
+  actions?: BrowserAction[];
   parsers?: (
     | "pdf"
     | {

@@ -11,7 +11,15 @@ export type Converter = (page: FetchedPage, options: ConvertOptions) => Promise<
 export function pageConverter(pool: ConvertPool | null): Converter {
   return async (page, options) => {
     try {
-      return pool ? await pool.convert(page, options) : await convertAny(page, options);
+      // the browser's artefacts do not go to the worker: they are copied to the document as they are
+      const { screenshot, actions, warning, engine, ...rest } = page;
+      const converted = pool ? await pool.convert(rest, options) : await convertAny(rest, options);
+      const { document } = converted;
+      if (engine) document.metadata.engine = engine;
+      if (screenshot) document.screenshot = screenshot;
+      if (actions) document.actions = actions;
+      if (warning) document.warning = document.warning ? `${document.warning} ${warning}` : warning;
+      return converted;
     } catch (err) {
       if (err instanceof ConvertTimeoutError) throw new PageError("SCRAPE_CONVERT_TIMEOUT", errorMessage(err), { cause: err });
       throw new PageError("SCRAPE_UNPARSEABLE", `could not convert the page: ${errorMessage(err)}`, { cause: err });

@@ -17,6 +17,12 @@ export interface FetchedPage {
   cacheState?: "hit" | "miss";
   /** a cache hit: when the response was fetched (ms) */
   cachedAt?: number;
+  /** what produced body (metadata.engine) */
+  engine?: "fetch" | "chromium";
+  /** the browser's artefacts and notes, copied to the document as they are */
+  screenshot?: string;
+  actions?: object;
+  warning?: string;
 }
 
 export interface Converted {

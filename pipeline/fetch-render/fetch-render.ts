@@ -1,7 +1,7 @@
-// fetch-render stage: fetch.tasks -> pages.fetched (or PageFailed). Also runs each crawl's discover task
-// (robots.txt and sitemaps). Static HTTP for now; the Renderer port (headless Chromium) plugs in here later.
+// fetch-render stage: fetch.tasks -> pages.fetched (or PageFailed), or render.tasks for pages that need a browser
+// (RENDER and the rule of pipeline/browser/needs-render.ts). Also runs each crawl's discover task (robots.txt and sitemaps).
 import { randomUUID } from "node:crypto";
-import type { FetchTask, FrontierInboxMessage, PageFetched } from "../../schemas/index.ts";
+import type { FetchTask, FrontierInboxMessage, PageFetched, RenderTask } from "../../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import { errorCode, errorMessage, PageError, ROBOTS_BLOCKED, TrawlError } from "../runtime/errors.ts";
 import type { Logger } from "../runtime/logger.ts";
@@ -17,6 +17,7 @@ import type { LoadGuard } from "./load-guard.ts";
 import { discoverSitemapUrls } from "./sitemaps.ts";
 import { cachedFetch } from "./cached-fetch.ts";
 import type { PageCache } from "../store/page-cache.ts";
+import { browserOption, scriptBuilt, type RenderMode } from "../browser/needs-render.ts";
 
 export interface FetchRenderDeps {
   fetcher: Fetcher;
@@ -37,6 +38,8 @@ export interface FetchRenderDeps {
   cache?: PageCache;
   cacheMaxAgeMs?: number;
   now?: () => number;
+  /** RENDER: when pages are handed to the render role (absent: never) */
+  renderMode?: RenderMode;
 }
 
 interface Batch {
@@ -113,8 +116,15 @@ export class FetchRenderProcessor implements Processor<FetchTask, Batch> {
 
   private async fetchPage(task: FetchTask): Promise<Emission[]> {
     const { deps } = this;
+    const renderMode = deps.renderMode ?? "never";
     await deps.load?.admit();
     await this.checkRobots(task, task.url);
+    const needs = browserOption(task.options);
+    if (needs) {
+      // waitFor, actions, screenshot, mobile: only a browser can do them; no static fetch first
+      if (renderMode === "never") throw new PageError("SCRAPE_BROWSER_UNAVAILABLE", `${needs} needs a browser, and RENDER=never`);
+      return [this.toRender(task, needs, true)];
+    }
     const timeoutMs = task.options.timeoutMs ?? deps.defaultTimeoutMs;
     const host = new URL(task.url).host;
     const crawlSerial = task.options.delayMs !== undefined && task.options.delayMs > 0;
@@ -148,7 +158,15 @@ export class FetchRenderProcessor implements Processor<FetchTask, Batch> {
       }
       await this.checkRobots(task, result.finalUrl);
     }
+    if (renderMode !== "never" && /html/i.test(result.contentType) && result.statusCode < 400) {
+      const why = renderMode === "always" ? "RENDER=always" : scriptBuilt(result.body);
+      if (why) {
+        this.log.debug({ crawlId: task.crawlId, urlKey: task.urlKey, why }, "page handed to the browser");
+        return [this.toRender(task, why, false, { finalUrl: result.finalUrl, statusCode: result.statusCode, contentType: result.contentType, body: result.body })];
+      }
+    }
     const page: PageFetched = {
+      engine: "fetch",
       crawlId: task.crawlId,
       url: task.url,
       urlKey: task.urlKey,
@@ -165,6 +183,11 @@ export class FetchRenderProcessor implements Processor<FetchTask, Batch> {
       ...(cachedAt !== undefined ? { cachedAt } : {}),
     };
     return [{ topic: "pages.fetched", key: keys.crawlUrl(task.crawlId, task.urlKey), value: page }];
+  }
+
+  /** The page goes to the render role, keyed like its fetch task (per-host order). */
+  private toRender(task: FetchTask, reason: string, required: boolean, document?: RenderTask["document"]): Emission {
+    return { topic: "render.tasks", key: keys.crawlHost(task.crawlId, task.url), value: { task, reason, required, ...(document ? { document } : {}) } satisfies RenderTask };
   }
 
   onPageFailure(msg: Consumed<FetchTask>, err: unknown): Emission[] {

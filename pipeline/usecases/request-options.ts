@@ -1,22 +1,68 @@
 // Request -> internal options: the page-level options (scrapeOptions of a crawl, the top level of POST /v2/scrape) and
 // a crawl's options, with defaults applied. Shared by the HTTP API and the CLI; refusals are RequestErrors (HTTP 400).
-import type { CrawlOptions, CrawlRequest, ScrapeOptions } from "../../schemas/index.ts";
+import type { BrowserAction, CrawlOptions, CrawlRequest, ScrapeOptions } from "../../schemas/index.ts";
 import { parseSelector } from "../convert/selector.ts";
 import { invalidField } from "../runtime/errors.ts";
 import { patternError } from "../url/scope.ts";
 
 type Format = CrawlOptions["formats"][number];
 
-export type ScrapeSettings = Pick<CrawlOptions, "formats" | "onlyMainContent" | "timeoutMs" | "headers" | "pdf" | "includeTags" | "excludeTags" | "removeBase64Images" | "maxAgeMs" | "storeInCache">;
+export type ScrapeSettings = Pick<CrawlOptions, "formats" | "onlyMainContent" | "timeoutMs" | "headers" | "pdf" | "includeTags" | "excludeTags" | "removeBase64Images" | "maxAgeMs" | "storeInCache"
+  | "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification">;
+
+/** The fields each action type needs (the schema allows every field on every action). */
+const ACTION_FIELDS: Record<BrowserAction["type"], { required: (keyof BrowserAction)[]; allowed: (keyof BrowserAction)[] }> = {
+  wait: { required: [], allowed: ["milliseconds", "selector"] },
+  click: { required: ["selector"], allowed: ["selector", "all"] },
+  write: { required: ["text"], allowed: ["text"] },
+  press: { required: ["key"], allowed: ["key"] },
+  scroll: { required: [], allowed: ["direction", "selector"] },
+  screenshot: { required: [], allowed: ["fullPage", "quality", "viewport"] },
+  scrape: { required: [], allowed: [] },
+  executeJavascript: { required: ["script"], allowed: ["script"] },
+  pdf: { required: [], allowed: ["landscape", "scale", "format"] },
+};
+
+/** Per action type: its fields present and no other; total waiting at most 60 s (Firecrawl's rule). */
+function checkActions(actions: BrowserAction[], waitForMs: number, path: string[]): void {
+  let waitMs = waitForMs;
+  actions.forEach((action, i) => {
+    const spec = ACTION_FIELDS[action.type];
+    for (const field of spec.required) if (action[field] === undefined) throw invalidField([...path, "actions", i, field], `a ${action.type} action needs ${field}`);
+    for (const field of Object.keys(action) as (keyof BrowserAction)[]) {
+      if (field !== "type" && !spec.allowed.includes(field)) throw invalidField([...path, "actions", i, field], `a ${action.type} action has no ${field}`);
+    }
+    if (action.type === "wait" && (action.milliseconds === undefined) === (action.selector === undefined)) {
+      throw invalidField([...path, "actions", i], "a wait action needs either milliseconds or selector, not both");
+    }
+    if (action.type === "wait") waitMs += action.milliseconds ?? 1000;
+  });
+  if (waitMs > 60_000) throw invalidField([...path, "actions"], "Total wait time (waitFor + wait actions) cannot exceed 60 seconds");
+}
 
 /** The page-level options with defaults applied; `path` is where they sit in the request (for error details). */
 export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSettings {
   const formats: Format[] = [];
+  let screenshot: ScrapeSettings["screenshot"];
   for (const f of so.formats ?? ["markdown"]) {
     const type = typeof f === "string" ? f : f.type;
     if (type === "json") throw invalidField([...path, "formats"], "The json format is not supported by this server yet");
+    if (type === "screenshot" || type === "screenshot@fullPage") {
+      if (screenshot) throw invalidField([...path, "formats"], "Only one screenshot format is allowed");
+      const spec: { fullPage?: boolean; quality?: number; viewport?: { width: number; height: number } } = typeof f === "string" ? {} : f;
+      screenshot = {
+        fullPage: type === "screenshot@fullPage" || spec.fullPage === true,
+        ...(spec.quality !== undefined ? { quality: spec.quality } : {}),
+        ...(spec.viewport ? { viewport: spec.viewport } : {}),
+      };
+      continue;
+    }
+    if (typeof f !== "string" && (f.fullPage !== undefined || f.quality !== undefined || f.viewport !== undefined)) {
+      throw invalidField([...path, "formats"], `fullPage, quality and viewport belong to the screenshot format, not ${type}`);
+    }
     if (!formats.includes(type)) formats.push(type);
   }
+  if (so.actions?.length) checkActions(so.actions, so.waitFor ?? 0, path);
   if (so.waitFor !== undefined && so.timeout !== undefined && so.waitFor > so.timeout / 2) {
     throw invalidField([...path, "waitFor"], "waitFor must not exceed half of timeout");
   }
@@ -44,6 +90,11 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
     ...(pdf ? { pdf } : {}),
     ...(so.maxAge ? { maxAgeMs: so.maxAge } : {}),
     ...(so.storeInCache === false ? { storeInCache: false } : {}),
+    ...(so.waitFor ? { waitForMs: so.waitFor } : {}),
+    ...(so.actions?.length ? { actions: so.actions } : {}),
+    ...(screenshot ? { screenshot } : {}),
+    ...(so.mobile ? { mobile: true } : {}),
+    ...(so.skipTlsVerification === false ? { skipTlsVerification: false } : {}),
   };
 }
 

@@ -2,22 +2,40 @@
 // The crawl stages run the same parts (Fetcher.fetch in fetch-render, the Converter in convert).
 import { randomUUID } from "node:crypto";
 import { STATUS_CODES } from "node:http";
-import type { Converted } from "../convert/document.ts";
+import type { Converted, FetchedPage } from "../convert/document.ts";
 import type { ConvertOptions, Converter } from "../convert/converter.ts";
 import type { Fetcher } from "../fetch-render/fetcher.ts";
 import { cachedFetch, type CacheDeps } from "../fetch-render/cached-fetch.ts";
 import type { Clock } from "../runtime/clock.ts";
 import { scrapeJobId } from "../runtime/constants.ts";
 import type { CrawlStore } from "../store/crawl-store.ts";
+import { browserOption, scriptBuilt, type RenderMode } from "../browser/needs-render.ts";
+import type { Renderer } from "../browser/renderer.ts";
+import { renderRequest } from "../render/render.ts";
+import { errorCode, errorMessage, invalidField } from "../runtime/errors.ts";
+import type { CrawlOptions } from "../../schemas/index.ts";
 
-/** What one page's scrape takes: conversion options plus request headers and the page cache settings. */
-export type ScrapeOptions = ConvertOptions & { headers?: Record<string, string>; maxAgeMs?: number; storeInCache?: boolean };
+/** What one page's scrape takes: conversion options plus request headers, the page cache and the browser settings. */
+export type ScrapeOptions = ConvertOptions & { headers?: Record<string, string>; maxAgeMs?: number; storeInCache?: boolean }
+  & Pick<CrawlOptions, "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification">;
 
 export interface ScrapeDeps {
   fetcher: Fetcher;
   convert: Converter;
   /** maxAge / storeInCache (absent: no page cache) */
   cache?: CacheDeps;
+  /** headless Chromium (absent: static only) and RENDER */
+  renderer?: Renderer;
+  renderMode?: RenderMode;
+}
+
+/** A request that needs a browser where none can run is refused (HTTP 400) before anything is fetched. */
+export function checkBrowser(deps: Pick<ScrapeDeps, "renderer" | "renderMode">, options: ScrapeOptions): void {
+  const needs = browserOption(options);
+  if (!needs) return;
+  if ((deps.renderMode ?? "never") === "never") throw invalidField([needs], `${needs} needs a browser, and this server runs with RENDER=never`);
+  const status = deps.renderer?.status();
+  if (!status?.available) throw invalidField([needs], `${needs} needs a browser, and none is available on this server: ${status?.reason ?? "no renderer"}`);
 }
 
 /**
@@ -30,13 +48,11 @@ export async function scrapePage(
   options: ScrapeOptions,
   timeoutMs: number,
 ): Promise<Converted> {
-  const fetch = () => deps.fetcher.fetch({ url, timeoutMs, headers: options.headers, errorPages: true });
-  const { result: fetched, cacheState, cachedAt } = deps.cache
-    ? await cachedFetch(deps.cache, { url, headers: options.headers, maxAgeMs: options.maxAgeMs, storeInCache: options.storeInCache }, fetch)
-    : { result: await fetch(), cacheState: undefined, cachedAt: undefined };
-  const converted = await deps.convert({ ...fetched, scrapeId: randomUUID(), ...(cacheState ? { cacheState } : {}), ...(cachedAt !== undefined ? { cachedAt } : {}) }, options);
-  if (fetched.statusCode >= 400) {
-    converted.document.metadata.error = `HTTP ${fetched.statusCode}${STATUS_CODES[fetched.statusCode] ? ` ${STATUS_CODES[fetched.statusCode]}` : ""}`;
+  checkBrowser(deps, options);
+  const converted = await deps.convert(await obtain(deps, url, options, timeoutMs), options);
+  const statusCode = Number(converted.document.metadata.statusCode);
+  if (statusCode >= 400) {
+    converted.document.metadata.error = `HTTP ${statusCode}${STATUS_CODES[statusCode] ? ` ${STATUS_CODES[statusCode]}` : ""}`;
   }
   return converted;
 }
@@ -62,4 +78,33 @@ export async function scrapeAndStore(deps: StoredScrapeDeps, url: string, option
 export async function readScrape(store: CrawlStore, scrapeId: string): Promise<string | undefined> {
   const page = await store.pageDocuments(scrapeJobId(scrapeId), 0, Number.MAX_SAFE_INTEGER, 1);
   return page.docs[0];
+}
+
+/** The page as the static fetcher or the browser produced it (RENDER and the rule of needs-render.ts). */
+async function obtain(deps: ScrapeDeps, url: string, options: ScrapeOptions, timeoutMs: number): Promise<FetchedPage> {
+  const scrapeId = randomUUID();
+  const { renderer } = deps;
+  const rendered = async (document?: Parameters<typeof renderRequest>[3]): Promise<FetchedPage> => {
+    const { refused: _refused, ...page } = await (renderer as Renderer).render(renderRequest(url, options, timeoutMs, document));
+    return { ...page, scrapeId, engine: "chromium" };
+  };
+  if (renderer && browserOption(options)) return rendered();
+  const fetch = () => deps.fetcher.fetch({ url, timeoutMs, headers: options.headers, errorPages: true });
+  const { result: fetched, cacheState, cachedAt } = deps.cache
+    ? await cachedFetch(deps.cache, { url, headers: options.headers, maxAgeMs: options.maxAgeMs, storeInCache: options.storeInCache }, fetch)
+    : { result: await fetch(), cacheState: undefined, cachedAt: undefined };
+  const staticPage: FetchedPage = { ...fetched, scrapeId, engine: "fetch", ...(cacheState ? { cacheState } : {}), ...(cachedAt !== undefined ? { cachedAt } : {}) };
+  const mode = deps.renderMode ?? "never";
+  if (mode === "never" || !/html/i.test(fetched.contentType) || fetched.statusCode >= 400) return staticPage;
+  const why = mode === "always" ? "RENDER=always" : scriptBuilt(fetched.body);
+  if (!why) return staticPage;
+  const status = renderer?.status();
+  if (!renderer || !status?.available) return { ...staticPage, warning: `This page looks built by scripts (${why}), but no browser is available here: the static HTML was used.` };
+  const document = { finalUrl: fetched.finalUrl, statusCode: fetched.statusCode, contentType: fetched.contentType, body: fetched.body };
+  try {
+    return await rendered(document);
+  } catch (err) {
+    if (errorCode(err) === "SCRAPE_PRIVATE_TARGET_REFUSED") throw err;
+    return { ...staticPage, warning: `Rendering this script-built page failed (${errorMessage(err)}): the static HTML was used.` };
+  }
 }

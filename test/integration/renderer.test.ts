@@ -1,7 +1,7 @@
 // The Chromium renderer on its own, against real local servers: pages built by scripts, actions, screenshots,
 // the private-address rule on every request the browser makes, and a browser killed in the middle of a page.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ChromiumRenderer } from "../../pipeline/render/chromium-renderer.ts";
+import { ChromiumRenderer } from "../../pipeline/browser/chromium-renderer.ts";
 import { createLogger } from "../../pipeline/runtime/logger.ts";
 import { startProbeTarget, startScriptSite, type ScriptSite } from "../fixtures/script-site.ts";
 

@@ -21,7 +21,7 @@ export function browserOption(o: BrowserOptions): string | null {
 }
 
 /** Pages with less visible body text than this, while they load scripts, count as script-built. */
-export const MIN_STATIC_TEXT = 200;
+export const MIN_STATIC_TEXT = 50;
 
 const APP_ROOT = /<(div|main|section|app-root)\b[^>]*\bid\s*=\s*["']?(root|app|__next|__nuxt|___gatsby|svelte|q-app)["']?[^>]*>\s*<\/\1\s*>/i;
 const ANGULAR_ROOT = /<app-root\b[^>]*>\s*<\/app-root\s*>/i;

@@ -1,0 +1,108 @@
+// render stage: render.tasks -> pages.fetched (or PageFailed). Pages that fetch-render found need a browser are
+// rendered by headless Chromium through the Renderer port; a page that only looked script-built falls back to its
+// static HTML (with a warning) when no browser is available or the browser fails on it.
+import { randomUUID } from "node:crypto";
+import type { FetchTask, FrontierInboxMessage, PageFetched, RenderTask } from "../../schemas/index.ts";
+import type { RenderAction, Renderer, RenderRequest, RenderResult } from "../browser/renderer.ts";
+import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
+import { errorCode, errorMessage, PageError } from "../runtime/errors.ts";
+import type { Logger } from "../runtime/logger.ts";
+import type { CancelCache } from "../store/cancel-cache.ts";
+import { keys, processorIdentity } from "../topology.ts";
+import { crawlUrlKey } from "../url/normalize-url.ts";
+import { inScope } from "../url/scope.ts";
+
+export interface RenderDeps {
+  renderer: Renderer;
+  cancels: CancelCache;
+  log: Logger;
+  defaultTimeoutMs: number;
+  /** MAX_CPU / MAX_RAM: no new page starts while the machine is above them */
+  load?: { admit(): Promise<void> };
+}
+
+interface Batch {
+  cancelled: Set<string>;
+}
+
+const ID = processorIdentity("render");
+
+/** The browser request of a page's options (crawl options, or a scrape's settings). */
+export function renderRequest(url: string, o: Partial<FetchTask["options"]>, timeoutMs: number, document?: RenderTask["document"]): RenderRequest {
+  return {
+    url, timeoutMs, ...(o.headers ? { headers: o.headers } : {}), ...(o.waitForMs ? { waitForMs: o.waitForMs } : {}),
+    ...(o.actions?.length ? { actions: o.actions as RenderAction[] } : {}), // per-type fields checked by the request mapping ...(o.screenshot ? { screenshot: o.screenshot } : {}),
+    ...(o.mobile ? { mobile: true } : {}), ...(o.skipTlsVerification === false ? { skipTlsVerification: false } : {}),
+    ...(document ? { document } : {}),
+  };
+}
+
+export class RenderProcessor implements Processor<RenderTask, Batch> {
+  readonly name = ID.name;
+  readonly topic = ID.topic;
+  readonly schema = ID.schema;
+  readonly group = ID.group;
+  readonly broadcast = ID.broadcast;
+  readonly mode = "parallel" as const;
+  readonly concurrency: number;
+  private readonly deps: RenderDeps;
+  private readonly log: Logger;
+
+  constructor(deps: RenderDeps, concurrency: number) {
+    this.deps = deps;
+    this.concurrency = concurrency;
+    this.log = deps.log.child({ component: "render" });
+  }
+
+  createBatch(): Batch {
+    return { cancelled: new Set() };
+  }
+
+  async prepare(messages: Consumed<RenderTask>[], batch: Batch): Promise<void> {
+    batch.cancelled = await this.deps.cancels.check(messages.map((m) => m.value.task.crawlId));
+  }
+
+  async handle(msg: Consumed<RenderTask>, batch: Batch): Promise<Emission[]> {
+    const { task, document, required, reason } = msg.value;
+    if (batch.cancelled.has(task.crawlId)) return [];
+    await this.deps.load?.admit();
+    const status = this.deps.renderer.status();
+    if (!status.available) {
+      if (required || !document) throw new PageError("SCRAPE_BROWSER_UNAVAILABLE", `${reason} needs a browser, and none is available: ${status.reason}`);
+      return [this.page(task, { ...document, url: task.url }, "fetch", `This page looks built by scripts (${reason}), but no browser is available here: the static HTML was used.`)];
+    }
+    let result: RenderResult;
+    try {
+      result = await this.deps.renderer.render(renderRequest(task.url, task.options, task.options.timeoutMs ?? this.deps.defaultTimeoutMs, document));
+    } catch (err) {
+      if (required || !document || errorCode(err) === "SCRAPE_PRIVATE_TARGET_REFUSED") throw err;
+      this.log.warn({ crawlId: task.crawlId, urlKey: task.urlKey, err: errorMessage(err) }, "rendering failed: the static page is used");
+      return [this.page(task, { ...document, url: task.url }, "fetch", `Rendering this script-built page failed (${errorMessage(err)}): the static HTML was used.`)];
+    }
+    const finalUrlKey = crawlUrlKey(result.finalUrl, task.options);
+    if (finalUrlKey !== task.urlKey && task.depth > 0) {
+      const verdict = inScope(task.startUrl ?? task.url, result.finalUrl, task.options, task.url);
+      if (verdict !== "ok") throw new PageError("SCRAPE_REDIRECT_OUT_OF_SCOPE", `the page's script went to ${result.finalUrl}, which is out of the crawl's scope (${verdict})`);
+    }
+    return [this.page(task, result, "chromium")];
+  }
+
+  private page(task: FetchTask, got: Pick<RenderResult, "url" | "finalUrl" | "statusCode" | "contentType" | "body" | "screenshot" | "actions">, engine: "fetch" | "chromium", warning?: string): Emission {
+    const page: PageFetched = {
+      crawlId: task.crawlId, url: task.url, urlKey: task.urlKey, finalUrl: got.finalUrl, finalUrlKey: crawlUrlKey(got.finalUrl, task.options),
+      depth: task.depth, statusCode: got.statusCode, contentType: got.contentType, body: got.body, scrapeId: randomUUID(), options: task.options,
+      engine, ...(got.screenshot ? { screenshot: got.screenshot } : {}), ...(got.actions ? { actions: got.actions as unknown as Record<string, unknown> } : {}),
+      ...(warning ? { warning } : {}),
+    };
+    return { topic: "pages.fetched", key: keys.crawlUrl(task.crawlId, task.urlKey), value: page };
+  }
+
+  onPageFailure(msg: Consumed<RenderTask>, err: unknown): Emission[] {
+    const { task } = msg.value;
+    const failed: FrontierInboxMessage = {
+      type: "PageFailed", crawlId: task.crawlId, urlKey: task.urlKey, url: task.url, code: errorCode(err), error: errorMessage(err),
+      ...(err instanceof PageError && err.statusCode ? { statusCode: err.statusCode } : {}),
+    };
+    return [{ topic: "frontier.inbox", key: keys.crawl(task.crawlId), value: failed }];
+  }
+}
