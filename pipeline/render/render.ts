@@ -31,7 +31,8 @@ const ID = processorIdentity("render");
 export function renderRequest(url: string, o: Partial<FetchTask["options"]>, timeoutMs: number, document?: RenderTask["document"]): RenderRequest {
   return {
     url, timeoutMs, ...(o.headers ? { headers: o.headers } : {}), ...(o.waitForMs ? { waitForMs: o.waitForMs } : {}),
-    ...(o.actions?.length ? { actions: o.actions as RenderAction[] } : {}), // per-type fields checked by the request mapping ...(o.screenshot ? { screenshot: o.screenshot } : {}),
+    // actions: the per-type fields were checked by the request mapping
+    ...(o.actions?.length ? { actions: o.actions as RenderAction[] } : {}), ...(o.screenshot ? { screenshot: o.screenshot } : {}),
     ...(o.mobile ? { mobile: true } : {}), ...(o.skipTlsVerification === false ? { skipTlsVerification: false } : {}),
     ...(document ? { document } : {}),
   };
