@@ -42,7 +42,8 @@ need_java_maven() {
 apt_install() {
   if [[ $(id -u) -ne 0 ]]; then log "need root to apt-get install $*"; return 1; fi
   if [[ ! -f "$INFRA_DIR/.apt-updated" ]]; then apt-get update -qq; touch "$INFRA_DIR/.apt-updated"; fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >/dev/null
+  # services install in parallel (infra.sh): wait for the dpkg lock instead of failing on it
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=300 "$@" >/dev/null
 }
 
 # wait_ready NAME PIDFILE READY_FN LOG...: waits up to 60 s for READY_FN to succeed while the process lives;
