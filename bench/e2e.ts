@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { createServer } from "node:net";
 import { ensurePostgresManual, serveDirectory } from "./corpus.ts";
 import { startSyntheticSite } from "./synthetic-site.ts";
-import { cpuSeconds, peakRss } from "./proc.ts";
+import { cpuSeconds, descendants, peakRss, peakTreeRss } from "./proc.ts";
 
 const ROOT = join(import.meta.dirname, "..");
 
@@ -30,7 +30,8 @@ const pidOf = (file: string) => {
   }
 };
 
-export async function e2e(mode: "embedded" | "cluster", siteSpec: string) {
+/** `env`: extra settings of the Trawl process (e.g. RENDER); `limit`: pages to crawl (default: all). */
+export async function e2e(mode: "embedded" | "cluster", siteSpec: string, opts: { env?: Record<string, string>; limit?: number } = {}) {
   const site = siteSpec === "pg" ? await serveDirectory(ensurePostgresManual()) : await startSyntheticSite(Number(siteSpec.split(":")[1] ?? 1000));
   const start = siteSpec === "pg" ? `${site.origin}/docs/index.html` : `${site.origin}/site/p0.html`;
   const expected = siteSpec === "pg" ? undefined : Number(siteSpec.split(":")[1]);
@@ -44,6 +45,7 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string) {
   const env = {
     ...process.env, TRAWL_MODE: mode, PORT: String(port), DATA_DIR: dataDir, ALLOW_PRIVATE_CRAWL_TARGETS: "true", LOG_LEVEL: "warn",
     MAX_CPU: "1", MAX_RAM: "1", KAFKA_TOPIC_PREFIX: tag, KAFKA_GROUP_PREFIX: tag, CLICKHOUSE_DATABASE: `trawl_${tag.slice(0, -1)}`, HOST_MAX_CONCURRENCY: "16",
+    ...opts.env,
   };
   const t0 = performance.now();
   const child = spawn(join(ROOT, "node_modules/.bin/node"), [join(ROOT, "bin/trawl.js"), "all"], { env, stdio: ["ignore", "ignore", "inherit"] });
@@ -57,8 +59,9 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string) {
   if (mode === "cluster") Object.assign(pids, { kafka: pidOf("kafka/kafka.pid"), clickhouse: pidOf("clickhouse/clickhouse.pid") });
   const rss = peakRss(pids);
   const cpu0 = cpuSeconds(child.pid as number);
+  const browserRss = peakTreeRss(child.pid as number);
   const t1 = performance.now();
-  const res = await fetch(`${api}/v2/crawl`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: start, limit: 200_000, crawlEntireDomain: true }) });
+  const res = await fetch(`${api}/v2/crawl`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: start, limit: opts.limit ?? 200_000, crawlEntireDomain: true }) });
   const { id } = (await res.json()) as { id: string };
   const latencies: number[] = [];
   let firstPageMs = 0;
@@ -75,7 +78,10 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string) {
   }
   const seconds = (performance.now() - t1) / 1000;
   rssAt["1"] = rss.now();
-  const cpu = cpuSeconds(child.pid as number) - cpu0;
+  // the browser processes are Trawl's children: their CPU counts (they run from the first rendered page on)
+  const browserCpu = descendants(child.pid as number).reduce((n, p) => n + cpuSeconds(p), 0);
+  const cpu = cpuSeconds(child.pid as number) - cpu0 + browserCpu;
+  const browserPeakRssMB = browserRss.stop();
   const peak = rss.stop();
   latencies.sort((a, b) => a - b);
   const q = (x: number) => +(latencies[Math.min(latencies.length - 1, Math.floor(x * latencies.length))] as number).toFixed(1);
@@ -86,12 +92,13 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string) {
   return {
     mode, site: siteSpec, pages: status.completed, status: status.status, seconds: +seconds.toFixed(2), pagesPerSecond: +(status.completed / seconds).toFixed(1),
     readyMs, firstPageMs, statusP50Ms: q(0.5), statusP99Ms: q(0.99), cpuSecondsPerPage: +(cpu / Math.max(1, status.completed)).toFixed(4),
-    peakRssMB: peak, ...(expected ? { rssMBAt10pct: rssAt["0.1"], rssMBAt50pct: rssAt["0.5"], rssMBAt100pct: rssAt["1"] } : {}),
+    peakRssMB: peak, ...(browserPeakRssMB ? { browserPeakRssMB, browserCpuSeconds: +browserCpu.toFixed(1) } : {}), ...(expected ? { rssMBAt10pct: rssAt["0.1"], rssMBAt50pct: rssAt["0.5"], rssMBAt100pct: rssAt["1"] } : {}),
   };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const [mode, site] = process.argv.slice(2);
-  if ((mode !== "embedded" && mode !== "cluster") || !site) throw new Error("usage: e2e.ts embedded|cluster pg|synthetic:<pages>");
-  console.log(JSON.stringify(await e2e(mode, site)));
+  if ((mode !== "embedded" && mode !== "cluster") || !site) throw new Error("usage: e2e.ts embedded|cluster pg|synthetic:<pages> [RENDER] [limit]");
+  const [render, limit] = process.argv.slice(4);
+  console.log(JSON.stringify(await e2e(mode, site, { ...(render ? { env: { RENDER: render, RENDER_CONCURRENCY: "2" } } : {}), ...(limit ? { limit: Number(limit) } : {}) })));
 }

@@ -85,6 +85,24 @@ const benches: Record<string, Bench> = {
       return [met(b <= a * 1.2, `RSS flat within 20% from 10% to 100% (${a} -> ${b} MB)`), met(Number(r.statusP99Ms) < 50, "status p99 < 50 ms")];
     },
   },
+  render: {
+    describe: "rendering, embedded, PostgreSQL manual: RENDER=always on the first 100 pages (2 browser pages at once), RENDER=auto and RENDER=never on the whole manual",
+    run: () => ({
+      always: script("e2e.ts", "embedded", "pg", "always", "100")(),
+      auto: script("e2e.ts", "embedded", "pg", "auto")(),
+      never: script("e2e.ts", "embedded", "pg", "never")(),
+    }),
+    summary: (r) => {
+      const [always, auto, never] = (["always", "auto", "never"] as const).map((k) => r[k] as Record<string, number>) as Record<string, number>[];
+      return `always: ${always?.pages} pages, ${always?.pagesPerSecond} pages/s, ${always?.cpuSecondsPerPage} CPU s/page, browser peak RSS ${always?.browserPeakRssMB} MB (${Math.round(Number(always?.browserPeakRssMB) / 2)} MB per page at 2 pages)<br>` +
+        `auto: ${auto?.pages} pages, ${auto?.pagesPerSecond} pages/s, ${auto?.cpuSecondsPerPage} CPU s/page<br>never: ${never?.pages} pages, ${never?.pagesPerSecond} pages/s, ${never?.cpuSecondsPerPage} CPU s/page`;
+    },
+    targets: (r) => {
+      const auto = Number((r.auto as Record<string, number>).pagesPerSecond);
+      const never = Number((r.never as Record<string, number>).pagesPerSecond);
+      return [met(auto >= never * 0.9, `RENDER=auto within 10% of static (${auto} vs ${never} pages/s)`)];
+    },
+  },
   scale100k: {
     describe: "embedded mode, synthetic site of 100,000 pages (about 7 minutes; not in the default set)",
     run: script("e2e.ts", "embedded", "synthetic:100000"),

@@ -28,9 +28,10 @@ describe.each(MODES)("%s mode", (mode) => {
     });
     expect(doc.markdown).toContain("CLICKED CONTENT");
     expect(doc.screenshot).toMatch(/^data:image\/png;base64,/);
-    expect(doc.actions?.screenshots?.[0]).toMatch(/^data:image\/png;base64,/);
-    expect(doc.actions?.scrapes?.[0]?.html).toContain("CLICKED CONTENT");
-    expect(doc.actions?.javascriptReturns).toEqual([{ type: "string", value: "CLICKED CONTENT" }]);
+    const actions = doc.actions as { screenshots: string[]; scrapes: { html: string }[]; javascriptReturns: unknown[] };
+    expect(actions.screenshots[0]).toMatch(/^data:image\/png;base64,/);
+    expect(actions.scrapes[0]?.html).toContain("CLICKED CONTENT");
+    expect(actions.javascriptReturns).toEqual([{ type: "string", value: "CLICKED CONTENT" }]);
     expect(doc.metadata?.engine).toBe("chromium");
   });
 
