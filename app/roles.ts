@@ -55,6 +55,12 @@ export function processRenderer(w: Wiring): Renderer | undefined {
   return w.renderer;
 }
 
+/** MAX_CPU / MAX_RAM: a worker starts no new page while the machine is above them. */
+const loadGuard = ({ config, log }: Wiring) => new LoadGuard({
+  maxCpu: config.maxCpu, maxRam: config.maxRam, sample: systemSampler(),
+  onOverload: (s) => log.warn({ cpu: +s.cpu.toFixed(2), ram: +s.ram.toFixed(2), maxCpu: config.maxCpu, maxRam: config.maxRam }, "machine above MAX_CPU/MAX_RAM: no new page until it drops"),
+});
+
 const cacheDeps = (w: Wiring) => ({ cache: w.infra.cache, cacheMaxAgeMs: w.config.cacheMaxAgeMs, now: () => w.clock.now(), log: w.log });
 
 export async function startFrontier(w: Wiring): Promise<void> {
@@ -93,10 +99,7 @@ export async function startFetchRender(w: Wiring): Promise<void> {
     cacheMaxAgeMs: config.cacheMaxAgeMs,
     now: () => clock.now(),
     renderMode: config.render as RenderMode,
-    load: new LoadGuard({
-      maxCpu: config.maxCpu, maxRam: config.maxRam, sample: systemSampler(),
-      onOverload: (s) => log.warn({ cpu: +s.cpu.toFixed(2), ram: +s.ram.toFixed(2), maxCpu: config.maxCpu, maxRam: config.maxRam }, "machine above MAX_CPU/MAX_RAM: no new page until it drops"),
-    }),
+    load: loadGuard(w),
   }, config.fetchConcurrency);
   w.runners.push(await infra.run(processor));
 }
@@ -107,7 +110,7 @@ export async function startRender(w: Wiring, alone: boolean): Promise<void> {
   const renderer = processRenderer(w) ?? pageRenderer(config, log);
   if (alone && !renderer.status().available) throw new ConfigError(`config: the render role needs Chromium: ${renderer.status().reason}`);
   w.runners.push(await infra.run(new RenderProcessor({
-    renderer, cancels: new CancelCache(infra.store, 1000, clock.now), log, defaultTimeoutMs: config.fetchTimeoutMs,
+    renderer, cancels: new CancelCache(infra.store, 1000, clock.now), log, defaultTimeoutMs: config.fetchTimeoutMs, load: loadGuard(w),
   }, config.renderConcurrency)));
 }
 

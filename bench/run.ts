@@ -86,12 +86,14 @@ const benches: Record<string, Bench> = {
     },
   },
   render: {
-    describe: "rendering, embedded, PostgreSQL manual: RENDER=always on the first 100 pages (2 browser pages at once), RENDER=auto and RENDER=never on the whole manual",
-    run: () => ({
-      always: script("e2e.ts", "embedded", "pg", "always", "100")(),
-      auto: script("e2e.ts", "embedded", "pg", "auto")(),
-      never: script("e2e.ts", "embedded", "pg", "never")(),
-    }),
+    describe: "rendering, embedded, PostgreSQL manual: RENDER=always on the first 100 pages (2 browser pages at once); RENDER=never and RENDER=auto on the whole manual, alternated twice, the faster run of each kept (a shared machine is noisy)",
+    run: () => {
+      const always = script("e2e.ts", "embedded", "pg", "always", "100")();
+      const runs: Record<string, Record<string, unknown>[]> = { never: [], auto: [] };
+      for (let i = 0; i < 2; i++) for (const mode of ["never", "auto"]) runs[mode]?.push(script("e2e.ts", "embedded", "pg", mode)());
+      const best = (list: Record<string, unknown>[] = []) => ({ ...list.reduce((a, b) => (Number(b.pagesPerSecond) > Number(a.pagesPerSecond) ? b : a)), runsPagesPerSecond: list.map((r) => r.pagesPerSecond) });
+      return { always, auto: best(runs.auto), never: best(runs.never) };
+    },
     summary: (r) => {
       const [always, auto, never] = (["always", "auto", "never"] as const).map((k) => r[k] as Record<string, number>) as Record<string, number>[];
       return `always: ${always?.pages} pages, ${always?.pagesPerSecond} pages/s, ${always?.cpuSecondsPerPage} CPU s/page, browser peak RSS ${always?.browserPeakRssMB} MB (${Math.round(Number(always?.browserPeakRssMB) / 2)} MB per page at 2 pages)<br>` +
