@@ -43,7 +43,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   const clock = systemClock;
   const infra = await openInfrastructure(config, log, clock, roles.length === 1 ? (roles[0] as string) : "all");
   const needsPool = (roles.includes("convert") || roles.includes("api")) && config.convertWorkers > 0;
-  const w: Wiring = { config, log, clock, infra, pool: needsPool ? new ConvertPool({ size: config.convertWorkers, timeoutMs: config.convertTimeoutMs }) : null, runners: [], closers: [] };
+  const w: Wiring = { config, log, clock, infra, pool: needsPool ? new ConvertPool({ size: config.convertWorkers, timeoutMs: config.convertTimeoutMs }) : null, runners: [], beforeStop: [], closers: [] };
   const pool = w.pool;
   if (pool) w.closers.push(() => pool.close());
 
@@ -64,6 +64,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
       stopped = true;
       log.info("shutting down: draining in-flight work");
       if (api) await closeApi(api.server, api.wss);
+      for (const prepare of w.beforeStop) prepare();
       await Promise.all(w.runners.map((r) => r.stop()));
       await infra.close();
       for (const close of w.closers) await close();
