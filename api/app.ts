@@ -7,6 +7,7 @@ import { jsonBody } from "./body.ts";
 import { errorMiddleware, routeNotFound } from "./errors.ts";
 import { crawlRoutes } from "./routes/crawl.ts";
 import { scrapeRoutes } from "./routes/scrape.ts";
+import { batchRoutes } from "./routes/batch.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { adminKeyRoutes } from "./routes/admin-keys.ts";
 
@@ -44,6 +45,9 @@ export function createApp(deps: ApiDeps): Koa {
   app.use(crawl.allowedMethods());
   app.use(adminRoutes({ ...deps, log }).routes());
   app.use(adminKeyRoutes({ ...deps, log }).routes());
+  const batch = batchRoutes({ ...deps, log });
+  app.use(batch.routes());
+  app.use(batch.allowedMethods());
   const scrape = scrapeRoutes({ ...deps, log });
   app.use(scrape.routes());
   app.use(scrape.allowedMethods());

@@ -2,6 +2,85 @@
 /* eslint-disable */
 
 /**
+ * Webhook settings: a URL string or an object.
+ */
+export type Webhook =
+  | string
+  | {
+      url: string;
+      headers?: {
+        [k: string]: string;
+      };
+      metadata?: {};
+      events?: ("started" | "page" | "completed" | "failed" | "cancelled")[];
+    };
+
+/**
+ * Body of POST /v2/batch/scrape: urls plus every scrape option at the top level, webhook and batch settings. Unknown keys are rejected.
+ */
+export interface BatchScrapeRequest {
+  /**
+   * The pages to scrape (at most 10,000 per request); each is checked like a scrape's url.
+   *
+   * @minItems 1
+   * @maxItems 10000
+   */
+  urls: [string, ...string[]];
+  /**
+   * @maxItems 20
+   */
+  formats?: (
+    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json")
+    | {
+        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json";
+        schema?: {};
+        prompt?: string;
+      }
+  )[];
+  onlyMainContent?: boolean;
+  includeTags?: string[];
+  excludeTags?: string[];
+  headers?: {
+    [k: string]: string;
+  };
+  waitFor?: number;
+  timeout?: number;
+  mobile?: boolean;
+  parsers?: (
+    | "pdf"
+    | {
+        type: "pdf";
+        maxPages?: number;
+        mode?: "fast" | "auto" | "ocr";
+      }
+  )[];
+  skipTlsVerification?: boolean;
+  removeBase64Images?: boolean;
+  blockAds?: boolean;
+  fastMode?: boolean;
+  proxy?: "basic" | "stealth" | "auto" | "enhanced";
+  maxAge?: number;
+  storeInCache?: boolean;
+  location?: {
+    country?: string;
+    languages?: string[];
+  };
+  origin?: string;
+  integration?: string | null;
+  zeroDataRetention?: boolean;
+  webhook?: Webhook;
+  /**
+   * Add these URLs to an existing batch scrape (not supported by this server: refused with 400).
+   */
+  appendToId?: string;
+  /**
+   * Skip invalid URLs (listed in invalidURLs) instead of refusing the request.
+   */
+  ignoreInvalidURLs?: boolean;
+  maxConcurrency?: number;
+}
+
+/**
  * Public topic crawl.events: lifecycle of a crawl, keyed by crawlId, in order per crawl.
  */
 export interface CrawlEvent {
@@ -17,6 +96,10 @@ export interface CrawlEvent {
   seq?: number;
   document?: PageDocument;
   error?: string | null;
+  /**
+   * the job's kind (absent: crawl); webhooks of a batch use batch_scrape.* event names
+   */
+  kind?: "crawl" | "batch";
 }
 
 /**
@@ -90,6 +173,10 @@ export interface CrawlOptions {
   includeTags?: string[];
   excludeTags?: string[];
   removeBase64Images?: boolean;
+  /**
+   * batch: a batch scrape (the given URLs, no link following, no discovery); absent: a crawl
+   */
+  kind?: "crawl" | "batch";
 }
 
 /**
@@ -104,21 +191,11 @@ export interface CrawlPage {
    * dedup key of the URL after redirects
    */
   finalUrlKey?: string;
+  /**
+   * the job's kind (absent: crawl)
+   */
+  kind?: "crawl" | "batch";
 }
-
-/**
- * Webhook settings: a URL string or an object.
- */
-export type Webhook =
-  | string
-  | {
-      url: string;
-      headers?: {
-        [k: string]: string;
-      };
-      metadata?: {};
-      events?: ("started" | "page" | "completed" | "failed" | "cancelled")[];
-    };
 
 /**
  * Body of POST /v2/crawl. Unknown keys are rejected.
@@ -236,6 +313,10 @@ export interface CrawlRequested {
    * the webhook setting as JSON text, or empty
    */
   webhook?: string;
+  /**
+   * a batch scrape's URLs (besides url, the first of them)
+   */
+  urls?: string[];
 }
 
 export interface LinksDiscovered {

@@ -49,6 +49,7 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
 
 /** A crawl request's options with defaults applied (`defaultLimit` when the request sets no `limit`). */
 export function crawlOptions(body: CrawlRequest, defaultLimit: number): CrawlOptions {
+  refuseZeroDataRetention(body.zeroDataRetention);
   const page = scrapeSettings(body.scrapeOptions ?? {}, ["scrapeOptions"]);
   checkPatterns(body);
   const opt = <K extends keyof CrawlOptions>(key: K, value: CrawlOptions[K] | undefined) => (value === undefined ? {} : { [key]: value });
@@ -70,6 +71,11 @@ export function crawlOptions(body: CrawlRequest, defaultLimit: number): CrawlOpt
     ...opt("delayMs", body.delay === undefined ? undefined : Math.round(body.delay * 1000)),
     ...opt("maxConcurrency", body.maxConcurrency),
   };
+}
+
+/** zeroDataRetention: true is refused, not accepted and ignored (results are kept for their retention time). */
+export function refuseZeroDataRetention(value: boolean | undefined): void {
+  if (value) throw invalidField(["zeroDataRetention"], "zeroDataRetention is not supported by this server: results are kept for 24 hours");
 }
 
 /** `parsers`: absent -> parse PDFs; [] -> PDFs as base64 (1 credit); "pdf" / {type:"pdf", maxPages} -> parse, capped. */
