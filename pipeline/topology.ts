@@ -62,7 +62,7 @@ export const topics: readonly TopicSpec[] = [
     name: "pages.extract",
     key: "crawlId + url key",
     why: "spreads CPU-bound extraction",
-    schema: "crawl-page",
+    schema: "page-extract",
     public: false,
     retentionMs: 1 * DAY_MS,
     producers: ["convert"],

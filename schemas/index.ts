@@ -32,6 +32,7 @@ export type SchemaName =
   | "fetch-task"
   | "page-fetched"
   | "crawl-page"
+  | "page-extract"
   | "crawl-event"
   | "webhook-delivery"
   | "scrape-request";

@@ -51,7 +51,14 @@ export interface CrawlOptions {
   limit: number;
   crawlEntireDomain: boolean;
   allowSubdomains: boolean;
-  formats: ("markdown" | "html" | "rawHtml" | "links" | "images")[];
+  formats: ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary")[];
+  /**
+   * the json format's schema and prompt (formats holds "json")
+   */
+  json?: {
+    schema?: {};
+    prompt?: string;
+  };
   onlyMainContent: boolean;
   timeoutMs?: number;
   headers?: {
@@ -162,10 +169,16 @@ export interface ScrapeOptions {
    * @maxItems 20
    */
   formats?: (
-    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json")
+    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary")
     | {
-        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json";
+        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary";
+        /**
+         * json format: the JSON Schema of document.json (compiled with ajv at submit; an invalid schema is a 400)
+         */
         schema?: {};
+        /**
+         * json format: instructions for the llm provider (the rules provider follows the schema only)
+         */
         prompt?: string;
       }
   )[];
@@ -283,6 +296,35 @@ export interface DiscoveryDone {
 }
 
 /**
+ * Internal topic pages.extract: a converted page whose formats ask for json or summary, on its way to the extract-json stage (which produces it to crawl.pages). Keyed by crawlId + url key.
+ */
+export interface PageExtract {
+  crawlId: string;
+  urlKey: string;
+  credits: number;
+  document: PageDocument;
+  /**
+   * dedup key of the URL after redirects
+   */
+  finalUrlKey?: string;
+  /**
+   * the page as fetched (JSON-LD, meta, tables)
+   */
+  html: string;
+  /**
+   * the page's markdown when the document does not carry it (markdown not among the formats)
+   */
+  markdown?: string;
+  extract: {
+    json?: {
+      schema?: {};
+      prompt?: string;
+    };
+    summary?: boolean;
+  };
+}
+
+/**
  * A fetched page on its way to conversion, keyed by crawlId + url key.
  */
 export interface PageFetched {
@@ -323,10 +365,16 @@ export interface ScrapeRequest {
    * @maxItems 20
    */
   formats?: (
-    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json")
+    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary")
     | {
-        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json";
+        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary";
+        /**
+         * json format: the JSON Schema of document.json (compiled with ajv at submit; an invalid schema is a 400)
+         */
         schema?: {};
+        /**
+         * json format: instructions for the llm provider (the rules provider follows the schema only)
+         */
         prompt?: string;
       }
   )[];

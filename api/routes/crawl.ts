@@ -11,6 +11,7 @@ import { RETENTION_MS } from "../../pipeline/runtime/constants.ts";
 import { ROBOTS_BLOCKED } from "../../pipeline/runtime/errors.ts";
 import { patternError } from "../../pipeline/url/scope.ts";
 import { parseSelector } from "../../pipeline/convert/selector.ts";
+import { compileUserSchema, InvalidSchemaError } from "../../pipeline/extract-json/user-schema.ts";
 import type { CrawlRecord } from "../../pipeline/store/crawl-store.ts";
 import { cancelCrawl, submitCrawl } from "../../pipeline/usecases/submit-crawl.ts";
 
@@ -19,19 +20,20 @@ const DEFAULT_PAGE_DOCS = 100;
 
 type Format = CrawlOptions["formats"][number];
 
-export type ScrapeSettings = Pick<CrawlOptions, "formats" | "onlyMainContent" | "timeoutMs" | "headers" | "pdf" | "includeTags" | "excludeTags" | "removeBase64Images" | "maxAgeMs" | "storeInCache">;
+export type ScrapeSettings = Pick<CrawlOptions, "formats" | "json" | "onlyMainContent" | "timeoutMs" | "headers" | "pdf" | "includeTags" | "excludeTags" | "removeBase64Images" | "maxAgeMs" | "storeInCache">;
 
 /** The page-level options (scrapeOptions of a crawl, the top level of POST /v2/scrape), with defaults applied. */
 export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSettings {
   const formats: Format[] = [];
-  for (const f of so.formats ?? ["markdown"]) {
+  let json: CrawlOptions["json"];
+  (so.formats ?? ["markdown"]).forEach((f, i) => {
     const type = typeof f === "string" ? f : f.type;
-    if (type === "json") {
-      throw badRequest([{ code: "custom", path: [...path, "formats"], message: "The json format is not supported by this server yet" }],
-        "The json format is not supported by this server yet");
+    if (type === "json" && typeof f === "object") {
+      if (json) throw badRequest([{ code: "custom", path: [...path, "formats", i], message: "at most one json format" }], "at most one json format");
+      json = jsonFormat(f, [...path, "formats", i]);
     }
     if (!formats.includes(type)) formats.push(type);
-  }
+  });
   if (so.waitFor !== undefined && so.timeout !== undefined && so.waitFor > so.timeout / 2) {
     throw badRequest([{ code: "custom", path: [...path, "waitFor"], message: "waitFor must not exceed half of timeout" }],
       "waitFor must not exceed half of timeout");
@@ -53,6 +55,7 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
   }
   return {
     formats,
+    ...(json && (json.schema || json.prompt) ? { json } : {}),
     onlyMainContent: so.onlyMainContent ?? true,
     ...(so.includeTags?.length ? { includeTags: so.includeTags } : {}),
     ...(so.excludeTags?.length ? { excludeTags: so.excludeTags } : {}),
@@ -87,6 +90,19 @@ export function crawlOptions(body: CrawlRequest, defaultLimit: number): CrawlOpt
     ...opt("delayMs", body.delay === undefined ? undefined : Math.round(body.delay * 1000)),
     ...opt("maxConcurrency", body.maxConcurrency),
   };
+}
+
+/** The json format's schema, compiled with ajv: an invalid JSON Schema is a 400 naming the problem. */
+function jsonFormat(f: { schema?: Record<string, unknown>; prompt?: string }, path: (string | number)[]): NonNullable<CrawlOptions["json"]> {
+  if (f.schema !== undefined) {
+    try {
+      compileUserSchema(f.schema);
+    } catch (err) {
+      if (!(err instanceof InvalidSchemaError)) throw err;
+      throw badRequest([{ code: "custom", path: [...path, "schema"], message: err.message }], err.message);
+    }
+  }
+  return { ...(f.schema ? { schema: f.schema } : {}), ...(f.prompt ? { prompt: f.prompt } : {}) };
 }
 
 /** `parsers`: absent -> parse PDFs; [] -> PDFs as base64 (1 credit); "pdf" / {type:"pdf", maxPages} -> parse, capped. */
