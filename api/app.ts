@@ -1,38 +1,12 @@
 // createApp(deps): the Koa app, without listening. Routes validate against schemas/; errors map in errors.ts.
 import Koa from "koa";
 import Router from "@koa/router";
-import type { Bus } from "../pipeline/runtime/bus.ts";
-import type { Clock } from "../pipeline/runtime/clock.ts";
-import type { Config } from "../pipeline/runtime/config.ts";
-import type { Logger } from "../pipeline/runtime/logger.ts";
-import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
+import type { ApiDeps } from "./deps.ts";
 import { jsonBody } from "./body.ts";
-import { errorMiddleware, HttpError } from "./errors.ts";
+import { errorMiddleware, routeNotFound } from "./errors.ts";
 import { crawlRoutes } from "./routes/crawl.ts";
 import { scrapeRoutes } from "./routes/scrape.ts";
-import type { Fetcher } from "../pipeline/fetch-render/fetcher.ts";
-import type { Converter } from "../pipeline/convert/converter.ts";
-import type { CacheDeps } from "../pipeline/fetch-render/cached-fetch.ts";
-import type { QueueStat } from "../pipeline/runtime/bus.ts";
 import { adminRoutes } from "./routes/admin.ts";
-
-export interface ApiDeps {
-  config: Config;
-  store: CrawlStore;
-  bus: Bus;
-  clock: Clock;
-  log: Logger;
-  /** Readiness of the dependencies (store reachable, bus connected). */
-  ready: () => Promise<boolean>;
-  /** For the synchronous single-page scrape. */
-  fetcher: Fetcher;
-  /** Conversion for POST /v2/scrape: the worker pool of this process (off the event loop) */
-  convert: Converter;
-  /** maxAge / storeInCache of POST /v2/scrape */
-  cache?: CacheDeps;
-  /** For the queue admin UI. */
-  queueStats?: () => Promise<QueueStat[]>;
-}
 
 /** Self-hosted without database authentication: every caller is the team "bypass". */
 const TEAM_BYPASS = "bypass";
@@ -77,7 +51,7 @@ export function createApp(deps: ApiDeps): Koa {
   app.use(scrape.routes());
   app.use(scrape.allowedMethods());
   app.use((ctx) => {
-    throw new HttpError(404, { success: false, error: `Not found: ${ctx.method} ${ctx.path}` });
+    throw routeNotFound(ctx.method, ctx.path);
   });
   return app;
 }

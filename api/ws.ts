@@ -9,7 +9,7 @@ import type { CrawlEvent } from "../schemas/index.ts";
 import type { Logger } from "../pipeline/runtime/logger.ts";
 import type { Clock } from "../pipeline/runtime/clock.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
-import { RETENTION_MS } from "../pipeline/runtime/constants.ts";
+import { expiresAtOf } from "../pipeline/usecases/crawl-status.ts";
 import type { EventHub } from "./event-hub.ts";
 
 const PATH = /^\/v2\/(?:crawl|batch\/scrape)\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/?$/i;
@@ -66,7 +66,7 @@ export function attachWatch(server: Server, deps: { store: CrawlStore; hub: Even
       total: crawl.total,
       completed: crawl.completed,
       creditsUsed: crawl.creditsUsed,
-      expiresAt: new Date(crawl.status === "scraping" ? now + RETENTION_MS : crawl.expiresAt).toISOString(),
+      expiresAt: new Date(expiresAtOf(crawl, now)).toISOString(),
     };
     ws.send(`{"type":"catchup","data":${JSON.stringify(head).slice(0, -1)},"data":[${docs.join(",")}]}}`);
     if (crawl.status !== "scraping") {

@@ -2,8 +2,8 @@
 // messages produced and consumer lag, and the running crawls. A wrong key gets a plain 404.
 import { timingSafeEqual } from "node:crypto";
 import Router from "@koa/router";
-import type { ApiDeps } from "../app.ts";
-import { HttpError } from "../errors.ts";
+import type { ApiDeps } from "../deps.ts";
+import { apiError } from "../errors.ts";
 
 const esc = (s: unknown) => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -15,7 +15,7 @@ function keyMatches(given: string, expected: string): boolean {
 
 export function adminRoutes(deps: ApiDeps): Router {
   const router = new Router();
-  const notFound = () => new HttpError(404, { success: false, error: "Not found" });
+  const notFound = () => apiError(404, "Not found");
 
   async function snapshot() {
     const queues = deps.queueStats ? await deps.queueStats() : [];

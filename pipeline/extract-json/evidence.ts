@@ -2,7 +2,12 @@
 // OpenGraph values, tables, definition lists, "label: value" lines and headings with their sections, each with
 // where it came from (CSS path or JSON-LD path) so that every extracted field can name its source.
 import { attr, childElements, cssPath, elements, textOf, type Element, type ParentNode } from "./dom.ts";
-import { metaKey } from "../convert/html.ts";
+
+/** `og:locale:alternate` -> `ogLocaleAlternate` (as document metadata names them) */
+function metaKey(name: string): string {
+  const parts = name.trim().split(/[:._-]+/).filter(Boolean);
+  return parts.map((p, i) => (i === 0 ? p.toLowerCase() : p.charAt(0).toUpperCase() + p.slice(1).toLowerCase())).join("");
+}
 
 export type SourceKind = "json-ld" | "microdata" | "rdfa" | "meta" | "table" | "dl" | "label" | "heading";
 

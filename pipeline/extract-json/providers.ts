@@ -5,7 +5,7 @@ import type { Logger } from "../runtime/logger.ts";
 import { LlmClient, type LlmSettings } from "./llm-client.ts";
 import { LlmProvider } from "./llm-provider.ts";
 import type { JsonProvider } from "./provider.ts";
-import { rulesProvider } from "./rules.ts";
+import { rulesProvider, type ParseHtml } from "./rules.ts";
 
 type LlmConfig = Pick<Config, "extractProvider" | "openaiBaseUrl" | "openaiApiKey" | "ollamaBaseUrl" | "modelName" | "llmTimeoutMs" | "llmRetries" | "llmConcurrency" | "llmMaxInputTokens">;
 
@@ -26,12 +26,12 @@ export interface Providers {
   llm?: LlmClient;
 }
 
-export function chooseProviders(config: LlmConfig, log: Logger): Providers {
+export function chooseProviders(config: LlmConfig, parseHtml: ParseHtml, log: Logger): Providers {
   const settings = llmSettings(config);
   if (config.extractProvider === "llm" && !settings) {
     throw new ConfigError("config: EXTRACT_PROVIDER=llm needs OPENAI_BASE_URL, OPENAI_API_KEY or OLLAMA_BASE_URL");
   }
   const llm = settings ? new LlmClient(settings, log) : undefined;
   const useLlm = llm && config.extractProvider !== "rules";
-  return { provider: useLlm ? new LlmProvider(llm) : rulesProvider, ...(llm ? { llm } : {}) };
+  return { provider: useLlm ? new LlmProvider(llm) : rulesProvider(parseHtml), ...(llm ? { llm } : {}) };
 }

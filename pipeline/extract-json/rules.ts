@@ -1,5 +1,5 @@
-// The rules provider behind the provider interface: parse once, gather evidence, fill the schema; an extractive summary.
-import { parseHtml } from "../convert/parse-html.ts";
+// The rules provider behind the provider interface: parse once (with the parser it is given), gather evidence, fill the schema; an extractive summary.
+import type { ParentNode } from "./dom.ts";
 import { gatherEvidence } from "./evidence.ts";
 import type { JsonSchema } from "./json-schema.ts";
 import type { ExtractInput, JsonProvider, JsonRequest, ProviderResult } from "./provider.ts";
@@ -19,7 +19,10 @@ export const DEFAULT_SCHEMA: JsonSchema = {
   },
 };
 
-export const rulesProvider: JsonProvider = {
+/** An HTML parser giving parse5's node shape (the composition root passes convert's fast parser). */
+export type ParseHtml = (html: string) => ParentNode;
+
+export const rulesProvider = (parseHtml: ParseHtml): JsonProvider => ({
   name: "rules",
   async json(input: ExtractInput, request: JsonRequest): Promise<ProviderResult> {
     const ev = gatherEvidence(parseHtml(input.html));
@@ -30,4 +33,4 @@ export const rulesProvider: JsonProvider = {
   async summary(input: ExtractInput) {
     return { summary: summarize(input.markdown), tokens: 0 };
   },
-};
+});

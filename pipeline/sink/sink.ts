@@ -4,7 +4,7 @@ import type { CrawlEvent, CrawlPage, FrontierInboxMessage } from "../../schemas/
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Logger } from "../runtime/logger.ts";
-import { keys } from "../topology.ts";
+import { keys, processorIdentity } from "../topology.ts";
 import type { CancelCache } from "../store/cancel-cache.ts";
 import type { CrawlStore, DocumentRow } from "../store/crawl-store.ts";
 
@@ -23,10 +23,15 @@ interface Batch {
   cancelled: Set<string>;
 }
 
+/** Topic, schema and consumer group as pipeline/topology.ts declares them. */
+const ID = processorIdentity("sink");
+
 export class SinkProcessor implements Processor<CrawlPage, Batch> {
-  readonly name = "sink";
-  readonly topic = "crawl.pages" as const;
-  readonly schema = "crawl-page" as const;
+  readonly name = ID.name;
+  readonly topic = ID.topic;
+  readonly schema = ID.schema;
+  readonly group = ID.group;
+  readonly broadcast = ID.broadcast;
   readonly mode = "ordered" as const;
   readonly concurrency = 1;
   private readonly cursors = new Map<string, CrawlCursor>();

@@ -1,14 +1,15 @@
 // formats [{type:"json", schema, prompt}] and "summary" at submit: accepted, schemas compiled, bad schemas refused.
 import { describe, expect, it } from "vitest";
-import { HttpError } from "../errors.ts";
-import { validateBody } from "../validate.ts";
-import { scrapeSettings } from "./crawl.ts";
+import { HttpError } from "../../api/errors.ts";
+import { validateBody } from "../../api/validate.ts";
+import { RequestError } from "../runtime/errors.ts";
+import { scrapeSettings } from "./request-options.ts";
 
 const refusal = (fn: () => unknown): Record<string, unknown> => {
   try {
     fn();
   } catch (err) {
-    if (err instanceof HttpError) return { status: err.status, ...err.body };
+    if (err instanceof RequestError) return { code: err.code, error: err.message, details: err.issues };
     throw err;
   }
   throw new Error("accepted");
@@ -24,7 +25,7 @@ describe("json and summary formats at submit", () => {
 
   it("an invalid JSON Schema is a 400 naming the problem", () => {
     const r = refusal(() => scrapeSettings({ formats: [{ type: "json", schema: { type: "strnig" } }] }, ["scrapeOptions"]));
-    expect(r).toMatchObject({ status: 400, success: false, code: "BAD_REQUEST" });
+    expect(r).toMatchObject({ code: "BAD_REQUEST" });
     expect(String(r.error)).toMatch(/invalid JSON Schema: schema is invalid: data\/type must be equal to one of the allowed values/);
     expect(r.details).toEqual([expect.objectContaining({ path: ["scrapeOptions", "formats", 0, "schema"] })]);
     const r2 = refusal(() => scrapeSettings({ formats: [{ type: "json", schema: { type: "object", required: "name" } }] }, []));
