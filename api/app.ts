@@ -6,6 +6,7 @@ import { jsonBody } from "./body.ts";
 import { errorMiddleware, routeNotFound } from "./errors.ts";
 import { crawlRoutes } from "./routes/crawl.ts";
 import { scrapeRoutes } from "./routes/scrape.ts";
+import { extractRoutes } from "./routes/extract.ts";
 import { adminRoutes } from "./routes/admin.ts";
 
 /** Self-hosted without database authentication: every caller is the team "bypass". */
@@ -50,6 +51,9 @@ export function createApp(deps: ApiDeps): Koa {
   const scrape = scrapeRoutes({ ...deps, log });
   app.use(scrape.routes());
   app.use(scrape.allowedMethods());
+  const extract = extractRoutes({ ...deps, log });
+  app.use(extract.routes());
+  app.use(extract.allowedMethods());
   app.use((ctx) => {
     throw routeNotFound(ctx.method, ctx.path);
   });

@@ -33,6 +33,7 @@ export type SchemaName =
   | "page-fetched"
   | "crawl-page"
   | "page-extract"
+  | "extract-request"
   | "crawl-event"
   | "webhook-delivery"
   | "scrape-request";

@@ -213,6 +213,39 @@ export interface ScrapeOptions {
 }
 
 /**
+ * POST /v2/extract: structured data from pages (a URL ending in /* means a crawl of that path), or from a finished crawl's stored pages (crawlId, no fetch).
+ */
+export interface ExtractRequest {
+  /**
+   * @maxItems 100
+   */
+  urls?: string[];
+  /**
+   * Trawl: extract again from this finished crawl's stored documents, without fetching
+   */
+  crawlId?: string;
+  prompt?: string;
+  schema?: {};
+  systemPrompt?: string;
+  allowExternalLinks?: boolean;
+  includeSubdomains?: boolean;
+  enableWebSearch?: boolean;
+  showSources?: boolean;
+  ignoreInvalidURLs?: boolean;
+  ignoreSitemap?: boolean;
+  /**
+   * Trawl: pages per /* crawl (default 50)
+   */
+  limit?: number;
+  scrapeOptions?: ScrapeOptions;
+  origin?: string;
+  integration?: string;
+  agent?: {};
+  webhook?: unknown;
+  threatProtection?: unknown;
+}
+
+/**
  * One URL to fetch, keyed by crawlId + host.
  */
 export interface FetchTask {
