@@ -5,6 +5,7 @@ import type { Config } from "../pipeline/runtime/config.ts";
 import type { Logger } from "../pipeline/runtime/logger.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
 import type { ScrapeDeps } from "../pipeline/usecases/scrape-page.ts";
+import type { LlmClient } from "../pipeline/usecases/crawl-prompt.ts";
 
 /** `fetcher`, `convert` and `cache` (ScrapeDeps) serve POST /v2/scrape: this process's fetcher and convert pool. */
 export interface ApiDeps extends ScrapeDeps {
@@ -15,6 +16,8 @@ export interface ApiDeps extends ScrapeDeps {
   log: Logger;
   /** Readiness of the dependencies (store reachable, bus connected). */
   ready: () => Promise<boolean>;
+  /** The chat-completions model when one is configured (crawl prompts, params-preview). */
+  llm?: LlmClient;
   /** For the queue admin UI. */
   queueStats?: () => Promise<QueueStat[]>;
 }

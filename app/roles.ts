@@ -120,7 +120,7 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
   const fetcher = pageFetcher(config);
   w.closers.push(() => fetcher.close());
   const app = createApp({
-    config, store: infra.store, bus: infra.bus, clock, log, ready: () => infra.ready(), fetcher, convert: pageConverter(w.pool), extractor: w.providers.provider,
+    config, store: infra.store, bus: infra.bus, clock, log, ready: () => infra.ready(), fetcher, convert: pageConverter(w.pool), extractor: w.providers.provider, ...(w.providers.llm ? { llm: w.providers.llm } : {}),
     cache: cacheDeps(w), queueStats: () => infra.queueStats(),
   });
   const server = await new Promise<Server>((resolve, reject) => {

@@ -97,6 +97,10 @@ export interface CrawlOptions {
   includeTags?: string[];
   excludeTags?: string[];
   removeBase64Images?: boolean;
+  /**
+   * the crawl's prompt and why it was not turned into options (no LLM configured); shown as a status warning
+   */
+  promptNotApplied?: string;
 }
 
 /**
@@ -387,6 +391,15 @@ export interface PageFetched {
    * set when the page cache was consulted (maxAge > 0)
    */
   cacheState?: "hit" | "miss";
+}
+
+/**
+ * POST /v2/crawl/params-preview: the crawl options a prompt would give (needs an LLM).
+ */
+export interface ParamsPreviewRequest {
+  url: string;
+  prompt: string;
+  [k: string]: unknown;
 }
 
 /**

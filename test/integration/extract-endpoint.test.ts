@@ -53,6 +53,17 @@ describe.each(MODES)("%s mode", (mode) => {
     expect((await getJson(`${trawl.api}/v2/extract/00000000-0000-4000-8000-000000000000`)).status).toBe(404);
   });
 
+  it("without an LLM: params-preview is a clear 400, a crawl's prompt is reported as not applied", async () => {
+    const preview = await postJson(`${trawl.api}/v2/crawl/params-preview`, { url: `${site.origin}/shop/`, prompt: "only the blog" });
+    expect(preview.status).toBe(400);
+    expect(preview.body.error).toMatch(/Failed to process natural language prompt.*no LLM is configured/);
+    const crawl = await postJson(`${trawl.api}/v2/crawl`, { url: `${site.origin}/shop/`, prompt: "only the blog", limit: 2 });
+    expect(crawl.status).toBe(200);
+    expect(crawl.body.promptGeneratedOptions).toBeUndefined();
+    const seen = await waitForEnd(trawl.api, crawl.body.id);
+    expect(seen.at(-1).warning).toMatch(/^The prompt was not applied: no LLM is configured/);
+  });
+
   it("extracts again from a finished crawl's stored pages with a new schema, with the site gone (no fetch)", async () => {
     const crawl = await postJson(`${trawl.api}/v2/crawl`, { url: `${site.origin}/docs/datatype-numeric.html`, limit: 1, scrapeOptions: { formats: ["markdown", "html"] } });
     await waitForEnd(trawl.api, crawl.body.id);
