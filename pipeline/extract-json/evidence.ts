@@ -64,6 +64,9 @@ export interface Evidence {
   definitions: DefinitionItem[];
 }
 
+/** the keyword API docs put before a signature's name (Sphinx: `class json.JSONEncoder`, `exception ...`) */
+const SIGNATURE_KEYWORD = /^(?:(?:async|abstract|abstractmethod|classmethod|staticmethod|static|final|property|class|exception|method|function|def|coroutine)\s+)+/;
+
 const LABEL_LINE = /^([^:\n]{1,48}?)\s*:\s+(\S.{0,400})$/s;
 
 function jsonLdEntities(all: Element[], out: Entity[]): void {
@@ -242,7 +245,7 @@ export function gatherEvidence(doc: ParentNode): Evidence {
           const definition = textOf(firstP ?? next);
           const id = attr(el, "id");
           const listClass = attr(el.parentNode as Element, "class") ?? "";
-          definitions.push({ name: term.replace(/\s*\(.*$/s, ""), term, listClass, definition, ...(id ? { id } : {}), termPath: cssPath(el), definitionPath: cssPath(firstP ?? next) });
+          definitions.push({ name: term.replace(/\s*\(.*$/s, "").replace(SIGNATURE_KEYWORD, ""), term, listClass, definition, ...(id ? { id } : {}), termPath: cssPath(el), definitionPath: cssPath(firstP ?? next) });
           if (term.length <= 60) pairs.push({ label: term.replace(/:$/, ""), value: definition, source: { kind: "dl", path: cssPath(next), text: definition } });
         }
         break;
