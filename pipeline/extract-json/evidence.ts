@@ -39,7 +39,7 @@ export interface Entity {
 export interface Table {
   index: number;
   headers: string[];
-  rows: { cells: string[]; paths: string[] }[];
+  rows: { cells: string[]; els: Element[] }[];
   /** caption, summary attribute and the nearest title before it */
   caption: string;
 }
@@ -52,8 +52,8 @@ export interface DefinitionItem {
   listClass: string;
   definition: string;
   id?: string;
-  termPath: string;
-  definitionPath: string;
+  termEl: Element;
+  definitionEl: Element;
 }
 
 export interface Evidence {
@@ -62,6 +62,12 @@ export interface Evidence {
   fields: Field[];
   tables: Table[];
   definitions: DefinitionItem[];
+}
+
+/** A source whose CSS path is computed only when it is read (most evidence is never used). */
+function at(kind: SourceKind, el: Element, text: string, cell?: Source["cell"]): Source {
+  let path: string | undefined;
+  return { kind, get path() { return (path ??= cssPath(el)); }, text, ...(cell ? { cell } : {}) } as Source;
 }
 
 /** the keyword API docs put before a signature's name (Sphinx: `class json.JSONEncoder`, `exception ...`) */
@@ -168,14 +174,14 @@ function tableOf(el: Element, index: number): Table {
     headers,
     rows: body.map((tr) => {
       const cells = cellsOf(tr);
-      return { cells: cells.map(textOf), paths: cells.map(cssPath) };
+      return { cells: cells.map(textOf), els: cells };
     }),
     caption: caption.trim(),
   };
 }
 
 /** The text of a heading's section: the elements after it up to the next heading of the same or a higher level. */
-function sectionText(h: Element): { text: string; path: string } | undefined {
+function sectionText(h: Element): { text: string; el: Element } | undefined {
   const level = Number(h.tagName[1]);
   const parent = h.parentNode as ParentNode;
   const siblings = childElements(parent);
@@ -183,7 +189,7 @@ function sectionText(h: Element): { text: string; path: string } | undefined {
     const m = /^h([1-6])$/.exec(s.tagName);
     if (m && Number(m[1]) <= level) return undefined;
     const text = textOf(s);
-    if (text) return { text, path: cssPath(s) };
+    if (text) return { text, el: s };
   }
   return undefined;
 }
@@ -228,7 +234,7 @@ export function gatherEvidence(doc: ParentNode): Evidence {
         if (t.headers.length === 0) {
           t.rows.forEach((r, row) => {
             if (r.cells.length === 2 && r.cells[0] && r.cells[1]) {
-              pairs.push({ label: r.cells[0].replace(/:$/, ""), value: r.cells[1], source: { kind: "table", path: r.paths[1] as string, text: r.cells[1], cell: { table: t.index, row, column: r.cells[0] } } });
+              pairs.push({ label: r.cells[0].replace(/:$/, ""), value: r.cells[1], source: at("table", r.els[1] as Element, r.cells[1], { table: t.index, row, column: r.cells[0] }) });
             }
           });
         }
@@ -245,24 +251,24 @@ export function gatherEvidence(doc: ParentNode): Evidence {
           const definition = textOf(firstP ?? next);
           const id = attr(el, "id");
           const listClass = attr(el.parentNode as Element, "class") ?? "";
-          definitions.push({ name: term.replace(/\s*\(.*$/s, "").replace(SIGNATURE_KEYWORD, ""), term, listClass, definition, ...(id ? { id } : {}), termPath: cssPath(el), definitionPath: cssPath(firstP ?? next) });
-          if (term.length <= 60) pairs.push({ label: term.replace(/:$/, ""), value: definition, source: { kind: "dl", path: cssPath(next), text: definition } });
+          definitions.push({ name: term.replace(/\s*\(.*$/s, "").replace(SIGNATURE_KEYWORD, ""), term, listClass, definition, ...(id ? { id } : {}), termEl: el, definitionEl: firstP ?? next });
+          if (term.length <= 60) pairs.push({ label: term.replace(/:$/, ""), value: definition, source: at("dl", next, definition) });
         }
         break;
       }
-      case "p": case "li": case "div": case "span": case "td": {
+      case "p": case "li": case "div": case "td": {
         if (el.tagName === "div" && childElements(el).some((c) => /^(div|p|ul|ol|table|dl|section)$/.test(c.tagName))) break;
         if (insideCode(el)) break;
         const text = textOf(el);
         const m = text.length < 450 ? LABEL_LINE.exec(text) : null;
-        if (m && /^[\p{L}][\p{L}\p{N} ()/&'.-]*$/u.test(m[1] as string) && !/^https?$/i.test(m[1] as string)) lines.push({ label: m[1] as string, value: (m[2] as string).trim(), source: { kind: "label", path: cssPath(el), text } });
+        if (m && /^[\p{L}][\p{L}\p{N} ()/&'.-]*$/u.test(m[1] as string) && !/^https?$/i.test(m[1] as string)) lines.push({ label: m[1] as string, value: (m[2] as string).trim(), source: at("label", el, text) });
         break;
       }
       case "h1": case "h2": case "h3": case "h4": case "h5": case "h6": {
         const text = textOf(el).replace(/^[\d.]+\s+/, "");
-        if (el.tagName === "h1") headings.push({ label: "title", value: text, source: { kind: "heading", path: cssPath(el), text } });
+        if (el.tagName === "h1") headings.push({ label: "title", value: text, source: at("heading", el, text) });
         const section = sectionText(el);
-        if (section) headings.push({ label: text, value: section.text, source: { kind: "heading", path: section.path, text: section.text } });
+        if (section) headings.push({ label: text, value: section.text, source: at("heading", section.el, section.text) });
         break;
       }
     }

@@ -4,6 +4,7 @@
 // no evidence is left out (null when the schema requires it); every value carries its source.
 import type { DefinitionItem, Entity, Evidence, Field, Source, Table } from "./evidence.ts";
 import { labelScore, MATCH_THRESHOLD } from "./labels.ts";
+import { cssPath, type Element } from "./dom.ts";
 import { coerce, kindOf, pointer, resolve, type JsonSchema } from "./json-schema.ts";
 
 export type Sources = Record<string, Source>;
@@ -160,7 +161,7 @@ export class RulesExtractor {
       return table.table.rows.flatMap((r, row) => {
         const v = coerce(r.cells[col], items);
         if (v === undefined) return [];
-        this.sources[pointer(ptr, row)] = { kind: "table", path: r.paths[col] as string, text: r.cells[col] as string, cell: { table: table.table.index, row, column: table.table.headers[col] as string } };
+        this.sources[pointer(ptr, row)] = { kind: "table", path: cssPath(r.els[col] as Element), text: r.cells[col] as string, cell: { table: table.table.index, row, column: table.table.headers[col] as string } };
         return [v];
       });
     }
@@ -232,7 +233,7 @@ export class RulesExtractor {
         const v = coerce(text, resolve(items.properties?.[prop], this.root));
         if (v === undefined) continue;
         obj[prop] = v;
-        rowSources[pointer(p, prop)] = { kind: "table", path: r.paths[col] as string, text, cell: { table: table.index, row, column: table.headers[col] as string } };
+        rowSources[pointer(p, prop)] = { kind: "table", path: cssPath(r.els[col] as Element), text, cell: { table: table.index, row, column: table.headers[col] as string } };
       }
       if (Object.keys(obj).length === 0) continue;
       for (const name of items.required ?? []) if (!(name in obj)) obj[name] = null;
@@ -268,7 +269,7 @@ export class RulesExtractor {
         const v = text === undefined || text === "" ? undefined : coerce(text, resolve(items.properties?.[prop], this.root));
         if (v === undefined) continue;
         obj[prop] = v;
-        this.sources[pointer(p, prop)] = { kind: "dl", path: role === "definition" ? d.definitionPath : d.termPath, text: String(text) };
+        this.sources[pointer(p, prop)] = { kind: "dl", path: cssPath(role === "definition" ? d.definitionEl : d.termEl), text: String(text) };
       }
       if (Object.keys(obj).length === 0) continue;
       for (const name of items.required ?? []) if (!(name in obj)) obj[name] = null;
