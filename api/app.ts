@@ -2,15 +2,14 @@
 import Koa from "koa";
 import Router from "@koa/router";
 import type { ApiDeps } from "./deps.ts";
+import { authMiddleware, RateLimiter } from "./auth.ts";
 import { jsonBody } from "./body.ts";
 import { errorMiddleware, routeNotFound } from "./errors.ts";
 import { crawlRoutes } from "./routes/crawl.ts";
 import { scrapeRoutes } from "./routes/scrape.ts";
 import { extractRoutes } from "./routes/extract.ts";
 import { adminRoutes } from "./routes/admin.ts";
-
-/** Self-hosted without database authentication: every caller is the team "bypass". */
-const TEAM_BYPASS = "bypass";
+import { adminKeyRoutes } from "./routes/admin-keys.ts";
 
 export function createApp(deps: ApiDeps): Koa {
   const app = new Koa({ proxy: deps.config.trustProxy });
@@ -28,10 +27,7 @@ export function createApp(deps: ApiDeps): Koa {
     log.debug({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) }, "request");
   });
   app.use(errorMiddleware(log));
-  app.use(async (ctx, next) => {
-    ctx.state.teamId = TEAM_BYPASS;
-    await next();
-  });
+  app.use(authMiddleware(deps.access, new RateLimiter(() => deps.clock.now())));
   app.use(jsonBody);
 
   const health = new Router();
@@ -48,6 +44,7 @@ export function createApp(deps: ApiDeps): Koa {
   app.use(crawl.routes());
   app.use(crawl.allowedMethods());
   app.use(adminRoutes({ ...deps, log }).routes());
+  app.use(adminKeyRoutes({ ...deps, log }).routes());
   const scrape = scrapeRoutes({ ...deps, log });
   app.use(scrape.routes());
   app.use(scrape.allowedMethods());

@@ -3,9 +3,11 @@ import type { Bus, QueueStat } from "../pipeline/runtime/bus.ts";
 import type { Clock } from "../pipeline/runtime/clock.ts";
 import type { Config } from "../pipeline/runtime/config.ts";
 import type { Logger } from "../pipeline/runtime/logger.ts";
+import type { AuthStore } from "../pipeline/store/auth-store.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
 import type { ScrapeDeps } from "../pipeline/usecases/scrape-page.ts";
 import type { LlmClient } from "../pipeline/usecases/crawl-prompt.ts";
+import type { TeamAccess } from "../pipeline/usecases/team-access.ts";
 
 /** `fetcher`, `convert` and `cache` (ScrapeDeps) serve POST /v2/scrape: this process's fetcher and convert pool. */
 export interface ApiDeps extends ScrapeDeps {
@@ -18,6 +20,10 @@ export interface ApiDeps extends ScrapeDeps {
   ready: () => Promise<boolean>;
   /** The chat-completions model when one is configured (crawl prompts, params-preview). */
   llm?: LlmClient;
+  /** Keys, credits and rate limits of teams (USE_DB_AUTHENTICATION=true); absent: every caller is the team "bypass". */
+  access?: TeamAccess;
+  /** Teams and keys, for the admin key routes (whether authentication is on or not, so keys can be made first). */
+  authStore?: AuthStore;
   /** For the queue admin UI. */
   queueStats?: () => Promise<QueueStat[]>;
 }

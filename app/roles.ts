@@ -21,6 +21,8 @@ import type { Logger } from "../pipeline/runtime/logger.ts";
 import type { RunnerHandle } from "../pipeline/runtime/runner.ts";
 import { SinkProcessor } from "../pipeline/sink/sink.ts";
 import { CancelCache } from "../pipeline/store/cancel-cache.ts";
+import { ledgerRows } from "../pipeline/usecases/credits.ts";
+import { TeamAccess } from "../pipeline/usecases/team-access.ts";
 import { WebhookDeliverer } from "../pipeline/webhook-emit/deliverer.ts";
 import { WebhookEmitter } from "../pipeline/webhook-emit/emitter.ts";
 import type { Infrastructure } from "./infrastructure.ts";
@@ -47,7 +49,8 @@ export async function startFrontier(w: Wiring): Promise<void> {
   w.runners.push(await infra.run(new FrontierProcessor({ store: infra.store, clock, log })));
   // retention: results are served for 24 h after a crawl ended, then deleted
   const sweep = setInterval(() => {
-    infra.store.deleteExpired(clock.now(), RETENTION_MS).then(
+    // expiring crawls' credits go to the ledger first, so that a team's usage outlives its results
+    infra.store.deleteExpired(clock.now(), RETENTION_MS, (crawls) => infra.auth.recordUsage(ledgerRows(crawls, clock.now()))).then(
       (ids) => ids.length && log.info({ crawls: ids.length }, "expired crawls deleted"),
       (err) => log.warn({ err: (err as Error).message }, "retention sweep failed; will retry"),
     );
@@ -116,18 +119,20 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
   const { infra, clock, log, config } = w;
   const hub = new EventHub();
   w.runners.push(await infra.run(new ApiEventsProcessor(hub)));
-  log.warn("USE_DB_AUTHENTICATION is false: authentication is bypassed, every request is accepted");
+  const access = config.useDbAuthentication ? new TeamAccess({ store: infra.store, auth: infra.auth, cacheTtlMs: config.authCacheTtlMs, now: () => clock.now() }) : undefined;
+  if (access) log.info({ cacheTtlMs: config.authCacheTtlMs }, "authentication on: every /v2 request needs a team's API key");
+  else log.warn("USE_DB_AUTHENTICATION is false: authentication is bypassed, every request is accepted");
   const fetcher = pageFetcher(config);
   w.closers.push(() => fetcher.close());
   const app = createApp({
     config, store: infra.store, bus: infra.bus, clock, log, ready: () => infra.ready(), fetcher, convert: pageConverter(w.pool), extractor: w.providers.provider, ...(w.providers.llm ? { llm: w.providers.llm } : {}),
-    cache: cacheDeps(w), queueStats: () => infra.queueStats(),
+    cache: cacheDeps(w), queueStats: () => infra.queueStats(), authStore: infra.auth, ...(access ? { access } : {}),
   });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.port, config.host, () => resolve(s));
     s.once("error", reject);
   });
-  const wss = attachWatch(server, { store: infra.store, hub, clock, log });
+  const wss = attachWatch(server, { store: infra.store, hub, clock, log, ...(access ? { access } : {}) });
   log.info({ address: server.address() }, "api listening");
   return { server, wss };
 }

@@ -29,11 +29,12 @@ export interface Running {
 
 /** Settings that are valid one by one but not together; refused before anything starts. */
 function checkSettings(roles: readonly RoleName[], config: Config): void {
-  if (config.useDbAuthentication) {
-    throw new ConfigError("config: USE_DB_AUTHENTICATION=true is not available in this version; set it to false (self-hosted, no authentication)");
-  }
-  if (roles.includes("api") && config.adminKey === "CHANGEME" && !/^(127\.|::1$|localhost$)/.test(config.host)) {
+  const loopback = /^(127\.|::1$|localhost$)/.test(config.host);
+  if (roles.includes("api") && config.adminKey === "CHANGEME" && !loopback) {
     throw new ConfigError(`config: BULL_AUTH_KEY is the default "CHANGEME" while HOST=${config.host} is not a loopback address; set a secret key for the queue admin UI`);
+  }
+  if (roles.includes("api") && !config.useDbAuthentication && !loopback && !config.allowUnauthenticatedPublicHost) {
+    throw new ConfigError(`config: HOST=${config.host} is not a loopback address while USE_DB_AUTHENTICATION=false: anyone who reaches the port could read and cancel every crawl. Set USE_DB_AUTHENTICATION=true (and create keys with npx trawl keys create), or ALLOW_UNAUTHENTICATED_PUBLIC_HOST=true to accept that`);
   }
 }
 

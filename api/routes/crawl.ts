@@ -63,6 +63,7 @@ export function crawlRoutes(deps: ApiDeps): Router {
       body = mergePromptOptions(body, generated);
     }
     const options = crawlOptions(body, config.defaultCrawlLimit);
+    if (deps.access) options.limit = (await deps.access.admit(ctx.state.teamId, options.limit, options.limit)) ?? options.limit;
     if (body.prompt && !generated) options.promptNotApplied = `The prompt was not applied: ${NO_LLM}; the crawl runs with the options as sent.`;
     const webhook = body.webhook === undefined ? "" : JSON.stringify(body.webhook);
     const id = await submitCrawl(deps, { url, options, teamId: ctx.state.teamId, webhook });

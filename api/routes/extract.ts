@@ -18,7 +18,7 @@ export function extractRoutes(deps: ApiDeps): Router {
   });
 
   router.get("/v2/extract/:id", async (ctx) => {
-    const state = await readExtract(deps, jobId(ctx));
+    const state = await readExtract(deps, ctx.state.teamId, jobId(ctx));
     if (!state) throw jobNotFound();
     ctx.body = {
       success: state.status !== "failed",

@@ -30,6 +30,8 @@ export interface ExtractState {
   error?: string;
   warning?: string;
   showSources: boolean;
+  /** the team that asked (GET answers only that team) */
+  teamId: string;
 }
 
 const jobKey = (id: string) => `extract:${id}`;
@@ -86,10 +88,11 @@ async function save(deps: ExtractDeps, id: string, n: number, state: ExtractStat
 }
 
 /** The job's latest state, or undefined when there is no such job. */
-export async function readExtract(deps: Pick<ExtractDeps, "store">, id: string): Promise<ExtractState | undefined> {
+export async function readExtract(deps: Pick<ExtractDeps, "store">, teamId: string, id: string): Promise<ExtractState | undefined> {
   const page = await deps.store.pageDocuments(jobKey(id), 0, Number.MAX_SAFE_INTEGER, 10);
   const last = page.docs.at(-1);
-  return last === undefined ? undefined : (JSON.parse(last) as ExtractState);
+  const state = last === undefined ? undefined : (JSON.parse(last) as ExtractState);
+  return state && state.teamId === teamId ? state : undefined;
 }
 
 /** Validates, stores the job as processing, and runs it in the background. Returns the job id. */
@@ -102,17 +105,17 @@ export async function startExtract(deps: ExtractDeps, req: ExtractRequest, teamI
   }
   const id = randomUUID();
   const showSources = req.showSources === true;
-  await save(deps, id, 0, { status: "processing", tokensUsed: 0, expiresAt: deps.clock.now() + RETENTION_MS, showSources });
+  await save(deps, id, 0, { status: "processing", tokensUsed: 0, expiresAt: deps.clock.now() + RETENTION_MS, showSources, teamId });
   const log = deps.log.child({ extractId: id });
   void run(deps, req, p, teamId).then(
     async (result) => {
       const warning = [...p.warnings, ...result.warnings].join("; ");
-      await save(deps, id, 1, { status: "completed", data: result.data, ...(showSources ? { sources: result.sources } : {}), tokensUsed: result.tokens, expiresAt: deps.clock.now() + RETENTION_MS, showSources, ...(warning ? { warning } : {}) });
+      await save(deps, id, 1, { status: "completed", data: result.data, ...(showSources ? { sources: result.sources } : {}), tokensUsed: result.tokens, expiresAt: deps.clock.now() + RETENTION_MS, showSources, teamId, ...(warning ? { warning } : {}) });
       log.info({ pages: result.pages, tokens: result.tokens }, "extract completed");
     },
     async (err: unknown) => {
       log.warn({ err: errorMessage(err) }, "extract failed");
-      await save(deps, id, 1, { status: "failed", error: errorMessage(err), tokensUsed: 0, expiresAt: deps.clock.now() + RETENTION_MS, showSources }).catch((e) => log.error({ err: e }, "could not store the failed extract"));
+      await save(deps, id, 1, { status: "failed", error: errorMessage(err), tokensUsed: 0, expiresAt: deps.clock.now() + RETENTION_MS, showSources, teamId }).catch((e) => log.error({ err: e }, "could not store the failed extract"));
     },
   );
   return id;
