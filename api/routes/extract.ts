@@ -18,10 +18,12 @@ export function extractRoutes(deps: ApiDeps): Router {
   });
 
   router.get("/v2/extract/:id", async (ctx) => {
-    const state = await readExtract(deps, ctx.state.teamId, jobId(ctx));
+    const id = jobId(ctx);
+    const state = await readExtract(deps, ctx.state.teamId, id);
     if (!state) throw jobNotFound();
     ctx.body = {
       success: state.status !== "failed",
+      id,
       status: state.status,
       data: state.data ?? null,
       expiresAt: new Date(state.expiresAt).toISOString(),

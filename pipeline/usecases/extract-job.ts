@@ -8,7 +8,7 @@ import { extractInto } from "../extract-json/extract-page.ts";
 import { htmlOfDocument } from "../extract-json/from-document.ts";
 import type { JsonSchema } from "../extract-json/json-schema.ts";
 import { mergeResults, type PageResult } from "../extract-json/merge.ts";
-import { RETENTION_MS } from "../runtime/constants.ts";
+import { extractJobId, RETENTION_MS } from "../runtime/constants.ts";
 import { errorMessage, invalidField } from "../runtime/errors.ts";
 import { sleep } from "../runtime/retry.ts";
 import { checkStartUrl } from "../url/start-url.ts";
@@ -34,7 +34,6 @@ export interface ExtractState {
   teamId: string;
 }
 
-const jobKey = (id: string) => `extract:${id}`;
 const WILDCARD = /\/\*$/;
 const DEFAULT_WILDCARD_LIMIT = 50;
 const CRAWL_WAIT_MS = 10 * 60_000;
@@ -82,14 +81,14 @@ function plan(req: ExtractRequest, allowPrivate: boolean): Plan {
 
 async function save(deps: ExtractDeps, id: string, n: number, state: ExtractState): Promise<void> {
   await deps.store.insertDocuments([{
-    crawlId: jobKey(id), seq: n, urlKey: `state-${n}`, finalKey: `state-${n}`, scrapeId: id, url: "", statusCode: 200, credits: 0,
+    crawlId: extractJobId(id), seq: n, urlKey: `state-${n}`, finalKey: `state-${n}`, scrapeId: id, url: "", statusCode: 200, credits: 0,
     storedAt: deps.clock.now(), doc: JSON.stringify(state),
   }]);
 }
 
 /** The job's latest state, or undefined when there is no such job. */
 export async function readExtract(deps: Pick<ExtractDeps, "store">, teamId: string, id: string): Promise<ExtractState | undefined> {
-  const page = await deps.store.pageDocuments(jobKey(id), 0, Number.MAX_SAFE_INTEGER, 10);
+  const page = await deps.store.pageDocuments(extractJobId(id), 0, Number.MAX_SAFE_INTEGER, 10);
   const last = page.docs.at(-1);
   const state = last === undefined ? undefined : (JSON.parse(last) as ExtractState);
   return state && state.teamId === teamId ? state : undefined;

@@ -11,6 +11,7 @@ describe.each(MODES)("%s mode", (mode) => {
   let trawl: Instance;
   let site: ExtractSite;
   let fc: Firecrawl;
+  let finished = "";
   beforeAll(async () => {
     [site, trawl] = await Promise.all([startExtractSite(), startTrawl({ mode })]);
     fc = new Firecrawl({ apiKey: "", apiUrl: trawl.api });
@@ -29,6 +30,7 @@ describe.each(MODES)("%s mode", (mode) => {
     const sources = (res as unknown as { sources: Record<string, { url: string; source: { kind: string; path: string } }[]> }).sources;
     expect(sources["/price"]).toEqual([{ url: `${site.origin}/shop/trail-runner`, source: expect.objectContaining({ kind: "json-ld", path: "jsonld[0].offers.price" }) }]);
     expect(sources["/wordCount"]?.[0]?.url).toBe(`${site.origin}/shop/blog/kafka`);
+    finished = res.id as string;
   });
 
   it("a URL ending in /* crawls that path; without showSources no sources", async () => {
@@ -62,6 +64,14 @@ describe.each(MODES)("%s mode", (mode) => {
     expect(crawl.body.promptGeneratedOptions).toBeUndefined();
     const seen = await waitForEnd(trawl.api, crawl.body.id);
     expect(seen.at(-1).warning).toMatch(/^The prompt was not applied: no LLM is configured/);
+  });
+
+  it("a finished extract job is still served after a restart", async () => {
+    trawl = await trawl.restart();
+    const again = await getJson(`${trawl.api}/v2/extract/${finished}`);
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ success: true, status: "completed", data: { price: 129.9, sku: "TR3-42" } });
+    fc = new Firecrawl({ apiKey: "", apiUrl: trawl.api });
   });
 
   it("extracts again from a finished crawl's stored pages with a new schema, with the site gone (no fetch)", async () => {
