@@ -17,13 +17,16 @@ export class EmbeddedAuthStore implements AuthStore {
   /** Reads of the file, one at a time (two at once would both apply the same bytes and count them twice). */
   private reading: Promise<void> = Promise.resolve();
 
-  private constructor(dir: string | null) {
-    this.log = dir ? new AppendLog(join(dir, "store", "auth.jsonl")) : null;
+  private constructor(dir: string | null, repair: boolean) {
+    this.log = dir ? new AppendLog(join(dir, "store", "auth.jsonl"), { repair }) : null;
   }
 
-  /** Opens the store in `dir` (null: memory only). */
-  static async open(dir: string | null): Promise<EmbeddedAuthStore> {
-    const store = new EmbeddedAuthStore(dir);
+  /**
+   * Opens the store in `dir` (null: memory only). The server repairs a torn tail at start; `trawl keys` opens it
+   * with `repair: false`, as the running server may be appending at that moment.
+   */
+  static async open(dir: string | null, opts: { repair?: boolean } = {}): Promise<EmbeddedAuthStore> {
+    const store = new EmbeddedAuthStore(dir, opts.repair !== false);
     await store.refresh();
     return store;
   }
