@@ -31,7 +31,7 @@ const pidOf = (file: string) => {
 };
 
 /** `env`: extra settings of the Trawl process (e.g. RENDER); `limit`: pages to crawl (default: all). */
-export async function e2e(mode: "embedded" | "cluster", siteSpec: string, opts: { env?: Record<string, string>; limit?: number } = {}) {
+export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrapeOptions?: Record<string, unknown>, opts: { env?: Record<string, string>; limit?: number } = {}) {
   const site = siteSpec === "pg" ? await serveDirectory(ensurePostgresManual()) : await startSyntheticSite(Number(siteSpec.split(":")[1] ?? 1000));
   const start = siteSpec === "pg" ? `${site.origin}/docs/index.html` : `${site.origin}/site/p0.html`;
   const expected = siteSpec === "pg" ? undefined : Number(siteSpec.split(":")[1]);
@@ -61,7 +61,7 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, opts: 
   const cpu0 = cpuSeconds(child.pid as number);
   const browserRss = peakTreeRss(child.pid as number);
   const t1 = performance.now();
-  const res = await fetch(`${api}/v2/crawl`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: start, limit: opts.limit ?? 200_000, crawlEntireDomain: true }) });
+  const res = await fetch(`${api}/v2/crawl`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: start, limit: opts.limit ?? 200_000, crawlEntireDomain: true, ...(scrapeOptions ? { scrapeOptions } : {}) }) });
   const { id } = (await res.json()) as { id: string };
   const latencies: number[] = [];
   let firstPageMs = 0;
@@ -100,5 +100,5 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const [mode, site] = process.argv.slice(2);
   if ((mode !== "embedded" && mode !== "cluster") || !site) throw new Error("usage: e2e.ts embedded|cluster pg|synthetic:<pages> [RENDER] [limit]");
   const [render, limit] = process.argv.slice(4);
-  console.log(JSON.stringify(await e2e(mode, site, { ...(render ? { env: { RENDER: render, RENDER_CONCURRENCY: "2" } } : {}), ...(limit ? { limit: Number(limit) } : {}) })));
+  console.log(JSON.stringify(await e2e(mode, site, undefined, { ...(render ? { env: { RENDER: render, RENDER_CONCURRENCY: "2" } } : {}), ...(limit ? { limit: Number(limit) } : {}) })));
 }

@@ -14,6 +14,7 @@ const codeOf: Record<Role, string[]> = {
   "fetch-render": ["pipeline/fetch-render"],
   render: ["pipeline/render"],
   convert: ["pipeline/convert"],
+  "extract-json": ["pipeline/extract-json"],
   sink: ["pipeline/sink"],
   "webhook-emit": ["pipeline/webhook-emit"],
 };

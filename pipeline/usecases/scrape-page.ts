@@ -1,8 +1,13 @@
 // The fetch -> convert -> document use case for one page, shared by POST /v2/scrape and the CLI (`trawl scrape`).
 // The crawl stages run the same parts (Fetcher.fetch in fetch-render, the Converter in convert).
 import { randomUUID } from "node:crypto";
-import { STATUS_CODES } from "node:http";
-import type { Converted, FetchedPage } from "../convert/document.ts";
+import { markHttpError, wantsExtraction, type Converted, type FetchedPage } from "../convert/document.ts";
+import { parseHtml } from "../convert/parse-html.ts";
+import { extractInto } from "../extract-json/extract-page.ts";
+import { JSON_FORMAT_CREDITS } from "../extract-json/extract-json.ts";
+import type { JsonProvider } from "../extract-json/provider.ts";
+import { rulesProvider } from "../extract-json/rules.ts";
+import { createLogger, type Logger } from "../runtime/logger.ts";
 import type { ConvertOptions, Converter } from "../convert/converter.ts";
 import type { Fetcher } from "../fetch-render/fetcher.ts";
 import { cachedFetch, type CacheDeps } from "../fetch-render/cached-fetch.ts";
@@ -16,7 +21,7 @@ import { errorCode, errorMessage, invalidField } from "../runtime/errors.ts";
 import type { CrawlOptions } from "../../schemas/index.ts";
 
 /** What one page's scrape takes: conversion options plus request headers, the page cache and the browser settings. */
-export type ScrapeOptions = ConvertOptions & { headers?: Record<string, string>; maxAgeMs?: number; storeInCache?: boolean }
+export type ScrapeOptions = ConvertOptions & { json?: { schema?: Record<string, unknown>; prompt?: string }; headers?: Record<string, string>; maxAgeMs?: number; storeInCache?: boolean }
   & Pick<CrawlOptions, "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification">;
 
 export interface ScrapeDeps {
@@ -27,6 +32,9 @@ export interface ScrapeDeps {
   /** headless Chromium (absent: static only) and RENDER */
   renderer?: Renderer;
   renderMode?: RenderMode;
+  /** json / summary formats (absent: the rules provider) */
+  extractor?: JsonProvider;
+  log?: Logger;
 }
 
 /** A request that needs a browser where none can run is refused (HTTP 400) before anything is fetched. */
@@ -37,6 +45,8 @@ export function checkBrowser(deps: Pick<ScrapeDeps, "renderer" | "renderMode">, 
   const status = deps.renderer?.status();
   if (!status?.available) throw invalidField([needs], `${needs} needs a browser, and none is available on this server: ${status?.reason ?? "no renderer"}`);
 }
+
+const defaultExtractor = rulesProvider(parseHtml);
 
 /**
  * One page as a document. A page answered with an HTTP error status is still a document (its content, with
@@ -49,10 +59,18 @@ export async function scrapePage(
   timeoutMs: number,
 ): Promise<Converted> {
   checkBrowser(deps, options);
-  const converted = await deps.convert(await obtain(deps, url, options, timeoutMs), options);
-  const statusCode = Number(converted.document.metadata.statusCode);
-  if (statusCode >= 400) {
-    converted.document.metadata.error = `HTTP ${statusCode}${STATUS_CODES[statusCode] ? ` ${STATUS_CODES[statusCode]}` : ""}`;
+  const fetched = await obtain(deps, url, options, timeoutMs);
+  const converted = await deps.convert(fetched, options);
+  markHttpError(converted, fetched.statusCode);
+  if (wantsExtraction(options.formats)) {
+    // the same step as the extract-json stage of a crawl
+    const { document } = converted;
+    const input = { url: fetched.finalUrl, html: fetched.body, markdown: document.markdown ?? converted.extractMarkdown ?? "" };
+    const json = options.formats.includes("json") ? { json: options.json ?? {} } : {};
+    await extractInto(document, input, { ...json, ...(options.formats.includes("summary") ? { summary: true } : {}) }, deps.extractor ?? defaultExtractor, deps.log ?? createLogger("silent", {}));
+    if (options.formats.includes("json")) converted.credits = Math.max(converted.credits, JSON_FORMAT_CREDITS);
+    document.metadata.creditsUsed = converted.credits;
+    delete converted.extractMarkdown;
   }
   return converted;
 }
