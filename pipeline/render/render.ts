@@ -8,7 +8,8 @@ import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import { errorCode, errorMessage, PageError } from "../runtime/errors.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { CancelCache } from "../store/cancel-cache.ts";
-import { keys, processorIdentity } from "../topology.ts";
+import { keys } from "../topology.ts";
+import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 import { crawlUrlKey } from "../url/normalize-url.ts";
 import { inScope } from "../url/scope.ts";
 
@@ -25,8 +26,6 @@ interface Batch {
   cancelled: Set<string>;
 }
 
-const ID = processorIdentity("render");
-
 /** The browser request of a page's options (crawl options, or a scrape's settings). */
 export function renderRequest(url: string, o: Partial<FetchTask["options"]>, timeoutMs: number, document?: RenderTask["document"]): RenderRequest {
   return {
@@ -38,18 +37,14 @@ export function renderRequest(url: string, o: Partial<FetchTask["options"]>, tim
   };
 }
 
-export class RenderProcessor implements Processor<RenderTask, Batch> {
-  readonly name = ID.name;
-  readonly topic = ID.topic;
-  readonly schema = ID.schema;
-  readonly group = ID.group;
-  readonly broadcast = ID.broadcast;
+export class RenderProcessor extends DeclaredProcessor implements Processor<RenderTask, Batch> {
   readonly mode = "parallel" as const;
   readonly concurrency: number;
   private readonly deps: RenderDeps;
   private readonly log: Logger;
 
   constructor(deps: RenderDeps, concurrency: number) {
+    super("render");
     this.deps = deps;
     this.concurrency = concurrency;
     this.log = deps.log.child({ component: "render" });
