@@ -5,6 +5,7 @@ import { errorCode, errorMessage } from "../runtime/errors.ts";
 import { keys, processorIdentity } from "../topology.ts";
 import { pageConverter, type Converter } from "./converter.ts";
 import type { ConvertPool } from "./worker-pool.ts";
+import type { Metrics } from "../runtime/metrics.ts";
 
 /** Topic, schema and consumer group as pipeline/topology.ts declares them. */
 const ID = processorIdentity("convert");
@@ -18,10 +19,13 @@ export class ConvertProcessor implements Processor<PageFetched, void> {
   readonly mode = "parallel" as const;
   readonly concurrency: number;
   private readonly convert: Converter;
+  private readonly metrics: Metrics | undefined;
 
-  /** With a pool, pages convert in worker threads (as many at once as it has workers), each under a time limit. */
-  constructor(pool: ConvertPool | null = null, workers = 1) {
+  /** With a pool, pages convert in worker threads (as many at once as it has workers), each under a time limit.
+   * metrics: pages converted by outcome. */
+  constructor(pool: ConvertPool | null = null, workers = 1, metrics?: Metrics) {
     this.convert = pageConverter(pool);
+    this.metrics = metrics;
     this.concurrency = pool ? workers : 1;
   }
 
@@ -38,10 +42,12 @@ export class ConvertProcessor implements Processor<PageFetched, void> {
     }
     const crawlPage: CrawlPage = { crawlId: page.crawlId, urlKey: page.urlKey, credits, document, ...(page.finalUrlKey ? { finalUrlKey: page.finalUrlKey } : {}) };
     out.push({ topic: "crawl.pages", key: keys.crawl(page.crawlId), value: crawlPage, phase: 1 });
+    this.metrics?.pagesConverted.inc({ outcome: "ok" });
     return out;
   }
 
   onPageFailure(msg: Consumed<PageFetched>, err: unknown): Emission[] {
+    this.metrics?.pagesConverted.inc({ outcome: errorCode(err) });
     const failed: FrontierInboxMessage = {
       type: "PageFailed", crawlId: msg.value.crawlId, urlKey: msg.value.urlKey, url: msg.value.url, code: errorCode(err), error: errorMessage(err),
     };

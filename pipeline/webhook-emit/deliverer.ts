@@ -5,6 +5,7 @@ import { request, type Agent } from "undici";
 import type { WebhookDelivery } from "../../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
+import type { Metrics } from "../runtime/metrics.ts";
 import type { Logger } from "../runtime/logger.ts";
 import { sleep } from "../runtime/retry.ts";
 import type { CrawlStore } from "../store/crawl-store.ts";
@@ -21,6 +22,8 @@ export interface DelivererDeps {
   timeoutMs: number;
   maxAttempts: number;
   retryDelaysMs: number[];
+  /** attempts by result (ok, retry, failed) */
+  metrics?: Metrics;
 }
 
 /** How long a not-yet-due delivery is held before it goes back to the end of the topic. */
@@ -61,14 +64,17 @@ export class WebhookDeliverer implements Processor<WebhookDelivery, void> {
     const ctx = { crawlId: d.crawlId, event: d.event, attempt: d.attempt, status: outcome.status };
     if (outcome.ok) {
       this.log.debug(ctx, "webhook delivered");
+      deps.metrics?.webhookAttempts.inc({ result: "ok" });
       return [];
     }
     if (!outcome.retriable || d.attempt >= deps.maxAttempts) {
       this.log.warn({ ...ctx, err: outcome.error }, "webhook given up");
+      deps.metrics?.webhookAttempts.inc({ result: "failed" });
       return [];
     }
     const delay = retryDelay(deps.retryDelaysMs, d.attempt);
     this.log.info({ ...ctx, err: outcome.error, delayMs: delay }, "webhook failed, will retry");
+    deps.metrics?.webhookAttempts.inc({ result: "retry" });
     return [{ topic: "webhook.deliveries", key: keys.crawl(d.crawlId), value: { ...d, attempt: d.attempt + 1, notBefore: deps.clock.now() + delay } }];
   }
 
