@@ -51,7 +51,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   const infra = await openInfrastructure(config, log, clock, roleName);
   const metrics = new Metrics({ role: roleName, queueStats: () => infra.queueStats() });
   const needsPool = (roles.includes("convert") || roles.includes("api")) && config.convertWorkers > 0;
-  const w: Wiring = { config, log, clock, infra, metrics, pool: needsPool ? new ConvertPool({ size: config.convertWorkers, timeoutMs: config.convertTimeoutMs }) : null, runners: [], closers: [] };
+  const w: Wiring = { config, log, clock, infra, metrics, pool: needsPool ? new ConvertPool({ size: config.convertWorkers, timeoutMs: config.convertTimeoutMs }) : null, runners: [], beforeStop: [], closers: [] };
   const pool = w.pool;
   if (pool) w.closers.push(() => pool.close());
 
@@ -76,6 +76,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
       log.info("shutting down: draining in-flight work");
       if (api) await closeApi(api.server, api.wss);
       if (metricsServer) await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
+      for (const prepare of w.beforeStop) prepare();
       await Promise.all(w.runners.map((r) => r.stop()));
       await infra.close();
       for (const close of w.closers) await close();

@@ -372,7 +372,7 @@ export interface ScrapeRequest {
 }
 
 /**
- * Internal topic webhook.deliveries: one signed webhook request to make (again), keyed by crawlId.
+ * Internal topics webhook.deliveries (first attempts, keyed by crawlId) and webhook.retries (later attempts, keyed by crawlId and event id): one signed webhook request to make.
  */
 export interface WebhookDelivery {
   crawlId: string;

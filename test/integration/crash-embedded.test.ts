@@ -84,6 +84,12 @@ describe("embedded mode, kill -9 during large writes", () => {
       expect(paths.sort()).toEqual(expectedDocPaths().sort());
       expect(last.completed).toBe(docs.length);
       expect(last.creditsUsed).toBe(docs.length);
+      // a record written after a repaired crash must survive the next restart too (it once was glued onto the torn one)
+      await killed(proc.child);
+      proc = await launch(port);
+      const again = (await allChunks(api, id)).flatMap((c) => c.body.data);
+      expect(again.map((d: { metadata: { sourceURL: string } }) => new URL(d.metadata.sourceURL).pathname).sort()).toEqual(expectedDocPaths().sort());
+      expect((await getJson(`${api}/v2/crawl/${id}?limit=1`)).body).toMatchObject({ status: "completed", completed: again.length });
       console.log(`kill -9 x3 during 1 MB writes: ${docs.length} documents, repairs of a torn write at ${repairs.join(", ") || "no restart"}`);
     } finally {
       await killed(proc.child);
