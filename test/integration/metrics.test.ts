@@ -13,9 +13,19 @@ import { getJson, MODES, postJson, startTrawl, waitForEnd, type Instance } from 
 
 const PAGES = ["/", "/a", "/b", "/c", "/d"];
 
-/** Five linked HTML pages; anything else is a 404 (robots.txt and sitemaps included). */
-async function startSite(): Promise<{ origin: string; server: Server }> {
+/** Five linked HTML pages and a webhook receiver (POST /hook, counted); anything else is a 404. */
+async function startSite(): Promise<{ origin: string; server: Server; hooks: string[] }> {
+  const hooks: string[] = [];
   const server = createServer((req, res) => {
+    if (req.method === "POST" && req.url === "/hook") {
+      let body = "";
+      req.on("data", (c: Buffer) => (body += c));
+      req.on("end", () => {
+        hooks.push(String(JSON.parse(body).type));
+        res.writeHead(200).end();
+      });
+      return;
+    }
     if (!PAGES.includes(req.url ?? "")) {
       res.writeHead(404).end();
       return;
@@ -24,7 +34,7 @@ async function startSite(): Promise<{ origin: string; server: Server }> {
     res.end(`<html><head><title>${req.url}</title></head><body><h1>Page ${req.url}</h1>${PAGES.map((p) => `<a href="${p}">${p}</a>`).join(" ")}</body></html>`);
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, hooks };
 }
 
 /** The value of one sample of the Prometheus text (0 when absent). */
@@ -36,11 +46,11 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 
 describe.each(MODES)("%s mode", (mode) => {
   let trawl: Instance;
-  let site: { origin: string; server: Server };
+  let site: { origin: string; server: Server; hooks: string[] };
 
   beforeAll(async () => {
     site = await startSite();
-    trawl = await startTrawl({ mode });
+    trawl = await startTrawl({ mode, allowLocalWebhooks: true });
   });
   afterAll(async () => {
     await trawl?.stop();
@@ -55,11 +65,14 @@ describe.each(MODES)("%s mode", (mode) => {
       return res.text();
     };
     const before = await metrics();
-    const res = await postJson(`${trawl.api}/v2/crawl`, { url: `${site.origin}/`, limit: 50 });
+    const res = await postJson(`${trawl.api}/v2/crawl`, { url: `${site.origin}/`, limit: 50, webhook: { url: `${site.origin}/hook` } });
     expect(res.status).toBe(200);
     const last = (await waitForEnd(trawl.api, res.body.id)).at(-1);
     expect(last.status).toBe("completed");
     expect(last.completed).toBe(PAGES.length);
+    // crawl.started, one crawl.page per page, crawl.completed: received, then counted once each attempt has ended
+    await expect.poll(() => site.hooks.length, { timeout: 30_000 }).toBe(PAGES.length + 2);
+    await expect.poll(async () => sample(await metrics(), "trawl_webhook_attempts_total", { result: "ok" }) - sample(before, "trawl_webhook_attempts_total", { result: "ok" }), { timeout: 10_000 }).toBe(PAGES.length + 2);
     const status = (await getJson(`${trawl.api}/v2/crawl/${res.body.id}`)).body;
     const after = await metrics();
     const moved = (name: string, labels: Record<string, string> = {}) => sample(after, name, labels) - sample(before, name, labels);
@@ -70,6 +83,8 @@ describe.each(MODES)("%s mode", (mode) => {
     expect(moved("trawl_fetch_duration_seconds_count", { outcome: "ok" })).toBe(PAGES.length);
     expect(moved("trawl_fetch_bytes_count")).toBe(PAGES.length);
     expect(moved("trawl_fetch_bytes_sum")).toBeGreaterThan(PAGES.length * 100);
+    expect(moved("trawl_webhook_attempts_total", { result: "ok" })).toBe(PAGES.length + 2);
+    expect(moved("trawl_webhook_attempts_total", { result: "retry" })).toBe(0);
     expect(moved("trawl_crawls_started_total")).toBe(1);
     expect(moved("trawl_crawls_ended_total", { status: "completed" })).toBe(1);
     expect(moved("trawl_credits_used_total")).toBe(status.creditsUsed);
