@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { configVars } from "../pipeline/runtime/config.ts";
+import { processors } from "../pipeline/topology.ts";
 import { helmConfigBlock, VALUES_PATH, withGeneratedBlock } from "./gen-helm-config.ts";
 
 describe("helm values vs the configuration table", () => {
@@ -19,6 +20,14 @@ describe("helm values vs the configuration table", () => {
     expect(Object.keys(values.config).sort()).toEqual(specs.filter((s) => !s.secret).map((s) => s.env).sort());
     expect(Object.keys(values.secrets).sort()).toEqual(specs.filter((s) => s.secret).map((s) => s.env).sort());
     for (const v of [...Object.values(values.config), ...Object.values(values.secrets)]) expect(typeof v).toBe("string");
+  });
+
+  it("the chart has a Deployment for every role of the topology (and render, off until it ships)", () => {
+    const values = parse(text) as { roles: Record<string, { enabled: boolean }> };
+    const roles = new Set(Object.values(processors as Record<string, { role: string }>).map((p) => p.role));
+    roles.add("api");
+    expect(Object.keys(values.roles).filter((r) => r !== "render").sort()).toEqual([...roles].sort());
+    expect(values.roles.render?.enabled).toBe(false);
   });
 
   it("a variable added to the table shows up as drift", () => {
