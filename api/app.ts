@@ -40,6 +40,14 @@ export function createApp(deps: ApiDeps): Koa {
     ctx.status = ok ? 200 : 503;
     ctx.body = { status: ok ? "ready" : "not ready" };
   });
+  const metrics = deps.metrics;
+  if (metrics) {
+    // Prometheus scrapes this process's metrics here (every role of the process, api included)
+    health.get("/metrics", async (ctx) => {
+      ctx.type = metrics.contentType;
+      ctx.body = await metrics.text();
+    });
+  }
   const crawl = crawlRoutes({ ...deps, log });
   app.use(health.routes());
   app.use(crawl.routes());

@@ -3,6 +3,7 @@ import type { Bus, QueueStat } from "../pipeline/runtime/bus.ts";
 import type { Clock } from "../pipeline/runtime/clock.ts";
 import type { Config } from "../pipeline/runtime/config.ts";
 import type { Logger } from "../pipeline/runtime/logger.ts";
+import type { Metrics } from "../pipeline/runtime/metrics.ts";
 import type { AuthStore } from "../pipeline/store/auth-store.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
 import type { ScrapeDeps } from "../pipeline/usecases/scrape-page.ts";
@@ -24,6 +25,8 @@ export interface ApiDeps extends ScrapeDeps {
   access?: TeamAccess;
   /** Teams and keys, for the admin key routes (whether authentication is on or not, so keys can be made first). */
   authStore?: AuthStore;
+  /** Served at /metrics (Prometheus text format). */
+  metrics?: Metrics;
   /** For the queue admin UI. */
   queueStats?: () => Promise<QueueStat[]>;
 }

@@ -18,6 +18,7 @@ import type { Clock } from "../pipeline/runtime/clock.ts";
 import type { Config } from "../pipeline/runtime/config.ts";
 import { RETENTION_MS } from "../pipeline/runtime/constants.ts";
 import type { Logger } from "../pipeline/runtime/logger.ts";
+import type { Metrics } from "../pipeline/runtime/metrics.ts";
 import type { RunnerHandle } from "../pipeline/runtime/runner.ts";
 import { SinkProcessor } from "../pipeline/sink/sink.ts";
 import { CancelCache } from "../pipeline/store/cancel-cache.ts";
@@ -34,6 +35,8 @@ export interface Wiring {
   log: Logger;
   clock: Clock;
   infra: Infrastructure;
+  /** This process's metrics, served at /metrics; every processor records into it. */
+  metrics: Metrics;
   /** One convert pool per process, shared by the convert stage and POST /v2/scrape (null: convert in-line). */
   pool: ConvertPool | null;
   /** json / summary: the provider EXTRACT_PROVIDER chose, and the model when one is configured */
@@ -48,7 +51,7 @@ const cacheDeps = (w: Wiring) => ({ cache: w.infra.cache, cacheMaxAgeMs: w.confi
 
 export async function startFrontier(w: Wiring): Promise<void> {
   const { infra, clock, log, config } = w;
-  w.runners.push(await infra.run(new FrontierProcessor({ store: infra.store, clock, log })));
+  w.runners.push(await infra.run(new FrontierProcessor({ store: infra.store, clock, log, metrics: w.metrics })));
   // retention: results are served for 24 h after a crawl ended, then deleted
   const sweep = setInterval(() => {
     // expiring crawls' credits go to the ledger first, so that a team's usage outlives its results
@@ -82,6 +85,7 @@ export async function startFetchRender(w: Wiring): Promise<void> {
     cache: infra.cache,
     cacheMaxAgeMs: config.cacheMaxAgeMs,
     now: () => clock.now(),
+    metrics: w.metrics,
     load: new LoadGuard({
       maxCpu: config.maxCpu, maxRam: config.maxRam, sample: systemSampler(),
       onOverload: (s) => log.warn({ cpu: +s.cpu.toFixed(2), ram: +s.ram.toFixed(2), maxCpu: config.maxCpu, maxRam: config.maxRam }, "machine above MAX_CPU/MAX_RAM: no new page until it drops"),
@@ -91,7 +95,7 @@ export async function startFetchRender(w: Wiring): Promise<void> {
 }
 
 export async function startConvert(w: Wiring): Promise<void> {
-  w.runners.push(await w.infra.run(new ConvertProcessor(w.pool, w.config.convertWorkers)));
+  w.runners.push(await w.infra.run(new ConvertProcessor(w.pool, w.config.convertWorkers, w.metrics)));
 }
 
 export async function startExtractJson(w: Wiring): Promise<void> {
@@ -101,7 +105,7 @@ export async function startExtractJson(w: Wiring): Promise<void> {
 
 export async function startSink(w: Wiring): Promise<void> {
   const { infra, clock, log } = w;
-  w.runners.push(await infra.run(new SinkProcessor({ store: infra.store, cancels: new CancelCache(infra.store, 0, clock.now), clock, log })));
+  w.runners.push(await infra.run(new SinkProcessor({ store: infra.store, cancels: new CancelCache(infra.store, 0, clock.now), clock, log, metrics: w.metrics })));
 }
 
 export async function startWebhookEmit(w: Wiring): Promise<void> {
@@ -112,7 +116,7 @@ export async function startWebhookEmit(w: Wiring): Promise<void> {
   w.runners.push(await infra.run(new WebhookEmitter({ store: infra.store, clock, log, secret: config.webhookSecret })));
   const delivery = {
     agent, store: infra.store, clock, log, allowLocal: config.allowLocalWebhooks, timeoutMs: config.webhookTimeoutMs,
-    maxAttempts: config.webhookMaxAttempts, retryDelaysMs: config.webhookRetryDelaysMs,
+    maxAttempts: config.webhookMaxAttempts, retryDelaysMs: config.webhookRetryDelaysMs, metrics: w.metrics,
   };
   const retrier = new WebhookRetrier(delivery);
   w.beforeStop.push(() => retrier.prepareStop());
@@ -132,7 +136,7 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
   w.closers.push(() => fetcher.close());
   const app = createApp({
     config, store: infra.store, bus: infra.bus, clock, log, ready: () => infra.ready(), fetcher, convert: pageConverter(w.pool), extractor: w.providers.provider, ...(w.providers.llm ? { llm: w.providers.llm } : {}),
-    cache: cacheDeps(w), queueStats: () => infra.queueStats(), authStore: infra.auth, ...(access ? { access } : {}),
+    cache: cacheDeps(w), queueStats: () => infra.queueStats(), metrics: w.metrics, authStore: infra.auth, ...(access ? { access } : {}),
   });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.port, config.host, () => resolve(s));

@@ -18,6 +18,7 @@ import { discoverSitemapUrls } from "./sitemaps.ts";
 import { cachedFetch } from "./cached-fetch.ts";
 import type { PageCache } from "../store/page-cache.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
+import type { Metrics } from "../runtime/metrics.ts";
 
 export interface FetchRenderDeps {
   fetcher: Fetcher;
@@ -38,6 +39,8 @@ export interface FetchRenderDeps {
   cache?: PageCache;
   cacheMaxAgeMs?: number;
   now?: () => number;
+  /** pages fetched by outcome, fetch time and size */
+  metrics?: Metrics;
 }
 
 interface Batch {
@@ -128,11 +131,18 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
           this.log.info({ crawlId: task.crawlId, urlKey: task.urlKey, attempt: task.attempt + attempt, code: errorCode(err), delayMs }, "fetch retry"),
       },
     );
+    const started = performance.now();
+    const seconds = () => (performance.now() - started) / 1000;
     const { result, cacheState, cachedAt } = await cachedFetch(
       { cache: deps.cache, cacheMaxAgeMs: deps.cacheMaxAgeMs ?? 0, now: deps.now ?? Date.now, log: this.log },
       { url: task.url, headers: task.options.headers, maxAgeMs: task.options.maxAgeMs, storeInCache: task.options.storeInCache },
       fetchWithRetries,
-    );
+    ).catch((err: unknown) => {
+      deps.metrics?.fetchSeconds.observe({ outcome: errorCode(err) }, seconds());
+      throw err;
+    });
+    deps.metrics?.fetchSeconds.observe({ outcome: "ok" }, seconds());
+    deps.metrics?.fetchBytes.observe(result.bytes?.length ?? Buffer.byteLength(result.body));
     const finalUrlKey = crawlUrlKey(result.finalUrl, task.options);
     if (finalUrlKey !== task.urlKey) {
       // a redirect: its target must pass the same scope rules (and robots.txt) as a discovered link
@@ -158,6 +168,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
       ...(cacheState ? { cacheState } : {}),
       ...(cachedAt !== undefined ? { cachedAt } : {}),
     };
+    deps.metrics?.pagesFetched.inc({ outcome: "ok" });
     return [{ topic: "pages.fetched", key: keys.crawlUrl(task.crawlId, task.urlKey), value: page }];
   }
 
@@ -168,6 +179,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
       this.log.warn({ crawlId: task.crawlId, err: errorMessage(err) }, "discovery failed");
       return [inbox(task.crawlId, { type: "DiscoveryDone", crawlId: task.crawlId, sitemaps: 0 })];
     }
+    this.deps.metrics?.pagesFetched.inc({ outcome: errorCode(err) });
     const failed: FrontierInboxMessage = {
       type: "PageFailed",
       crawlId: task.crawlId,

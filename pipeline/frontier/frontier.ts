@@ -5,6 +5,7 @@
 import type { FrontierInboxMessage } from "../../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
+import type { Metrics } from "../runtime/metrics.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { CrawlStore, ErrorRow, UrlRow } from "../store/crawl-store.ts";
 import { reduce, restore, resume, toRecord, type CrawlState } from "./reducer.ts";
@@ -27,9 +28,12 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
   private readonly store: CrawlStore;
   private readonly clock: Clock;
   private readonly log: Logger;
+  private readonly metrics: Metrics | undefined;
 
-  constructor(deps: { store: CrawlStore; clock: Clock; log: Logger }) {
+  /** metrics: crawls started, ended by status, credits of ended crawls */
+  constructor(deps: { store: CrawlStore; clock: Clock; log: Logger; metrics?: Metrics }) {
     super("frontier");
+    this.metrics = deps.metrics;
     this.store = deps.store;
     this.clock = deps.clock;
     this.log = deps.log.child({ component: "frontier" });
@@ -62,8 +66,14 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
       this.log.warn({ crawlId: event.crawlId, type: event.type, partition: msg.partition, offset: msg.offset }, "event for an unknown crawl ignored");
       return [];
     }
+    const before = state?.status;
     const { state: next, step } = reduce(state, event, this.clock.now());
     if (!next) return step.emissions;
+    if (!state) this.metrics?.crawlsStarted.inc();
+    if (before !== next.status && next.status !== "scraping") {
+      this.metrics?.crawlsEnded.inc({ status: next.status });
+      this.metrics?.creditsUsed.inc(next.creditsUsed);
+    }
     if (step.changed || step.urlRows.length > 0) {
       next.version++;
       batch.dirty.add(next.crawlId);

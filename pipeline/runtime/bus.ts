@@ -81,6 +81,8 @@ export interface QueueStat {
   produced: number;
   /** messages not yet committed by the group */
   lag: number;
+  /** the lag of each partition (the /metrics gauge trawl_consumer_lag) */
+  partitions?: { partition: number; lag: number }[];
 }
 
 export interface QueueStats {

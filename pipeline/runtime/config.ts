@@ -12,6 +12,8 @@ interface Var<K extends Kind = Kind> {
   max?: number;
   values?: readonly string[];
   roles: string;
+  /** A key or password: the Helm chart puts it in a Secret, not the ConfigMap. */
+  secret?: boolean;
 }
 
 const v = <K extends Kind>(x: Var<K>): Var<K> => x;
@@ -26,7 +28,7 @@ export const configVars = {
   useDbAuthentication: v({ env: "USE_DB_AUTHENTICATION", kind: "bool", default: "false", description: "true: every /v2 request and WebSocket needs an API key of a team (`npx trawl keys create`), with the team's credits and the key's rate limit; keys live in Trawl's own store. false: no authentication (a warning is logged at start).", roles: "api" }),
   authCacheTtlMs: v({ env: "AUTH_CACHE_TTL_MS", kind: "int", default: "5000", min: 0, max: 300000, description: "How long an API process trusts a verified key and a team's balance: a revoked key stops working within this time in every replica.", roles: "api" }),
   allowUnauthenticatedPublicHost: v({ env: "ALLOW_UNAUTHENTICATED_PUBLIC_HOST", kind: "bool", default: "false", description: "Let the API listen on a non-loopback HOST with USE_DB_AUTHENTICATION=false (anyone who reaches the port can then list, read and cancel every crawl).", roles: "api" }),
-  adminKey: v({ env: "BULL_AUTH_KEY", kind: "string", default: "CHANGEME", description: "Access key of the queue admin UI at /admin/<key>/queues. The default is refused when HOST is not a loopback address.", roles: "api" }),
+  adminKey: v({ env: "BULL_AUTH_KEY", kind: "string", default: "CHANGEME", description: "Access key of the queue admin UI at /admin/<key>/queues. The default is refused when HOST is not a loopback address.", roles: "api", secret: true }),
   trustProxy: v({ env: "TRUST_PROXY", kind: "bool", default: "false", description: "Honour X-Forwarded-Proto/-Host when building `url` and `next`.", roles: "api" }),
   statusChunkMaxBytes: v({ env: "STATUS_CHUNK_MAX_BYTES", kind: "int", default: "10485760", min: 1024, max: 104857600, description: "Cap of the JSON of `data` in one GET /v2/crawl/:id response (10 MB).", roles: "api" }),
   defaultCrawlLimit: v({ env: "DEFAULT_CRAWL_LIMIT", kind: "int", default: "10000", min: 1, max: 10000000, description: "`limit` of a crawl that does not set one.", roles: "api" }),
@@ -40,7 +42,7 @@ export const configVars = {
   clickhouseUrl: v({ env: "CLICKHOUSE_URL", kind: "url", default: "http://127.0.0.1:18123", description: "ClickHouse HTTP interface.", roles: "all" }),
   clickhouseDatabase: v({ env: "CLICKHOUSE_DATABASE", kind: "string", default: "trawl", description: "ClickHouse database (created at start).", roles: "all" }),
   clickhouseUser: v({ env: "CLICKHOUSE_USER", kind: "string", default: "default", description: "ClickHouse user.", roles: "all" }),
-  clickhousePassword: v({ env: "CLICKHOUSE_PASSWORD", kind: "string", default: "", description: "ClickHouse password.", roles: "all" }),
+  clickhousePassword: v({ env: "CLICKHOUSE_PASSWORD", kind: "string", default: "", description: "ClickHouse password.", roles: "all", secret: true }),
   fetchTimeoutMs: v({ env: "FETCH_TIMEOUT_MS", kind: "int", default: "30000", min: 100, max: 600000, description: "Time limit of one page fetch (headers and body).", roles: "fetch-render" }),
   fetchMaxBytes: v({ env: "FETCH_MAX_BYTES", kind: "int", default: "10485760", min: 1024, max: 15000000, description: "Largest response body accepted; larger pages fail with SCRAPE_TOO_LARGE.", roles: "fetch-render" }),
   fetchMaxRedirects: v({ env: "FETCH_MAX_REDIRECTS", kind: "int", default: "10", min: 0, max: 50, description: "Redirects followed per page.", roles: "fetch-render" }),
@@ -48,7 +50,7 @@ export const configVars = {
   fetchRetries: v({ env: "FETCH_RETRIES", kind: "int", default: "2", min: 0, max: 10, description: "Retries of a transient fetch failure (5xx, reset, timeout).", roles: "fetch-render" }),
   proxyServer: v({ env: "PROXY_SERVER", kind: "proxyUrl", default: "", description: "Outbound HTTP proxy for page fetches (`http://host:port` or `host:port`); scrape option `proxy` basic/auto uses it. Empty: direct.", roles: "fetch-render, api" }),
   proxyUsername: v({ env: "PROXY_USERNAME", kind: "string", default: "", description: "User for the proxy's Basic authentication (with PROXY_PASSWORD).", roles: "fetch-render, api" }),
-  proxyPassword: v({ env: "PROXY_PASSWORD", kind: "string", default: "", description: "Password for the proxy's Basic authentication.", roles: "fetch-render, api" }),
+  proxyPassword: v({ env: "PROXY_PASSWORD", kind: "string", default: "", description: "Password for the proxy's Basic authentication.", roles: "fetch-render, api", secret: true }),
   robotsUserAgent: v({ env: "ROBOTS_USER_AGENT", kind: "string", default: "TrawlBot", description: "User-agent token matched against robots.txt groups (a crawl's robotsUserAgent overrides it).", roles: "fetch-render" }),
   robotsCacheTtlMs: v({ env: "ROBOTS_CACHE_TTL_MS", kind: "int", default: "600000", min: 0, max: 86400000, description: "How long a host's robots.txt is reused.", roles: "fetch-render" }),
   hostMaxConcurrency: v({ env: "HOST_MAX_CONCURRENCY", kind: "int", default: "4", min: 1, max: 1000, description: "Fetches at once per host, across every crawl of one fetch-render process.", roles: "fetch-render" }),
@@ -57,7 +59,7 @@ export const configVars = {
   maxSitemaps: v({ env: "SITEMAP_MAX_FILES", kind: "int", default: "20", min: 0, max: 1000, description: "Sitemap files read per crawl (indexes included).", roles: "fetch-render" }),
   resolve: v({ env: "RESOLVE", kind: "hostMap", default: "", description: "Host name overrides like curl --resolve: `a.site.test:127.0.0.1,b.site.test:127.0.0.1` (tests, split-horizon DNS).", roles: "fetch-render" }),
   allowLocalWebhooks: v({ env: "ALLOW_LOCAL_WEBHOOKS", kind: "bool", default: "false", description: "Deliver webhooks to loopback, private, link-local and unique-local addresses (checked on the address connected to).", roles: "webhook-emit" }),
-  webhookSecret: v({ env: "SELF_HOSTED_WEBHOOK_HMAC_SECRET", kind: "string", default: "", description: "Key of the HMAC-SHA256 signature in X-Service-Signature. Empty: webhooks go unsigned (a warning is logged at start).", roles: "webhook-emit" }),
+  webhookSecret: v({ env: "SELF_HOSTED_WEBHOOK_HMAC_SECRET", kind: "string", default: "", description: "Key of the HMAC-SHA256 signature in X-Service-Signature. Empty: webhooks go unsigned (a warning is logged at start).", roles: "webhook-emit", secret: true }),
   webhookTimeoutMs: v({ env: "WEBHOOK_TIMEOUT_MS", kind: "int", default: "10000", min: 100, max: 120000, description: "Time limit of one webhook attempt.", roles: "webhook-emit" }),
   webhookMaxAttempts: v({ env: "WEBHOOK_MAX_ATTEMPTS", kind: "int", default: "4", min: 1, max: 20, description: "Attempts per webhook event (the first and the retries).", roles: "webhook-emit" }),
   webhookRetryDelaysMs: v({ env: "WEBHOOK_RETRY_DELAYS_MS", kind: "msList", default: "60000,300000,900000", description: "Waits before the 2nd, 3rd, ... attempt (comma-separated ms; the last repeats).", roles: "webhook-emit" }),
@@ -69,7 +71,7 @@ export const configVars = {
   retentionSweepMs: v({ env: "RETENTION_SWEEP_MS", kind: "int", default: "600000", min: 1000, max: 86400000, description: "How often expired results (24 h after a crawl ended) are deleted.", roles: "frontier" }),
   extractProvider: v({ env: "EXTRACT_PROVIDER", kind: "enum", default: "auto", values: ["auto", "rules", "llm"], description: "Provider of the json format, summaries and /v2/extract: auto = llm when OPENAI_BASE_URL/OPENAI_API_KEY/OLLAMA_BASE_URL is set, rules otherwise; rules = no model ever; llm = the model (the start stops when none is configured).", roles: "extract-json, api" }),
   openaiBaseUrl: v({ env: "OPENAI_BASE_URL", kind: "url", default: "", description: "OpenAI-compatible API base (e.g. `http://127.0.0.1:8000/v1`); `/chat/completions` is appended. Empty with OPENAI_API_KEY set: `https://api.openai.com/v1`.", roles: "extract-json, api" }),
-  openaiApiKey: v({ env: "OPENAI_API_KEY", kind: "string", default: "", description: "Bearer key of the chat-completions endpoint (may stay empty for local servers).", roles: "extract-json, api" }),
+  openaiApiKey: v({ env: "OPENAI_API_KEY", kind: "string", default: "", description: "Bearer key of the chat-completions endpoint (may stay empty for local servers).", roles: "extract-json, api", secret: true }),
   ollamaBaseUrl: v({ env: "OLLAMA_BASE_URL", kind: "url", default: "", description: "Alias of OPENAI_BASE_URL for Ollama (`http://127.0.0.1:11434`; its OpenAI-compatible `/v1` is used).", roles: "extract-json, api" }),
   modelName: v({ env: "MODEL_NAME", kind: "string", default: "gpt-4o-mini", description: "Model asked for JSON extraction, summaries and crawl prompts.", roles: "extract-json, api" }),
   llmTimeoutMs: v({ env: "LLM_TIMEOUT_MS", kind: "int", default: "60000", min: 100, max: 600000, description: "Time limit of one chat-completions call.", roles: "extract-json, api" }),
@@ -78,6 +80,7 @@ export const configVars = {
   llmMaxInputTokens: v({ env: "LLM_MAX_INPUT_TOKENS", kind: "int", default: "12000", min: 256, max: 1000000, description: "Token budget of the page markdown sent to the model (estimated at 4 characters a token; the rest is cut).", roles: "extract-json, api" }),
   extractConcurrency: v({ env: "EXTRACT_CONCURRENCY", kind: "int", default: "4", min: 1, max: 256, description: "Pages extracted at once per extract-json process.", roles: "extract-json" }),
   userAgent: v({ env: "USER_AGENT", kind: "string", default: "Mozilla/5.0 (compatible; TrawlBot/0.1)", description: "User-Agent of every fetch.", roles: "fetch-render" }),
+  metricsPort: v({ env: "METRICS_PORT", kind: "int", default: "0", min: 0, max: 65535, description: "Port of /metrics (Prometheus), /health and /ready in a process without the api role (the api serves them on PORT). 0: none.", roles: "all but api" }),
   logLevel: v({ env: "LOG_LEVEL", kind: "enum", default: "info", values: ["fatal", "error", "warn", "info", "debug", "trace", "silent"], description: "pino log level.", roles: "all" }),
 } as const;
 

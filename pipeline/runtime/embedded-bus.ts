@@ -270,7 +270,8 @@ export class EmbeddedBus implements Bus, QueueStats {
       const produced = ps.reduce((n, p) => n + p.end, 0);
       for (const group of groups) {
         const committed = this.committed(group, topic);
-        out.push({ topic, group, produced, lag: ps.reduce((n, p, i) => n + Math.max(0, p.end - (committed[i] ?? 0)), 0) });
+        const partitions = ps.map((p, i) => ({ partition: i, lag: Math.max(0, p.end - (committed[i] ?? 0)) }));
+        out.push({ topic, group, produced, lag: partitions.reduce((n, p) => n + p.lag, 0), partitions });
       }
     }
     return out.sort((a, b) => a.topic.localeCompare(b.topic));

@@ -3,6 +3,7 @@
 import type { CrawlEvent, CrawlPage, FrontierInboxMessage } from "../../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
+import type { Metrics } from "../runtime/metrics.ts";
 import type { Logger } from "../runtime/logger.ts";
 import {keys } from "../topology.ts";
 import type { CancelCache } from "../store/cancel-cache.ts";
@@ -37,9 +38,12 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
   private readonly clock: Clock;
   private readonly log: Logger;
   private sweptAt = 0;
+  private readonly metrics: Metrics | undefined;
 
-  constructor(deps: { store: CrawlStore; cancels: CancelCache; clock: Clock; log: Logger }) {
+  /** metrics: documents by outcome (stored, duplicate, raced, cancelled) */
+  constructor(deps: { store: CrawlStore; cancels: CancelCache; clock: Clock; log: Logger; metrics?: Metrics }) {
     super("sink");
+    this.metrics = deps.metrics;
     this.store = deps.store;
     this.cancels = deps.cancels;
     this.clock = deps.clock;
@@ -84,6 +88,7 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
     const page = msg.value;
     if (batch.cancelled.has(page.crawlId)) {
       this.log.debug({ crawlId: page.crawlId, urlKey: page.urlKey }, "crawl cancelled: page dropped");
+      this.metrics?.pagesStored.inc({ outcome: "cancelled" });
       return [];
     }
     const cursor = await this.cursor(page.crawlId);
@@ -95,6 +100,7 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
     const doneEmission: Emission = { topic: "frontier.inbox", key: keys.crawl(page.crawlId), value: done, phase: 1 };
     if (cursor.stored.has(page.urlKey) || batchKeys.has(page.urlKey)) {
       this.log.debug({ crawlId: page.crawlId, urlKey: page.urlKey, offset: msg.offset }, "page already stored");
+      this.metrics?.pagesStored.inc({ outcome: "duplicate" });
       return [doneEmission];
     }
     const finalKey = page.finalUrlKey ?? page.urlKey;
@@ -102,6 +108,7 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
     batch.finals.set(page.crawlId, batchFinals);
     if (cursor.finals.has(finalKey) || batchFinals.has(finalKey)) {
       // two URLs that end at one page (a redirect raced a link to its target): keep the first, silently
+      this.metrics?.pagesStored.inc({ outcome: "raced" });
       const raced: FrontierInboxMessage = {
         type: "PageFailed", crawlId: page.crawlId, urlKey: page.urlKey, url: String(page.document.metadata.sourceURL),
         code: "SCRAPE_RACED_REDIRECT", error: `same page as an earlier document (${String(page.document.metadata.url)})`,
@@ -146,6 +153,7 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
       const c = this.cursors.get(crawlId);
       if (c) for (const k of written) c.finals.add(k);
     }
+    this.metrics?.pagesStored.inc({ outcome: "stored" }, batch.rows.length);
     batch.rows = [];
   }
 }

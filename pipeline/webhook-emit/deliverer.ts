@@ -7,6 +7,7 @@ import { request, type Agent } from "undici";
 import type { WebhookDelivery } from "../../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
+import type { Metrics } from "../runtime/metrics.ts";
 import type { Logger } from "../runtime/logger.ts";
 import { sleep } from "../runtime/retry.ts";
 import type { CrawlStore } from "../store/crawl-store.ts";
@@ -24,6 +25,8 @@ export interface DelivererDeps {
   timeoutMs: number;
   maxAttempts: number;
   retryDelaysMs: number[];
+  /** attempts by result (ok, retry, failed) */
+  metrics?: Metrics;
 }
 
 const toRetries = (d: WebhookDelivery): Emission => ({ topic: "webhook.retries", key: keys.crawlEvent(d.crawlId, d.eventId), value: d });
@@ -35,14 +38,17 @@ async function deliver(deps: DelivererDeps, log: Logger, d: WebhookDelivery): Pr
   const ctx = { crawlId: d.crawlId, event: d.event, attempt: d.attempt, status: outcome.status };
   if (outcome.ok) {
     log.debug(ctx, "webhook delivered");
+    deps.metrics?.webhookAttempts.inc({ result: "ok" });
     return [];
   }
   if (!outcome.retriable || d.attempt >= deps.maxAttempts) {
     log.warn({ ...ctx, err: outcome.error }, "webhook given up");
+    deps.metrics?.webhookAttempts.inc({ result: "failed" });
     return [];
   }
   const delay = retryDelay(deps.retryDelaysMs, d.attempt);
   log.info({ ...ctx, err: outcome.error, delayMs: delay }, "webhook failed, will retry");
+  deps.metrics?.webhookAttempts.inc({ result: "retry" });
   return [toRetries({ ...d, attempt: d.attempt + 1, notBefore: deps.clock.now() + delay })];
 }
 
