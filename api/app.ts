@@ -10,6 +10,7 @@ import { jsonBody } from "./body.ts";
 import { errorMiddleware, routeNotFound } from "./errors.ts";
 import { crawlRoutes } from "./routes/crawl.ts";
 import { scrapeRoutes } from "./routes/scrape.ts";
+import { batchRoutes } from "./routes/batch.ts";
 import type { Fetcher } from "../pipeline/fetch-render/fetcher.ts";
 import type { Converter } from "../pipeline/convert/converter.ts";
 import type { CacheDeps } from "../pipeline/fetch-render/cached-fetch.ts";
@@ -76,6 +77,9 @@ export function createApp(deps: ApiDeps): Koa {
   const scrape = scrapeRoutes({ ...deps, log });
   app.use(scrape.routes());
   app.use(scrape.allowedMethods());
+  const batch = batchRoutes({ ...deps, log });
+  app.use(batch.routes());
+  app.use(batch.allowedMethods());
   app.use((ctx) => {
     throw routeNotFound(ctx.method, ctx.path);
   });

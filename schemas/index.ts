@@ -34,7 +34,8 @@ export type SchemaName =
   | "crawl-page"
   | "crawl-event"
   | "webhook-delivery"
-  | "scrape-request";
+  | "scrape-request"
+  | "batch-scrape-request";
 
 /** The compiled validator of one schema. */
 export function validator<T>(name: SchemaName): ValidateFunction<T> {

@@ -2,6 +2,38 @@
 /* eslint-disable */
 
 /**
+ * Webhook settings: a URL string or an object.
+ */
+export type Webhook =
+  | string
+  | {
+      url: string;
+      headers?: {
+        [k: string]: string;
+      };
+      metadata?: {};
+      events?: ("started" | "page" | "completed" | "failed" | "cancelled")[];
+    };
+
+/**
+ * The batch fields of POST /v2/batch/scrape. Every other key of the body is a scrape option, validated by scrape-options.schema.json.
+ */
+export interface BatchScrapeRequest {
+  /**
+   * @minItems 1
+   * @maxItems 100000
+   */
+  urls: [string, ...string[]];
+  webhook?: Webhook;
+  maxConcurrency?: number;
+  ignoreInvalidURLs?: boolean;
+  appendToId?: string;
+  zeroDataRetention?: boolean;
+  origin?: string;
+  integration?: string | null;
+}
+
+/**
  * Public topic crawl.events: lifecycle of a crawl, keyed by crawlId, in order per crawl.
  */
 export interface CrawlEvent {
@@ -17,6 +49,10 @@ export interface CrawlEvent {
   seq?: number;
   document?: PageDocument;
   error?: string | null;
+  /**
+   * the job kind (absent: crawl); webhooks of a batch are named batch_scrape.*
+   */
+  kind?: "crawl" | "batch";
 }
 
 /**
@@ -90,6 +126,10 @@ export interface CrawlOptions {
   includeTags?: string[];
   excludeTags?: string[];
   removeBase64Images?: boolean;
+  /**
+   * the job kind: batch = a batch scrape (the seeded URLs only, no link following, no robots.txt/sitemap discovery); absent = crawl
+   */
+  kind?: "crawl" | "batch";
 }
 
 /**
@@ -104,21 +144,11 @@ export interface CrawlPage {
    * dedup key of the URL after redirects
    */
   finalUrlKey?: string;
+  /**
+   * the job kind (absent: crawl)
+   */
+  kind?: "crawl" | "batch";
 }
-
-/**
- * Webhook settings: a URL string or an object.
- */
-export type Webhook =
-  | string
-  | {
-      url: string;
-      headers?: {
-        [k: string]: string;
-      };
-      metadata?: {};
-      events?: ("started" | "page" | "completed" | "failed" | "cancelled")[];
-    };
 
 /**
  * Body of POST /v2/crawl. Unknown keys are rejected.
@@ -223,7 +253,7 @@ export interface FetchTask {
  * Events of one crawl, keyed by crawlId, consumed by the frontier in order.
  */
 export type FrontierInboxMessage =
-  CrawlRequested | LinksDiscovered | PageDone | PageFailed | CancelRequested | DiscoveryDone;
+  CrawlRequested | LinksDiscovered | PageDone | PageFailed | CancelRequested | DiscoveryDone | SeedsAdded;
 
 export interface CrawlRequested {
   type: "CrawlRequested";
@@ -280,6 +310,24 @@ export interface DiscoveryDone {
   type: "DiscoveryDone";
   crawlId: string;
   sitemaps?: number;
+}
+
+/**
+ * URLs of a batch scrape, in chunks (no message over the size limit); last=true ends the seeding of this request
+ */
+export interface SeedsAdded {
+  type: "SeedsAdded";
+  crawlId: string;
+  /**
+   * unique per request: seeds are never deduplicated (the same URL twice is scraped twice)
+   */
+  keyPrefix: string;
+  /**
+   * index of urls[0] in the request
+   */
+  first: number;
+  urls: string[];
+  last: boolean;
 }
 
 /**

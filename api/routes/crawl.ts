@@ -7,6 +7,8 @@ import type { ApiDeps } from "../app.ts";
 import { cancelError, invalidJobId, invalidPagination, jobExpired, jobNotFound } from "../errors.ts";
 import { publicBase } from "../public-url.ts";
 import { validateBody } from "../validate.ts";
+import { claimIdempotencyKey } from "../idempotency.ts";
+import { webhookSetting } from "../../pipeline/usecases/request-options.ts";
 import { checkStartUrl } from "../../pipeline/url/start-url.ts";
 import { crawlOptions } from "../../pipeline/usecases/request-options.ts";
 import { crawlErrors, crawlStatus, findCrawl } from "../../pipeline/usecases/crawl-status.ts";
@@ -41,23 +43,48 @@ export function pagination(query: Record<string, string | string[] | undefined>)
   return { skip, limit };
 }
 
+/** The caller's job, or the anchor's 404. */
+export async function readableJob(deps: ApiDeps, ctx: Context, id: string): Promise<CrawlRecord> {
+  const crawl = await findCrawl(deps.store, id, ctx.state.teamId, deps.clock.now());
+  if (crawl === "missing") throw jobNotFound();
+  if (crawl === "expired") throw jobExpired();
+  return crawl;
+}
+
+/** GET of a crawl's or a batch's status: one chunk of documents, `next` under the same path. */
+export async function sendStatus(ctx: Context, deps: ApiDeps, crawl: CrawlRecord, path: string, page: { skip: number; limit?: number }): Promise<void> {
+  const { config, store, clock } = deps;
+  const { skip, limit } = page;
+  const { head, docs, nextSkip } = await crawlStatus(store, crawl, clock.now(), { skip, limit: limit ?? DEFAULT_PAGE_DOCS, maxBytes: config.statusChunkMaxBytes });
+  if (nextSkip !== undefined) head.next = `${publicBase(ctx, config.trustProxy)}${path}/${crawl.crawlId}?skip=${nextSkip}${limit !== undefined ? `&limit=${limit}` : ""}`;
+  // documents are stored as JSON text: splice them in without parsing
+  ctx.type = "application/json";
+  ctx.body = `${JSON.stringify(head).slice(0, -1)},"data":[${docs.join(",")}]}`;
+}
+
+/** DELETE of a crawl or a batch. */
+export async function cancelJob(ctx: Context, deps: ApiDeps, id: string): Promise<void> {
+  const crawl = await deps.store.getCrawl(id);
+  if (!crawl || crawl.teamId !== ctx.state.teamId) throw cancelError(404, "Job not found");
+  if (crawl.status !== "cancelled") {
+    if (crawl.status !== "scraping") throw cancelError(409, "Crawl is already completed");
+    await cancelCrawl(deps, id);
+  }
+  ctx.body = { status: "cancelled" };
+}
+
 export function crawlRoutes(deps: ApiDeps): Router {
   const { config, store, clock } = deps;
   const router = new Router();
 
-  /** The caller's crawl, or the anchor's 404. */
-  async function readable(ctx: Context, id: string): Promise<CrawlRecord> {
-    const crawl = await findCrawl(store, id, ctx.state.teamId, clock.now());
-    if (crawl === "missing") throw jobNotFound();
-    if (crawl === "expired") throw jobExpired();
-    return crawl;
-  }
+  const readable = (ctx: Context, id: string) => readableJob(deps, ctx, id);
 
   router.post("/v2/crawl", async (ctx) => {
     const body = validateBody<CrawlRequest>("crawl-request", ctx.state.body);
     const url = checkStartUrl(body.url, config.allowPrivateCrawlTargets);
     const options = crawlOptions(body, config.defaultCrawlLimit);
-    const webhook = body.webhook === undefined ? "" : JSON.stringify(body.webhook);
+    const webhook = webhookSetting(body.webhook, config.defaultWebhookUrl);
+    await claimIdempotencyKey(ctx, deps);
     const id = await submitCrawl(deps, { url, options, teamId: ctx.state.teamId, webhook });
     ctx.body = { success: true, id, url: `${publicBase(ctx, config.trustProxy)}/v2/crawl/${id}` };
   });
@@ -74,24 +101,12 @@ export function crawlRoutes(deps: ApiDeps): Router {
 
   router.get("/v2/crawl/:id", async (ctx) => {
     const id = jobId(ctx);
-    const { skip, limit } = pagination(ctx.query);
-    const crawl = await readable(ctx, id);
-    const { head, docs, nextSkip } = await crawlStatus(store, crawl, clock.now(), { skip, limit: limit ?? DEFAULT_PAGE_DOCS, maxBytes: config.statusChunkMaxBytes });
-    if (nextSkip !== undefined) head.next = `${publicBase(ctx, config.trustProxy)}/v2/crawl/${id}?skip=${nextSkip}${limit !== undefined ? `&limit=${limit}` : ""}`;
-    // documents are stored as JSON text: splice them in without parsing
-    ctx.type = "application/json";
-    ctx.body = `${JSON.stringify(head).slice(0, -1)},"data":[${docs.join(",")}]}`;
+    const page = pagination(ctx.query);
+    await sendStatus(ctx, deps, await readable(ctx, id), "/v2/crawl", page);
   });
 
   router.delete("/v2/crawl/:id", async (ctx) => {
-    const id = jobId(ctx);
-    const crawl = await store.getCrawl(id);
-    if (!crawl || crawl.teamId !== ctx.state.teamId) throw cancelError(404, "Job not found");
-    if (crawl.status !== "cancelled") {
-      if (crawl.status !== "scraping") throw cancelError(409, "Crawl is already completed");
-      await cancelCrawl(deps, id);
-    }
-    ctx.body = { status: "cancelled" };
+    await cancelJob(ctx, deps, jobId(ctx));
   });
 
   router.get("/v2/crawl/:id/errors", async (ctx) => {

@@ -27,11 +27,13 @@ export class ConvertProcessor implements Processor<PageFetched, void> {
     const bytes = page.bodyBase64 === undefined ? undefined : Buffer.from(page.bodyBase64, "base64");
     const { document, links, credits } = await this.convert({ ...page, ...(bytes ? { bytes } : {}) }, page.options);
     const out: Emission[] = [];
-    if (links.length > 0) {
+    const batch = page.options.kind === "batch";
+    // a batch scrape follows no links
+    if (links.length > 0 && !batch) {
       const discovered: FrontierInboxMessage = { type: "LinksDiscovered", crawlId: page.crawlId, urlKey: page.urlKey, url: page.finalUrl, depth: page.depth, links };
       out.push({ topic: "frontier.inbox", key: keys.crawl(page.crawlId), value: discovered, phase: 0 });
     }
-    const crawlPage: CrawlPage = { crawlId: page.crawlId, urlKey: page.urlKey, credits, document, ...(page.finalUrlKey ? { finalUrlKey: page.finalUrlKey } : {}) };
+    const crawlPage: CrawlPage = { crawlId: page.crawlId, urlKey: page.urlKey, credits, document, ...(page.finalUrlKey ? { finalUrlKey: page.finalUrlKey } : {}), ...(batch ? { kind: "batch" as const } : {}) };
     out.push({ topic: "crawl.pages", key: keys.crawl(page.crawlId), value: crawlPage, phase: 1 });
     return out;
   }

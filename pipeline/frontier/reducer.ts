@@ -59,6 +59,11 @@ export interface Step {
 
 const empty = (): Step => ({ emissions: [], urlRows: [], errorRows: [], changed: false });
 
+export const isBatch = (state: CrawlState) => state.options.kind === "batch";
+
+/** A batch seed's key: unique per request and position (a batch never deduplicates), stable across replays. */
+export const seedKey = (prefix: string, index: number, url: string, options: CrawlOptions) => `${prefix}.${index} ${keyOf(url, options)}`;
+
 export function keyOf(url: string, options: CrawlOptions): string {
   return crawlUrlKey(url, options);
 }
@@ -67,7 +72,7 @@ const TERMINAL_EVENTS = new Set<CrawlEvent["type"]>(["crawl.completed", "crawl.f
 
 /** Terminal events go out in phase 1, after the frontier persisted the state that explains them. */
 function event(state: CrawlState, type: CrawlEvent["type"], now: number, error: string | null = null): Emission {
-  const value: CrawlEvent = { crawlId: state.crawlId, type, at: now, error };
+  const value: CrawlEvent = { crawlId: state.crawlId, type, at: now, error, ...(isBatch(state) ? { kind: "batch" as const } : {}) };
   return { topic: "crawl.events", key: keys.crawl(state.crawlId), value, phase: TERMINAL_EVENTS.has(type) ? 1 : 0 };
 }
 
@@ -124,7 +129,7 @@ function finishIfIdle(state: CrawlState, step: Step, now: number): void {
   if (state.done === 0 && state.failed > 0) {
     state.status = "failed";
     const start = state.urls.get(keyOf(state.startUrl, state.options));
-    state.error = start !== undefined && stateOf(start) === URL_STATE.failed ? `the start URL could not be crawled: ${state.error || "fetch failed"}` : "no page could be crawled";
+    state.error = isBatch(state) ? "no URL of the batch could be scraped" : start !== undefined && stateOf(start) === URL_STATE.failed ? `the start URL could not be crawled: ${state.error || "fetch failed"}` : "no page could be crawled";
     step.emissions.push(event(state, "crawl.failed", now, state.error));
   } else {
     state.status = "completed";
@@ -148,6 +153,12 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
     if (state) return { state, step }; // replay
     const s = newState(msg);
     step.emissions.push(event(s, "crawl.started", now));
+    if (isBatch(s)) {
+      // a batch: its URLs come in SeedsAdded chunks; no link following, no robots.txt/sitemap discovery
+      s.discovering = true;
+      step.changed = true;
+      return { state: s, step };
+    }
     // the start URL is always crawled, whatever the filters say
     enqueue(s, step, msg.url, 0);
     const sitemap = msg.options.sitemap ?? "include";
@@ -161,8 +172,22 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
   if (!state) return { state, step };
   const o = state.options;
   switch (msg.type) {
+    case "SeedsAdded": {
+      if (state.status !== "scraping" || !isBatch(state)) break;
+      msg.urls.forEach((url, i) => {
+        const key = seedKey(msg.keyPrefix, msg.first + i, url, o);
+        if (state.urls.has(key)) return; // replay
+        setUrl(state, step, key, URL_STATE.queued, 0, url);
+        step.emissions.push(fetchTask(state, url, key, 0, "page"));
+      });
+      // more chunks of this request follow: the batch must not complete in between
+      state.discovering = !msg.last;
+      step.changed = true;
+      finishIfIdle(state, step, now);
+      break;
+    }
     case "LinksDiscovered": {
-      if (state.status !== "scraping") break;
+      if (state.status !== "scraping" || isBatch(state)) break;
       const fromSitemap = msg.source === "sitemap";
       // sitemap=only: pages are scraped, their links are not followed
       if (!fromSitemap && o.sitemap === "only") break;

@@ -80,7 +80,8 @@ export class SinkProcessor implements Processor<CrawlPage, Batch> {
     const finalKey = page.finalUrlKey ?? page.urlKey;
     const batchFinals = batch.finals.get(page.crawlId) ?? new Set<string>();
     batch.finals.set(page.crawlId, batchFinals);
-    if (cursor.finals.has(finalKey) || batchFinals.has(finalKey)) {
+    // a batch scrapes what it was given: two URLs that redirect to one page are two documents
+    if (page.kind !== "batch" && (cursor.finals.has(finalKey) || batchFinals.has(finalKey))) {
       // two URLs that end at one page (a redirect raced a link to its target): keep the first, silently
       const raced: FrontierInboxMessage = {
         type: "PageFailed", crawlId: page.crawlId, urlKey: page.urlKey, url: String(page.document.metadata.sourceURL),
@@ -104,7 +105,7 @@ export class SinkProcessor implements Processor<CrawlPage, Batch> {
       storedAt: now,
       doc: JSON.stringify(page.document),
     });
-    const event: CrawlEvent = { crawlId: page.crawlId, type: "crawl.page", at: now, seq, document: page.document };
+    const event: CrawlEvent = { crawlId: page.crawlId, type: "crawl.page", at: now, seq, document: page.document, ...(page.kind ? { kind: page.kind } : {}) };
     return [{ topic: "crawl.events", key: keys.crawl(page.crawlId), value: event, phase: 0 }, doneEmission];
   }
 

@@ -107,6 +107,8 @@ export interface CrawlStore {
   /** Deletes every trace of crawls that ended before `now` - retention, and single scrapes older than that. */
   deleteExpired(now: number, retentionMs: number): Promise<string[]>;
   logDeliveries(rows: DeliveryRow[]): Promise<void>;
+  /** Records a team's idempotency key; false when it was recorded before (within retention). */
+  claimIdempotencyKey(teamId: string, key: string, at: number): Promise<boolean>;
   /** The delivery log of a crawl, oldest first. */
   listDeliveries(crawlId: string): Promise<DeliveryRow[]>;
 }

@@ -29,6 +29,9 @@ export function migrations(db: string): string[] {
     `CREATE TABLE IF NOT EXISTS ${db}.webhook_deliveries (
       crawl_id String, event_id String, event String, url String, status_code UInt16, attempt UInt32, error String, at UInt64
     ) ENGINE = MergeTree() ORDER BY (crawl_id, at)`,
+    // x-idempotency-key of POST /v2/crawl and /v2/batch/scrape; the earliest claim of a key wins
+    `CREATE TABLE IF NOT EXISTS ${db}.idempotency_keys (team_id String, key String, claim_id String, at UInt64)
+      ENGINE = MergeTree() ORDER BY (team_id, key)`,
     // fetched responses for maxAge / storeInCache, by URL + request headers; the newest wins
     `CREATE TABLE IF NOT EXISTS ${db}.page_cache (
       key String, url String, final_url String, status_code UInt16, content_type String, body String, body_base64 String, stored_at UInt64

@@ -38,6 +38,8 @@ export async function crawlStatus(store: CrawlStore, crawl: CrawlRecord, now: nu
     creditsUsed: crawl.creditsUsed,
     expiresAt: new Date(Math.floor(expiresAtOf(crawl, now) / 1000) * 1000).toISOString(),
   };
+  head.createdAt = new Date(crawl.createdAt).toISOString();
+  if (crawl.status !== "scraping" && crawl.completedAt > 0) head.completedAt = new Date(crawl.completedAt).toISOString();
   if (crawl.status === "failed") head.error = crawl.error || "the crawl failed";
   if (crawl.failed > 0) head.failed = crawl.failed;
   if (crawl.status !== "scraping") {
@@ -54,6 +56,7 @@ export function statusWarning(crawl: CrawlRecord, robotsBlocked: number): string
   if (robotsBlocked > 0) {
     return `${robotsBlocked} URL(s) were not crawled because robots.txt disallows them (see robotsBlocked at GET /v2/crawl/${crawl.crawlId}/errors). To fetch a single such page, use the /scrape endpoint.`;
   }
+  if (crawl.options.kind === "batch") return undefined;
   const start = new URL(crawl.url);
   if (crawl.completed <= 1 && start.pathname !== "/" && !crawl.options.crawlEntireDomain) {
     return `Only ${crawl.completed} result(s) found. For broader coverage, try crawling with crawlEntireDomain=true or start from a higher-level path like ${start.origin}/`;

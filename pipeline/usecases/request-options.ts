@@ -93,3 +93,23 @@ function checkPatterns(body: CrawlRequest): void {
     });
   }
 }
+
+/** A batch scrape's options: its page options (the top level of the body), its seeds only, robots.txt as /scrape does. */
+export function batchOptions(page: ScrapeOptions, urls: number, maxConcurrency: number | undefined): CrawlOptions {
+  return {
+    kind: "batch",
+    limit: Math.max(1, urls),
+    crawlEntireDomain: false,
+    allowSubdomains: false,
+    ...scrapeSettings(page, []),
+    sitemap: "skip",
+    ignoreRobotsTxt: true,
+    ...(maxConcurrency !== undefined ? { maxConcurrency } : {}),
+  };
+}
+
+/** The webhook a job stores (JSON text, "" for none): the request's, else SELF_HOSTED_WEBHOOK_URL when set. */
+export function webhookSetting(webhook: CrawlRequest["webhook"], defaultUrl: string): string {
+  if (webhook !== undefined) return JSON.stringify(webhook);
+  return defaultUrl ? JSON.stringify(defaultUrl) : "";
+}
