@@ -9,7 +9,7 @@ import { publicBase } from "../public-url.ts";
 import { validateBody } from "../validate.ts";
 import { cancelJob, jobId, pagination, readableJob, sendStatus } from "./crawl.ts";
 import { checkStartUrl } from "../../pipeline/url/start-url.ts";
-import { batchOptions, webhookSetting } from "../../pipeline/usecases/request-options.ts";
+import { batchOptions, checkJobFields, webhookSetting } from "../../pipeline/usecases/request-options.ts";
 import { crawlErrors } from "../../pipeline/usecases/crawl-status.ts";
 import { appendToBatch, submitBatch } from "../../pipeline/usecases/submit-batch.ts";
 import { RequestError, type RequestIssue } from "../../pipeline/runtime/errors.ts";
@@ -50,6 +50,7 @@ export function batchRoutes(deps: ApiDeps): Router {
 
   router.post("/v2/batch/scrape", async (ctx) => {
     const { batch, page } = parseBody(ctx.state.body);
+    checkJobFields(batch);
     const { valid, invalid } = checkUrls(batch.urls, batch.ignoreInvalidURLs ?? true, config.allowPrivateCrawlTargets);
     if (valid.length === 0) throw new RequestError("No valid URLs to scrape", [{ code: "custom", path: ["urls"], message: "Every URL of the batch is invalid" }]);
     const options = batchOptions(page, valid.length, batch.maxConcurrency);

@@ -74,7 +74,7 @@ export async function cancelJob(ctx: Context, deps: ApiDeps, id: string): Promis
 }
 
 export function crawlRoutes(deps: ApiDeps): Router {
-  const { config, store, clock } = deps;
+  const { config, store } = deps;
   const router = new Router();
 
   const readable = (ctx: Context, id: string) => readableJob(deps, ctx, id);

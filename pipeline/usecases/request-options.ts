@@ -23,6 +23,12 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
   if (so.proxy === "stealth" || so.proxy === "enhanced") {
     throw invalidField([...path, "proxy"], `proxy "${so.proxy}" is not available on this server (no anti-bot proxy network); use "basic" or "auto", which go through PROXY_SERVER when it is set`);
   }
+  if (so.location !== undefined) {
+    throw invalidField([...path, "location"], "location is not supported by this server: it fetches from its own network (no geolocated proxies); leave location out");
+  }
+  (so.parsers ?? []).forEach((p, i) => {
+    if (typeof p === "object" && p.mode === "ocr") throw invalidField([...path, "parsers", i, "mode"], `parsers[].mode "ocr" is not supported by this server (PDF text is extracted from the text layer); use "fast" or "auto"`);
+  });
   const pdf = pdfOption(so.parsers);
   for (const field of ["includeTags", "excludeTags"] as const) {
     (so[field] ?? []).forEach((selector, i) => {
@@ -47,8 +53,26 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
   };
 }
 
+/** The anchor's known `integration` values; any other must start with "_". */
+const INTEGRATIONS = ["dify", "zapier", "pipedream", "raycast", "langchain", "crewai", "llamaindex", "n8n", "camelai", "make", "flowise", "metagpt", "relevanceai"];
+
+/** Fields every job request carries (crawl, batch, scrape): refused when they ask for what this server does not do. */
+export function checkJobFields(body: { zeroDataRetention?: boolean; integration?: string | null }): void {
+  if (body.zeroDataRetention === true) {
+    throw invalidField(["zeroDataRetention"], "zeroDataRetention is not supported by this server: documents are kept for 24 hours (and pages in the page cache); send false or leave it out");
+  }
+  const integration = body.integration;
+  if (typeof integration === "string" && integration !== "" && !INTEGRATIONS.includes(integration) && !integration.startsWith("_")) {
+    throw invalidField(["integration"], `Invalid integration "${integration}": use one of ${INTEGRATIONS.join(", ")} or a custom name starting with "_"`);
+  }
+}
+
 /** A crawl request's options with defaults applied (`defaultLimit` when the request sets no `limit`). */
 export function crawlOptions(body: CrawlRequest, defaultLimit: number): CrawlOptions {
+  checkJobFields(body);
+  if (body.prompt !== undefined && body.prompt !== "") {
+    throw invalidField(["prompt"], "prompt is not supported by this server (it takes a language model to turn a prompt into crawl options); set includePaths, limit, ... yourself");
+  }
   const page = scrapeSettings(body.scrapeOptions ?? {}, ["scrapeOptions"]);
   checkPatterns(body);
   const opt = <K extends keyof CrawlOptions>(key: K, value: CrawlOptions[K] | undefined) => (value === undefined ? {} : { [key]: value });

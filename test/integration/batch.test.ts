@@ -16,7 +16,7 @@ async function until(what: string, cond: () => boolean, ms = 30_000) {
   }
 }
 
-async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
+async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
   const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
   return { status: res.status, body: await res.json() };
 }
@@ -30,7 +30,7 @@ describe.each(MODES)("%s mode", (mode) => {
 
   beforeAll(async () => {
     [trawl, site, slow, receiver] = await Promise.all([
-      startTrawl({ mode, allowLocalWebhooks: true, webhookSecret: SECRET }),
+      startTrawl({ mode, allowLocalWebhooks: true, webhookSecret: SECRET, hostMaxConcurrency: 16 }),
       startFixtureSite(),
       startFixtureSite({ delayMs: 400 }),
       startReceiver(SECRET),
