@@ -65,7 +65,7 @@ describe("public topics (cluster mode)", () => {
     await waitForEnd(trawl.api, batchId);
     const read = async (topic: string) => {
       const { stdout } = await run("kcat", ["-b", trawl.config.kafkaBrokers, "-C", "-t", `${trawl.config.topicPrefix}${topic}`, "-o", "beginning", "-e", "-q", "-f", "%k\\t%s\\n"], { maxBuffer: 64 * 1024 * 1024 });
-      return stdout.trim().split("\n").map((line) => line.split("\t")).filter(([key]) => key === batchId).map(([, value]) => JSON.parse(value as string));
+      return stdout.trim().split("\n").map((line) => line.split("\t")).filter(([key]) => key === batchId).map(([, value]) => JSON.parse(value as string) as any);
     };
     const events = await read("crawl.events");
     expect(events.every((e) => validator("crawl-event")(e) && e.kind === "batch")).toBe(true);
