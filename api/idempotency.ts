@@ -1,7 +1,7 @@
 // x-idempotency-key on POST /v2/crawl and /v2/batch/scrape: a key already used by the team -> 409, as the anchor does.
 // Keys are kept in the CrawlStore (both modes) for the retention period.
 import type { Context } from "koa";
-import type { ApiDeps } from "./app.ts";
+import type { ApiDeps } from "./deps.ts";
 import { apiError } from "./errors.ts";
 import { invalidField } from "../pipeline/runtime/errors.ts";
 

@@ -2,7 +2,7 @@
 // "batch" in the crawl store; the WebSocket watch of api/ws.ts serves /v2/batch/scrape/:id too.
 import Router from "@koa/router";
 import type { BatchScrapeRequest, ScrapeOptions } from "../../schemas/index.ts";
-import type { ApiDeps } from "../app.ts";
+import type { ApiDeps } from "../deps.ts";
 import { apiError, jobNotFound } from "../errors.ts";
 import { claimIdempotencyKey } from "../idempotency.ts";
 import { publicBase } from "../public-url.ts";
@@ -53,6 +53,8 @@ export function batchRoutes(deps: ApiDeps): Router {
     checkJobFields(batch);
     const { valid, invalid } = checkUrls(batch.urls, batch.ignoreInvalidURLs ?? true, config.allowPrivateCrawlTargets);
     if (valid.length === 0) throw new RequestError("No valid URLs to scrape", [{ code: "custom", path: ["urls"], message: "Every URL of the batch is invalid" }]);
+    // credits: one per URL, checked before anything is stored (402 when the team has too few)
+    await deps.access?.admit(ctx.state.teamId, valid.length);
     const options = batchOptions(page, valid.length, batch.maxConcurrency);
     const webhook = webhookSetting(batch.webhook, config.defaultWebhookUrl);
     let id: string;

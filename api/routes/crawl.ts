@@ -3,7 +3,7 @@ import Router from "@koa/router";
 import type { Context } from "koa";
 import type { CrawlRecord } from "../../pipeline/store/crawl-store.ts";
 import type { CrawlRequest } from "../../schemas/index.ts";
-import type { ApiDeps } from "../app.ts";
+import type { ApiDeps } from "../deps.ts";
 import { cancelError, invalidJobId, invalidPagination, jobExpired, jobNotFound } from "../errors.ts";
 import { publicBase } from "../public-url.ts";
 import { validateBody } from "../validate.ts";
@@ -83,6 +83,7 @@ export function crawlRoutes(deps: ApiDeps): Router {
     const body = validateBody<CrawlRequest>("crawl-request", ctx.state.body);
     const url = checkStartUrl(body.url, config.allowPrivateCrawlTargets);
     const options = crawlOptions(body, config.defaultCrawlLimit);
+    if (deps.access) options.limit = (await deps.access.admit(ctx.state.teamId, options.limit, options.limit)) ?? options.limit;
     const webhook = webhookSetting(body.webhook, config.defaultWebhookUrl);
     await claimIdempotencyKey(ctx, deps);
     const id = await submitCrawl(deps, { url, options, teamId: ctx.state.teamId, webhook });

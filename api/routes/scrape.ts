@@ -1,7 +1,7 @@
 // POST /v2/scrape (synchronous, the same fetch -> convert use case as the crawl stages) and GET /v2/scrape/:id.
 import Router from "@koa/router";
 import type { ScrapeRequest } from "../../schemas/index.ts";
-import type { ApiDeps } from "../app.ts";
+import type { ApiDeps } from "../deps.ts";
 import { apiError, jobNotFound } from "../errors.ts";
 import { validateBody } from "../validate.ts";
 import { jobId } from "./crawl.ts";
@@ -20,8 +20,11 @@ export function scrapeRoutes(deps: ApiDeps): Router {
     const url = checkStartUrl(body.url, config.allowPrivateCrawlTargets);
     const { url: _url, origin: _origin, integration: _integration, zeroDataRetention: _zdr, ...options } = body;
     const settings = scrapeSettings(options, []);
+    const teamId: string = ctx.state.teamId;
+    await deps.access?.admit(teamId, 1);
     try {
-      const { document, credits } = await scrapeAndStore(deps, url, settings, settings.timeoutMs ?? config.fetchTimeoutMs);
+      const { document, credits } = await scrapeAndStore(deps, teamId, url, settings, settings.timeoutMs ?? config.fetchTimeoutMs);
+      await deps.access?.recordUsage(teamId, String(document.metadata.scrapeId), credits);
       deps.log.info({ scrapeId: document.metadata.scrapeId, url, credits }, "scraped");
       ctx.body = { success: true, data: document };
     } catch (err) {
@@ -31,7 +34,7 @@ export function scrapeRoutes(deps: ApiDeps): Router {
   });
 
   router.get("/v2/scrape/:id", async (ctx) => {
-    const doc = await readScrape(store, jobId(ctx));
+    const doc = await readScrape(store, ctx.state.teamId, jobId(ctx));
     if (doc === undefined) throw jobNotFound();
     ctx.type = "application/json";
     ctx.body = `{"success":true,"data":${doc}}`;

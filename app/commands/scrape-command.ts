@@ -5,7 +5,7 @@ import { loadConfig } from "../../pipeline/runtime/config.ts";
 import { errorCode, errorMessage } from "../../pipeline/runtime/errors.ts";
 import { scrapePage } from "../../pipeline/usecases/scrape-page.ts";
 import { commandArgs } from "./args.ts";
-import { pageFetcher } from "../start.ts";
+import { pageFetcher } from "../ports.ts";
 import { pageConverter } from "../../pipeline/convert/converter.ts";
 
 export const SCRAPE_HELP = `usage: trawl scrape <url> [--format markdown|html|rawHtml|links ...] [--all-content]
