@@ -45,12 +45,12 @@ export function createApp(deps: ApiDeps): Koa {
   app.use(crawl.allowedMethods());
   app.use(adminRoutes({ ...deps, log }).routes());
   app.use(adminKeyRoutes({ ...deps, log }).routes());
-  const scrape = scrapeRoutes({ ...deps, log });
-  app.use(scrape.routes());
-  app.use(scrape.allowedMethods());
   const batch = batchRoutes({ ...deps, log });
   app.use(batch.routes());
   app.use(batch.allowedMethods());
+  const scrape = scrapeRoutes({ ...deps, log });
+  app.use(scrape.routes());
+  app.use(scrape.allowedMethods());
   app.use((ctx) => {
     throw routeNotFound(ctx.method, ctx.path);
   });

@@ -16,21 +16,68 @@ export type Webhook =
     };
 
 /**
- * The batch fields of POST /v2/batch/scrape. Every other key of the body is a scrape option, validated by scrape-options.schema.json.
+ * Body of POST /v2/batch/scrape: urls plus every scrape option at the top level, webhook and batch settings. Unknown keys are rejected.
  */
 export interface BatchScrapeRequest {
   /**
+   * The pages to scrape (at most 10,000 per request); each is checked like a scrape's url.
+   *
    * @minItems 1
-   * @maxItems 100000
+   * @maxItems 10000
    */
   urls: [string, ...string[]];
-  webhook?: Webhook;
-  maxConcurrency?: number;
-  ignoreInvalidURLs?: boolean;
-  appendToId?: string;
-  zeroDataRetention?: boolean;
+  /**
+   * @maxItems 20
+   */
+  formats?: (
+    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json")
+    | {
+        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json";
+        schema?: {};
+        prompt?: string;
+      }
+  )[];
+  onlyMainContent?: boolean;
+  includeTags?: string[];
+  excludeTags?: string[];
+  headers?: {
+    [k: string]: string;
+  };
+  waitFor?: number;
+  timeout?: number;
+  mobile?: boolean;
+  parsers?: (
+    | "pdf"
+    | {
+        type: "pdf";
+        maxPages?: number;
+        mode?: "fast" | "auto" | "ocr";
+      }
+  )[];
+  skipTlsVerification?: boolean;
+  removeBase64Images?: boolean;
+  blockAds?: boolean;
+  fastMode?: boolean;
+  proxy?: "basic" | "stealth" | "auto" | "enhanced";
+  maxAge?: number;
+  storeInCache?: boolean;
+  location?: {
+    country?: string;
+    languages?: string[];
+  };
   origin?: string;
   integration?: string | null;
+  zeroDataRetention?: boolean;
+  webhook?: Webhook;
+  /**
+   * Add these URLs to an existing batch scrape (not supported by this server: refused with 400).
+   */
+  appendToId?: string;
+  /**
+   * Skip invalid URLs (listed in invalidURLs) instead of refusing the request.
+   */
+  ignoreInvalidURLs?: boolean;
+  maxConcurrency?: number;
 }
 
 /**
@@ -50,7 +97,7 @@ export interface CrawlEvent {
   document?: PageDocument;
   error?: string | null;
   /**
-   * the job kind (absent: crawl); webhooks of a batch are named batch_scrape.*
+   * the job's kind (absent: crawl); webhooks of a batch use batch_scrape.* event names
    */
   kind?: "crawl" | "batch";
 }
@@ -127,7 +174,7 @@ export interface CrawlOptions {
   excludeTags?: string[];
   removeBase64Images?: boolean;
   /**
-   * the job kind: batch = a batch scrape (the seeded URLs only, no link following, no robots.txt/sitemap discovery); absent = crawl
+   * batch: a batch scrape (the given URLs, no link following, no discovery); absent: a crawl
    */
   kind?: "crawl" | "batch";
 }
@@ -145,7 +192,7 @@ export interface CrawlPage {
    */
   finalUrlKey?: string;
   /**
-   * the job kind (absent: crawl)
+   * the job's kind (absent: crawl)
    */
   kind?: "crawl" | "batch";
 }

@@ -1,30 +1,17 @@
 // /v2/batch/scrape routes: submit (or append), status (paged like a crawl), cancel, errors. A batch is a job of kind
 // "batch" in the crawl store; the WebSocket watch of api/ws.ts serves /v2/batch/scrape/:id too.
 import Router from "@koa/router";
-import type { BatchScrapeRequest, ScrapeOptions } from "../../schemas/index.ts";
+import type { BatchScrapeRequest } from "../../schemas/index.ts";
 import type { ApiDeps } from "../deps.ts";
 import { apiError, jobNotFound } from "../errors.ts";
 import { claimIdempotencyKey } from "../idempotency.ts";
 import { publicBase } from "../public-url.ts";
 import { validateBody } from "../validate.ts";
-import { cancelJob, jobId, pagination, readableJob, sendStatus } from "./crawl.ts";
+import { jobRoutes } from "./crawl.ts";
 import { checkStartUrl } from "../../pipeline/url/start-url.ts";
 import { batchOptions, checkJobFields, webhookSetting } from "../../pipeline/usecases/request-options.ts";
-import { crawlErrors } from "../../pipeline/usecases/crawl-status.ts";
 import { appendToBatch, submitBatch } from "../../pipeline/usecases/submit-batch.ts";
 import { RequestError, type RequestIssue } from "../../pipeline/runtime/errors.ts";
-
-const BATCH_FIELDS = ["urls", "webhook", "maxConcurrency", "ignoreInvalidURLs", "appendToId", "zeroDataRetention", "origin", "integration"];
-
-/** The body split into its batch fields and its scrape options (the rest of the top level), each validated. */
-function parseBody(body: unknown): { batch: BatchScrapeRequest; page: ScrapeOptions } {
-  const all = body !== null && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
-  const batchPart = Object.fromEntries(Object.entries(all).filter(([k]) => BATCH_FIELDS.includes(k)));
-  const pagePart = Object.fromEntries(Object.entries(all).filter(([k]) => !BATCH_FIELDS.includes(k)));
-  const batch = validateBody<BatchScrapeRequest>("batch-scrape-request", body === all ? batchPart : body);
-  const page = validateBody<ScrapeOptions>("scrape-options", pagePart);
-  return { batch, page };
-}
 
 /** Each URL checked as a scrape's; invalid ones are dropped and listed (ignoreInvalidURLs, default true) or refused. */
 function checkUrls(urls: string[], ignoreInvalid: boolean, allowPrivate: boolean): { valid: string[]; invalid: string[] } {
@@ -49,7 +36,8 @@ export function batchRoutes(deps: ApiDeps): Router {
   const router = new Router();
 
   router.post("/v2/batch/scrape", async (ctx) => {
-    const { batch, page } = parseBody(ctx.state.body);
+    const batch = validateBody<BatchScrapeRequest>("batch-scrape-request", ctx.state.body);
+    const { urls: _urls, webhook: _webhook, appendToId: _append, ignoreInvalidURLs: _ignore, maxConcurrency: _mc, zeroDataRetention: _zdr, origin: _origin, integration: _integration, ...page } = batch;
     checkJobFields(batch);
     const { valid, invalid } = checkUrls(batch.urls, batch.ignoreInvalidURLs ?? true, config.allowPrivateCrawlTargets);
     if (valid.length === 0) throw new RequestError("No valid URLs to scrape", [{ code: "custom", path: ["urls"], message: "Every URL of the batch is invalid" }]);
@@ -72,21 +60,7 @@ export function batchRoutes(deps: ApiDeps): Router {
     ctx.body = { success: true, id, url: `${publicBase(ctx, config.trustProxy)}/v2/batch/scrape/${id}`, ...(invalid.length > 0 ? { invalidURLs: invalid } : {}) };
   });
 
-  router.get("/v2/batch/scrape/:id", async (ctx) => {
-    const id = jobId(ctx);
-    const page = pagination(ctx.query);
-    await sendStatus(ctx, deps, await readableJob(deps, ctx, id), "/v2/batch/scrape", page);
-  });
-
-  router.delete("/v2/batch/scrape/:id", async (ctx) => {
-    await cancelJob(ctx, deps, jobId(ctx));
-  });
-
-  router.get("/v2/batch/scrape/:id/errors", async (ctx) => {
-    const id = jobId(ctx);
-    await readableJob(deps, ctx, id);
-    ctx.body = await crawlErrors(store, id);
-  });
+  jobRoutes(router, deps, "/v2/batch/scrape");
 
   return router;
 }

@@ -7,10 +7,9 @@ import type { ApiDeps } from "../deps.ts";
 import { cancelError, invalidJobId, invalidPagination, jobExpired, jobNotFound } from "../errors.ts";
 import { publicBase } from "../public-url.ts";
 import { validateBody } from "../validate.ts";
-import { claimIdempotencyKey } from "../idempotency.ts";
-import { webhookSetting } from "../../pipeline/usecases/request-options.ts";
 import { checkStartUrl } from "../../pipeline/url/start-url.ts";
-import { crawlOptions } from "../../pipeline/usecases/request-options.ts";
+import { crawlOptions, webhookSetting } from "../../pipeline/usecases/request-options.ts";
+import { claimIdempotencyKey } from "../idempotency.ts";
 import { crawlErrors, crawlStatus, findCrawl } from "../../pipeline/usecases/crawl-status.ts";
 import { cancelCrawl, submitCrawl } from "../../pipeline/usecases/submit-crawl.ts";
 
@@ -43,41 +42,53 @@ export function pagination(query: Record<string, string | string[] | undefined>)
   return { skip, limit };
 }
 
-/** The caller's job, or the anchor's 404. */
-export async function readableJob(deps: ApiDeps, ctx: Context, id: string): Promise<CrawlRecord> {
-  const crawl = await findCrawl(deps.store, id, ctx.state.teamId, deps.clock.now());
-  if (crawl === "missing") throw jobNotFound();
-  if (crawl === "expired") throw jobExpired();
-  return crawl;
-}
-
-/** GET of a crawl's or a batch's status: one chunk of documents, `next` under the same path. */
-export async function sendStatus(ctx: Context, deps: ApiDeps, crawl: CrawlRecord, path: string, page: { skip: number; limit?: number }): Promise<void> {
+/**
+ * Status (paged), cancel and errors of a job under `base` (/v2/crawl or /v2/batch/scrape: the same store, the same
+ * shapes, as the anchor serves both from one controller).
+ */
+export function jobRoutes(router: Router, deps: ApiDeps, base: string): void {
   const { config, store, clock } = deps;
-  const { skip, limit } = page;
-  const { head, docs, nextSkip } = await crawlStatus(store, crawl, clock.now(), { skip, limit: limit ?? DEFAULT_PAGE_DOCS, maxBytes: config.statusChunkMaxBytes });
-  if (nextSkip !== undefined) head.next = `${publicBase(ctx, config.trustProxy)}${path}/${crawl.crawlId}?skip=${nextSkip}${limit !== undefined ? `&limit=${limit}` : ""}`;
-  // documents are stored as JSON text: splice them in without parsing
-  ctx.type = "application/json";
-  ctx.body = `${JSON.stringify(head).slice(0, -1)},"data":[${docs.join(",")}]}`;
-}
 
-/** DELETE of a crawl or a batch. */
-export async function cancelJob(ctx: Context, deps: ApiDeps, id: string): Promise<void> {
-  const crawl = await deps.store.getCrawl(id);
-  if (!crawl || crawl.teamId !== ctx.state.teamId) throw cancelError(404, "Job not found");
-  if (crawl.status !== "cancelled") {
-    if (crawl.status !== "scraping") throw cancelError(409, "Crawl is already completed");
-    await cancelCrawl(deps, id);
+  /** The caller's job, or the anchor's 404. */
+  async function readable(ctx: Context, id: string): Promise<CrawlRecord> {
+    const crawl = await findCrawl(store, id, ctx.state.teamId, clock.now());
+    if (crawl === "missing") throw jobNotFound();
+    if (crawl === "expired") throw jobExpired();
+    return crawl;
   }
-  ctx.body = { status: "cancelled" };
+
+  router.get(`${base}/:id`, async (ctx) => {
+    const id = jobId(ctx);
+    const { skip, limit } = pagination(ctx.query);
+    const crawl = await readable(ctx, id);
+    const { head, docs, nextSkip } = await crawlStatus(store, crawl, clock.now(), { skip, limit: limit ?? DEFAULT_PAGE_DOCS, maxBytes: config.statusChunkMaxBytes });
+    if (nextSkip !== undefined) head.next = `${publicBase(ctx, config.trustProxy)}${base}/${id}?skip=${nextSkip}${limit !== undefined ? `&limit=${limit}` : ""}`;
+    // documents are stored as JSON text: splice them in without parsing
+    ctx.type = "application/json";
+    ctx.body = `${JSON.stringify(head).slice(0, -1)},"data":[${docs.join(",")}]}`;
+  });
+
+  router.delete(`${base}/:id`, async (ctx) => {
+    const id = jobId(ctx);
+    const crawl = await store.getCrawl(id);
+    if (!crawl || crawl.teamId !== ctx.state.teamId) throw cancelError(404, "Job not found");
+    if (crawl.status !== "cancelled") {
+      if (crawl.status !== "scraping") throw cancelError(409, "Crawl is already completed");
+      await cancelCrawl(deps, id);
+    }
+    ctx.body = { status: "cancelled" };
+  });
+
+  router.get(`${base}/:id/errors`, async (ctx) => {
+    const id = jobId(ctx);
+    await readable(ctx, id);
+    ctx.body = await crawlErrors(store, id);
+  });
 }
 
 export function crawlRoutes(deps: ApiDeps): Router {
   const { config, store } = deps;
   const router = new Router();
-
-  const readable = (ctx: Context, id: string) => readableJob(deps, ctx, id);
 
   router.post("/v2/crawl", async (ctx) => {
     const body = validateBody<CrawlRequest>("crawl-request", ctx.state.body);
@@ -100,21 +111,7 @@ export function crawlRoutes(deps: ApiDeps): Router {
     });
   }
 
-  router.get("/v2/crawl/:id", async (ctx) => {
-    const id = jobId(ctx);
-    const page = pagination(ctx.query);
-    await sendStatus(ctx, deps, await readable(ctx, id), "/v2/crawl", page);
-  });
-
-  router.delete("/v2/crawl/:id", async (ctx) => {
-    await cancelJob(ctx, deps, jobId(ctx));
-  });
-
-  router.get("/v2/crawl/:id/errors", async (ctx) => {
-    const id = jobId(ctx);
-    await readable(ctx, id);
-    ctx.body = await crawlErrors(store, id);
-  });
+  jobRoutes(router, deps, "/v2/crawl");
 
   return router;
 }

@@ -16,9 +16,9 @@ export function scrapeRoutes(deps: ApiDeps): Router {
 
   router.post("/v2/scrape", async (ctx) => {
     const body = validateBody<ScrapeRequest>("scrape-request", ctx.state.body);
-    checkJobFields(body);
     const url = checkStartUrl(body.url, config.allowPrivateCrawlTargets);
-    const { url: _url, origin: _origin, integration: _integration, zeroDataRetention: _zdr, ...options } = body;
+    const { url: _url, origin: _origin, integration: _integration, zeroDataRetention, ...options } = body;
+    checkJobFields({ zeroDataRetention, integration: _integration });
     const settings = scrapeSettings(options, []);
     const teamId: string = ctx.state.teamId;
     await deps.access?.admit(teamId, 1);

@@ -5,6 +5,7 @@ import { errorCode, errorMessage } from "../runtime/errors.ts";
 import { keys, processorIdentity } from "../topology.ts";
 import { pageConverter, type Converter } from "./converter.ts";
 import type { ConvertPool } from "./worker-pool.ts";
+import { markHttpError } from "./document.ts";
 
 /** Topic, schema and consumer group as pipeline/topology.ts declares them. */
 const ID = processorIdentity("convert");
@@ -30,15 +31,16 @@ export class ConvertProcessor implements Processor<PageFetched, void> {
   async handle(msg: Consumed<PageFetched>): Promise<Emission[]> {
     const page = msg.value;
     const bytes = page.bodyBase64 === undefined ? undefined : Buffer.from(page.bodyBase64, "base64");
-    const { document, links, credits } = await this.convert({ ...page, ...(bytes ? { bytes } : {}) }, page.options);
+    const { document, links, credits } = markHttpError(await this.convert({ ...page, ...(bytes ? { bytes } : {}) }, page.options), page.statusCode);
     const out: Emission[] = [];
-    const batch = page.options.kind === "batch";
-    // a batch scrape follows no links
-    if (links.length > 0 && !batch) {
+    // a batch scrape follows no link: its pages' links are not sent to the frontier
+    if (links.length > 0 && page.options.kind !== "batch") {
       const discovered: FrontierInboxMessage = { type: "LinksDiscovered", crawlId: page.crawlId, urlKey: page.urlKey, url: page.finalUrl, depth: page.depth, links };
       out.push({ topic: "frontier.inbox", key: keys.crawl(page.crawlId), value: discovered, phase: 0 });
     }
-    const crawlPage: CrawlPage = { crawlId: page.crawlId, urlKey: page.urlKey, credits, document, ...(page.finalUrlKey ? { finalUrlKey: page.finalUrlKey } : {}), ...(batch ? { kind: "batch" as const } : {}) };
+    const crawlPage: CrawlPage = {
+      crawlId: page.crawlId, urlKey: page.urlKey, credits, document, ...(page.finalUrlKey ? { finalUrlKey: page.finalUrlKey } : {}), ...(page.options.kind === "batch" ? { kind: "batch" as const } : {}),
+    };
     out.push({ topic: "crawl.pages", key: keys.crawl(page.crawlId), value: crawlPage, phase: 1 });
     return out;
   }

@@ -3,6 +3,7 @@ import type { CrawlOptions, PageDocument } from "../../schemas/index.ts";
 import { processHtml } from "./html.ts";
 import { renderMarkdown } from "./render-markdown.ts";
 import { pdfToMarkdown } from "./pdf.ts";
+import { STATUS_CODES } from "node:http";
 
 export interface FetchedPage {
   url: string;
@@ -101,5 +102,11 @@ export async function convertAny(page: FetchedPage, options: ConvertOptions): Pr
     converted.document.metadata.cacheState = page.cacheState;
     if (page.cachedAt !== undefined) converted.document.metadata.cachedAt = new Date(page.cachedAt).toISOString();
   }
+  return converted;
+}
+
+/** A page answered with an HTTP error status is still a document (a scrape's or a batch's), saying so in metadata. */
+export function markHttpError(converted: Converted, statusCode: number): Converted {
+  if (statusCode >= 400) converted.document.metadata.error = `HTTP ${statusCode}${STATUS_CODES[statusCode] ? ` ${STATUS_CODES[statusCode]}` : ""}`;
   return converted;
 }

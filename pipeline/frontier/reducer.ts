@@ -126,10 +126,12 @@ function refill(state: CrawlState, step: Step): void {
 function finishIfIdle(state: CrawlState, step: Step, now: number): void {
   if (state.status !== "scraping" || state.queued > 0 || state.discovering) return;
   state.completedAt = now;
-  if (state.done === 0 && state.failed > 0) {
+  // a batch scrape completes whatever its pages did (their failures are listed by /errors); a crawl whose every page
+  // failed has failed
+  if (state.done === 0 && state.failed > 0 && state.options.kind !== "batch") {
     state.status = "failed";
     const start = state.urls.get(keyOf(state.startUrl, state.options));
-    state.error = isBatch(state) ? "no URL of the batch could be scraped" : start !== undefined && stateOf(start) === URL_STATE.failed ? `the start URL could not be crawled: ${state.error || "fetch failed"}` : "no page could be crawled";
+    state.error = start !== undefined && stateOf(start) === URL_STATE.failed ? `the start URL could not be crawled: ${state.error || "fetch failed"}` : "no page could be crawled";
     step.emissions.push(event(state, "crawl.failed", now, state.error));
   } else {
     state.status = "completed";

@@ -56,9 +56,8 @@ export function statusWarning(crawl: CrawlRecord, robotsBlocked: number): string
   if (robotsBlocked > 0) {
     return `${robotsBlocked} URL(s) were not crawled because robots.txt disallows them (see robotsBlocked at GET /v2/crawl/${crawl.crawlId}/errors). To fetch a single such page, use the /scrape endpoint.`;
   }
-  if (crawl.options.kind === "batch") return undefined;
   const start = new URL(crawl.url);
-  if (crawl.completed <= 1 && start.pathname !== "/" && !crawl.options.crawlEntireDomain) {
+  if (crawl.options.kind !== "batch" && crawl.completed <= 1 && start.pathname !== "/" && !crawl.options.crawlEntireDomain) {
     return `Only ${crawl.completed} result(s) found. For broader coverage, try crawling with crawlEntireDomain=true or start from a higher-level path like ${start.origin}/`;
   }
   return undefined;

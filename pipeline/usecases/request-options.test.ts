@@ -28,6 +28,8 @@ describe("refusals", () => {
     expect(fails(() => crawlOptions({ url: "u", includePaths: ["(?=x)"] }, 1)).issues[0]?.path).toEqual(["includePaths", 0]);
     expect(fails(() => crawlOptions({ url: "u", scrapeOptions: { includeTags: ["a[["] } }, 1)).issues[0]?.path).toEqual(["scrapeOptions", "includeTags", 0]);
     expect(fails(() => crawlOptions({ url: "u", scrapeOptions: { proxy: "stealth" } }, 1)).message).toMatch(/not available/);
+    expect(fails(() => crawlOptions({ url: "u", zeroDataRetention: true }, 1)).issues[0]?.path).toEqual(["zeroDataRetention"]);
+    expect(crawlOptions({ url: "u", zeroDataRetention: false }, 1).limit).toBe(1);
   });
   it("maps parsers to the pdf option and delay to milliseconds", () => {
     expect(crawlOptions({ url: "u", scrapeOptions: { parsers: [] } }, 1).pdf).toEqual({ parse: false });

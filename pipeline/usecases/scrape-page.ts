@@ -1,8 +1,7 @@
 // The fetch -> convert -> document use case for one page, shared by POST /v2/scrape and the CLI (`trawl scrape`).
 // The crawl stages run the same parts (Fetcher.fetch in fetch-render, the Converter in convert).
 import { randomUUID } from "node:crypto";
-import { STATUS_CODES } from "node:http";
-import type { Converted } from "../convert/document.ts";
+import { markHttpError, type Converted } from "../convert/document.ts";
 import type { ConvertOptions, Converter } from "../convert/converter.ts";
 import type { Fetcher } from "../fetch-render/fetcher.ts";
 import { cachedFetch, type CacheDeps } from "../fetch-render/cached-fetch.ts";
@@ -35,10 +34,7 @@ export async function scrapePage(
     ? await cachedFetch(deps.cache, { url, headers: options.headers, maxAgeMs: options.maxAgeMs, storeInCache: options.storeInCache }, fetch)
     : { result: await fetch(), cacheState: undefined, cachedAt: undefined };
   const converted = await deps.convert({ ...fetched, scrapeId: randomUUID(), ...(cacheState ? { cacheState } : {}), ...(cachedAt !== undefined ? { cachedAt } : {}) }, options);
-  if (fetched.statusCode >= 400) {
-    converted.document.metadata.error = `HTTP ${fetched.statusCode}${STATUS_CODES[fetched.statusCode] ? ` ${STATUS_CODES[fetched.statusCode]}` : ""}`;
-  }
-  return converted;
+  return markHttpError(converted, fetched.statusCode);
 }
 
 export interface StoredScrapeDeps extends ScrapeDeps {
