@@ -148,6 +148,21 @@ describe.each(MODES)("%s mode", (mode) => {
     expect(emptyKey.status).toBe(400);
     expect((await getJson(`${trawl.api}/v2/batch/scrape/not-a-uuid`)).status).toBe(400);
   });
+  it("watcher(id, {kind: \"batch\"}) over /v2/batch/scrape/:id receives every document", async () => {
+    const urls = [`${slow.origin}/docs/about`, `${slow.origin}/docs/section-6/`, `${slow.origin}/docs/section-6/page-1.html`];
+    const started = await fc.startBatchScrape(urls);
+    const watcher = fc.watcher(started.id, { kind: "batch", pollInterval: 1, timeout: 60 });
+    const seen: any[] = [];
+    watcher.on("document", (d: any) => seen.push(d));
+    const done = new Promise<any>((resolve, reject) => {
+      watcher.on("done", resolve);
+      watcher.on("error", reject);
+    });
+    await watcher.start();
+    expect((await done).status).toBe("completed");
+    expect(seen.map((d) => d.metadata.sourceURL).sort()).toEqual([...urls].sort());
+  });
+
   // last: in cluster mode the cancelled remainder of its fetch tasks is still in the queues after it
   // cluster mode scrapes 5,000 pages in ~4 minutes on the shared 2-core test machine (embedded: ~1 minute): there the
   // test checks acceptance and progress, then cancels, to keep the suite within its time budget
