@@ -8,6 +8,7 @@ import { errorMiddleware, routeNotFound } from "./errors.ts";
 import { crawlRoutes } from "./routes/crawl.ts";
 import { scrapeRoutes } from "./routes/scrape.ts";
 import { batchRoutes } from "./routes/batch.ts";
+import { extractRoutes } from "./routes/extract.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { adminKeyRoutes } from "./routes/admin-keys.ts";
 
@@ -51,6 +52,9 @@ export function createApp(deps: ApiDeps): Koa {
   const scrape = scrapeRoutes({ ...deps, log });
   app.use(scrape.routes());
   app.use(scrape.allowedMethods());
+  const extract = extractRoutes({ ...deps, log });
+  app.use(extract.routes());
+  app.use(extract.allowedMethods());
   app.use((ctx) => {
     throw routeNotFound(ctx.method, ctx.path);
   });

@@ -30,10 +30,16 @@ export interface BatchScrapeRequest {
    * @maxItems 20
    */
   formats?: (
-    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json")
+    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary")
     | {
-        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json";
+        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary";
+        /**
+         * json format: the JSON Schema of document.json (compiled with ajv at submit; an invalid schema is a 400)
+         */
         schema?: {};
+        /**
+         * json format: instructions for the llm provider (the rules provider follows the schema only)
+         */
         prompt?: string;
       }
   )[];
@@ -134,7 +140,14 @@ export interface CrawlOptions {
   limit: number;
   crawlEntireDomain: boolean;
   allowSubdomains: boolean;
-  formats: ("markdown" | "html" | "rawHtml" | "links" | "images")[];
+  formats: ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary")[];
+  /**
+   * the json format's schema and prompt (formats holds "json")
+   */
+  json?: {
+    schema?: {};
+    prompt?: string;
+  };
   onlyMainContent: boolean;
   timeoutMs?: number;
   headers?: {
@@ -177,6 +190,10 @@ export interface CrawlOptions {
    * batch: a batch scrape (the given URLs, no link following, no discovery); absent: a crawl
    */
   kind?: "crawl" | "batch";
+  /**
+   * the crawl's prompt and why it was not turned into options (no LLM configured); shown as a status warning
+   */
+  promptNotApplied?: string;
 }
 
 /**
@@ -239,10 +256,16 @@ export interface ScrapeOptions {
    * @maxItems 20
    */
   formats?: (
-    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json")
+    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary")
     | {
-        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json";
+        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary";
+        /**
+         * json format: the JSON Schema of document.json (compiled with ajv at submit; an invalid schema is a 400)
+         */
         schema?: {};
+        /**
+         * json format: instructions for the llm provider (the rules provider follows the schema only)
+         */
         prompt?: string;
       }
   )[];
@@ -274,6 +297,39 @@ export interface ScrapeOptions {
     country?: string;
     languages?: string[];
   };
+}
+
+/**
+ * POST /v2/extract: structured data from pages (a URL ending in /* means a crawl of that path), or from a finished crawl's stored pages (crawlId, no fetch).
+ */
+export interface ExtractRequest {
+  /**
+   * @maxItems 100
+   */
+  urls?: string[];
+  /**
+   * Trawl: extract again from this finished crawl's stored documents, without fetching
+   */
+  crawlId?: string;
+  prompt?: string;
+  schema?: {};
+  systemPrompt?: string;
+  allowExternalLinks?: boolean;
+  includeSubdomains?: boolean;
+  enableWebSearch?: boolean;
+  showSources?: boolean;
+  ignoreInvalidURLs?: boolean;
+  ignoreSitemap?: boolean;
+  /**
+   * Trawl: pages per /* crawl (default 50)
+   */
+  limit?: number;
+  scrapeOptions?: ScrapeOptions;
+  origin?: string;
+  integration?: string;
+  agent?: {};
+  webhook?: unknown;
+  threatProtection?: unknown;
 }
 
 /**
@@ -393,6 +449,35 @@ export interface SeedsAdded {
 }
 
 /**
+ * Internal topic pages.extract: a converted page whose formats ask for json or summary, on its way to the extract-json stage (which produces it to crawl.pages). Keyed by crawlId + url key.
+ */
+export interface PageExtract {
+  crawlId: string;
+  urlKey: string;
+  credits: number;
+  document: PageDocument;
+  /**
+   * dedup key of the URL after redirects
+   */
+  finalUrlKey?: string;
+  /**
+   * the page as fetched (JSON-LD, meta, tables)
+   */
+  html: string;
+  /**
+   * the page's markdown when the document does not carry it (markdown not among the formats)
+   */
+  markdown?: string;
+  extract: {
+    json?: {
+      schema?: {};
+      prompt?: string;
+    };
+    summary?: boolean;
+  };
+}
+
+/**
  * A fetched page on its way to conversion, keyed by crawlId + url key.
  */
 export interface PageFetched {
@@ -425,6 +510,15 @@ export interface PageFetched {
 }
 
 /**
+ * POST /v2/crawl/params-preview: the crawl options a prompt would give (needs an LLM).
+ */
+export interface ParamsPreviewRequest {
+  url: string;
+  prompt: string;
+  [k: string]: unknown;
+}
+
+/**
  * Body of POST /v2/scrape: url plus every scrape option at the top level. Unknown keys are rejected.
  */
 export interface ScrapeRequest {
@@ -433,10 +527,16 @@ export interface ScrapeRequest {
    * @maxItems 20
    */
   formats?: (
-    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json")
+    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary")
     | {
-        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json";
+        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary";
+        /**
+         * json format: the JSON Schema of document.json (compiled with ajv at submit; an invalid schema is a 400)
+         */
         schema?: {};
+        /**
+         * json format: instructions for the llm provider (the rules provider follows the schema only)
+         */
         prompt?: string;
       }
   )[];

@@ -12,6 +12,7 @@ import { crawlOptions, webhookSetting } from "../../pipeline/usecases/request-op
 import { claimIdempotencyKey } from "../idempotency.ts";
 import { crawlErrors, crawlStatus, findCrawl } from "../../pipeline/usecases/crawl-status.ts";
 import { cancelCrawl, submitCrawl } from "../../pipeline/usecases/submit-crawl.ts";
+import { crawlParamsFromPrompt, mergePromptOptions, NO_LLM, type GeneratedParams } from "../../pipeline/usecases/crawl-prompt.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DEFAULT_PAGE_DOCS = 100;
@@ -91,14 +92,27 @@ export function crawlRoutes(deps: ApiDeps): Router {
   const router = new Router();
 
   router.post("/v2/crawl", async (ctx) => {
-    const body = validateBody<CrawlRequest>("crawl-request", ctx.state.body);
+    let body = validateBody<CrawlRequest>("crawl-request", ctx.state.body);
     const url = checkStartUrl(body.url, config.allowPrivateCrawlTargets);
+    let generated: GeneratedParams | undefined;
+    if (body.prompt && deps.llm) {
+      generated = await crawlParamsFromPrompt(deps.llm, url, body.prompt, deps.log);
+      body = mergePromptOptions(body, generated);
+    }
     const options = crawlOptions(body, config.defaultCrawlLimit);
     if (deps.access) options.limit = (await deps.access.admit(ctx.state.teamId, options.limit, options.limit)) ?? options.limit;
+    if (body.prompt && !generated) options.promptNotApplied = `The prompt was not applied: ${NO_LLM}; the crawl runs with the options as sent.`;
     const webhook = webhookSetting(body.webhook, config.defaultWebhookUrl);
     await claimIdempotencyKey(ctx, deps);
     const id = await submitCrawl(deps, { url, options, teamId: ctx.state.teamId, webhook });
-    ctx.body = { success: true, id, url: `${publicBase(ctx, config.trustProxy)}/v2/crawl/${id}` };
+    ctx.body = { success: true, id, url: `${publicBase(ctx, config.trustProxy)}/v2/crawl/${id}`, ...(generated ? { promptGeneratedOptions: generated, finalCrawlerOptions: options } : {}) };
+  });
+
+  router.post("/v2/crawl/params-preview", async (ctx) => {
+    const body = validateBody<{ url: string; prompt: string }>("params-preview-request", ctx.state.body);
+    const url = checkStartUrl(body.url, config.allowPrivateCrawlTargets);
+    const data = await crawlParamsFromPrompt(deps.llm, url, body.prompt, deps.log);
+    ctx.body = { success: true, data: { url, ...data } };
   });
 
   for (const path of ["/v2/crawl/active", "/v2/crawl/ongoing"]) {

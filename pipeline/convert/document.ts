@@ -24,7 +24,12 @@ export interface Converted {
   document: PageDocument;
   links: string[];
   credits: number;
+  /** json / summary formats without markdown: the markdown extraction reads (not part of the document) */
+  extractMarkdown?: string;
 }
+
+/** The formats that need the extract-json stage. */
+export const wantsExtraction = (formats: readonly string[]): boolean => formats.includes("json") || formats.includes("summary");
 
 const escapeHtml = (s: string) => s.replace(/[&<>]/g, (c) => (c === "&" ? "&amp;" : c === "<" ? "&lt;" : "&gt;"));
 
@@ -69,7 +74,8 @@ export function convertPage(page: FetchedPage, options: PageOptions): Converted 
   if (formats.has("rawHtml")) document.rawHtml = page.body;
   if (formats.has("links")) document.links = links;
   if (formats.has("images")) document.images = images();
-  return { document, links, credits: 1 };
+  const extractMarkdown = wantsExtraction(options.formats) && document.markdown === undefined ? markdown() : undefined;
+  return { document, links, credits: 1, ...(extractMarkdown !== undefined ? { extractMarkdown } : {}) };
 }
 
 /**
@@ -89,7 +95,7 @@ export async function convertPdf(page: FetchedPage & { bytes: Uint8Array }, opti
   if (formats.has("markdown")) document.markdown = text.markdown;
   if (formats.has("html")) document.html = `<pre>${escapeHtml(text.markdown)}</pre>`;
   if (formats.has("links")) document.links = [];
-  return { document, links: [], credits };
+  return { document, links: [], credits, ...(wantsExtraction(options.formats) && !formats.has("markdown") ? { extractMarkdown: text.markdown } : {}) };
 }
 
 /** The options that shape a document. */

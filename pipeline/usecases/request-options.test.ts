@@ -23,8 +23,8 @@ describe("crawl options", () => {
 
 describe("refusals", () => {
   it("names the field of a refused option", () => {
-    const err = fails(() => crawlOptions({ url: "u", scrapeOptions: { formats: [{ type: "json" } as never] } }, 1));
-    expect(err.issues).toEqual([{ code: "custom", path: ["scrapeOptions", "formats"], message: err.message }]);
+    const err = fails(() => crawlOptions({ url: "u", scrapeOptions: { formats: [{ type: "json", schema: { type: 7 } }] } }, 1));
+    expect(err.issues).toEqual([{ code: "custom", path: ["scrapeOptions", "formats", 0, "schema"], message: err.message }]);
     expect(fails(() => crawlOptions({ url: "u", includePaths: ["(?=x)"] }, 1)).issues[0]?.path).toEqual(["includePaths", 0]);
     expect(fails(() => crawlOptions({ url: "u", scrapeOptions: { includeTags: ["a[["] } }, 1)).issues[0]?.path).toEqual(["scrapeOptions", "includeTags", 0]);
     expect(fails(() => crawlOptions({ url: "u", scrapeOptions: { proxy: "stealth" } }, 1)).message).toMatch(/not available/);
@@ -49,11 +49,10 @@ describe("honest options: refused when they would have no effect", () => {
     expect(() => checkJobFields({ integration: null })).not.toThrow();
     expect(fails(() => checkJobFields({ integration: "invalid-integration" })).issues[0]?.path).toEqual(["integration"]);
   });
-  it("location, parsers[].mode ocr and a crawl prompt are refused", () => {
+  it("location and parsers[].mode ocr are refused", () => {
     expect(fails(() => scrapeSettings({ location: { country: "US" } }, [])).issues[0]?.path).toEqual(["location"]);
     expect(fails(() => scrapeSettings({ parsers: [{ type: "pdf", mode: "ocr" }] }, ["scrapeOptions"])).issues[0]?.path).toEqual(["scrapeOptions", "parsers", 0, "mode"]);
     expect(scrapeSettings({ parsers: [{ type: "pdf", mode: "fast" }] }, []).pdf).toEqual({ parse: true });
-    expect(fails(() => crawlOptions({ url: "u", prompt: "docs only" }, 1)).issues[0]?.path).toEqual(["prompt"]);
   });
 });
 
