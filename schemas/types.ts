@@ -356,7 +356,14 @@ export interface FetchTask {
  * Events of one crawl, keyed by crawlId, consumed by the frontier in order.
  */
 export type FrontierInboxMessage =
-  CrawlRequested | LinksDiscovered | PageDone | PageFailed | CancelRequested | DiscoveryDone | ResumeRequested;
+  | CrawlRequested
+  | LinksDiscovered
+  | PageDone
+  | PageFailed
+  | CancelRequested
+  | DiscoveryDone
+  | ResumeRequested
+  | SeedsAdded;
 
 export interface CrawlRequested {
   type: "CrawlRequested";
@@ -369,10 +376,6 @@ export interface CrawlRequested {
    * the webhook setting as JSON text, or empty
    */
   webhook?: string;
-  /**
-   * a batch scrape's URLs (besides url, the first of them)
-   */
-  urls?: string[];
 }
 
 export interface LinksDiscovered {
@@ -425,6 +428,24 @@ export interface DiscoveryDone {
 export interface ResumeRequested {
   type: "ResumeRequested";
   crawlId: string;
+}
+
+/**
+ * URLs of a batch scrape, in chunks (no message over the size limit); last=true ends the seeding of this request
+ */
+export interface SeedsAdded {
+  type: "SeedsAdded";
+  crawlId: string;
+  /**
+   * unique per request: seeds are never deduplicated (the same URL twice is scraped twice)
+   */
+  keyPrefix: string;
+  /**
+   * index of urls[0] in the request
+   */
+  first: number;
+  urls: string[];
+  last: boolean;
 }
 
 /**

@@ -8,7 +8,8 @@ import { cancelError, invalidJobId, invalidPagination, jobExpired, jobNotFound }
 import { publicBase } from "../public-url.ts";
 import { validateBody } from "../validate.ts";
 import { checkStartUrl } from "../../pipeline/url/start-url.ts";
-import { crawlOptions } from "../../pipeline/usecases/request-options.ts";
+import { crawlOptions, webhookSetting } from "../../pipeline/usecases/request-options.ts";
+import { claimIdempotencyKey } from "../idempotency.ts";
 import { crawlErrors, crawlStatus, findCrawl } from "../../pipeline/usecases/crawl-status.ts";
 import { cancelCrawl, submitCrawl } from "../../pipeline/usecases/submit-crawl.ts";
 import { crawlParamsFromPrompt, mergePromptOptions, NO_LLM, type GeneratedParams } from "../../pipeline/usecases/crawl-prompt.ts";
@@ -101,7 +102,8 @@ export function crawlRoutes(deps: ApiDeps): Router {
     const options = crawlOptions(body, config.defaultCrawlLimit);
     if (deps.access) options.limit = (await deps.access.admit(ctx.state.teamId, options.limit, options.limit)) ?? options.limit;
     if (body.prompt && !generated) options.promptNotApplied = `The prompt was not applied: ${NO_LLM}; the crawl runs with the options as sent.`;
-    const webhook = body.webhook === undefined ? "" : JSON.stringify(body.webhook);
+    const webhook = webhookSetting(body.webhook, config.defaultWebhookUrl);
+    await claimIdempotencyKey(ctx, deps);
     const id = await submitCrawl(deps, { url, options, teamId: ctx.state.teamId, webhook });
     ctx.body = { success: true, id, url: `${publicBase(ctx, config.trustProxy)}/v2/crawl/${id}`, ...(generated ? { promptGeneratedOptions: generated, finalCrawlerOptions: options } : {}) };
   });

@@ -6,7 +6,7 @@ import { apiError, jobNotFound } from "../errors.ts";
 import { validateBody } from "../validate.ts";
 import { jobId } from "./crawl.ts";
 import { checkStartUrl } from "../../pipeline/url/start-url.ts";
-import { refuseZeroDataRetention, scrapeSettings } from "../../pipeline/usecases/request-options.ts";
+import { checkJobFields, scrapeSettings } from "../../pipeline/usecases/request-options.ts";
 import { readScrape, scrapeAndStore } from "../../pipeline/usecases/scrape-page.ts";
 import { errorCode, errorMessage, PageError } from "../../pipeline/runtime/errors.ts";
 
@@ -18,7 +18,7 @@ export function scrapeRoutes(deps: ApiDeps): Router {
     const body = validateBody<ScrapeRequest>("scrape-request", ctx.state.body);
     const url = checkStartUrl(body.url, config.allowPrivateCrawlTargets);
     const { url: _url, origin: _origin, integration: _integration, zeroDataRetention, ...options } = body;
-    refuseZeroDataRetention(zeroDataRetention);
+    checkJobFields({ zeroDataRetention, integration: _integration });
     const settings = scrapeSettings(options, []);
     const teamId: string = ctx.state.teamId;
     await deps.access?.admit(teamId, 1);

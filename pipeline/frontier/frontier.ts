@@ -59,6 +59,13 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
       // the frontier never saw the crawl: its CrawlRequested was lost with the API's write; ask again from the record
       const record = await this.store.getCrawl(event.crawlId);
       if (!record || record.status !== "scraping") return [];
+      if (record.options.kind === "batch") {
+        // a batch's URLs are not in its record: they were lost with the request; say so rather than wait forever
+        const now = this.clock.now();
+        await this.store.saveCrawls([{ ...record, version: 1, status: "failed", error: "the batch scrape was lost in a crash before it started; submit it again", updatedAt: now, completedAt: now, discoveryDone: true }]);
+        this.log.warn({ crawlId: record.crawlId }, "batch request lost in a crash: marked failed");
+        return [];
+      }
       event = { type: "CrawlRequested", crawlId: record.crawlId, url: record.url, options: record.options, createdAt: record.createdAt, teamId: record.teamId, webhook: record.webhook };
       this.log.warn({ crawlId: record.crawlId }, "crawl request lost in a crash: requested again from its record");
     }

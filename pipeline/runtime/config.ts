@@ -14,6 +14,8 @@ interface Var<K extends Kind = Kind> {
   roles: string;
   /** A key or password: the Helm chart puts it in a Secret, not the ConfigMap. */
   secret?: boolean;
+  /** Other names of the variable (Firecrawl's); set together, they must mean the same value. */
+  aliases?: readonly string[];
 }
 
 const v = <K extends Kind>(x: Var<K>): Var<K> => x;
@@ -29,7 +31,7 @@ export const configVars = {
   authCacheTtlMs: v({ env: "AUTH_CACHE_TTL_MS", kind: "int", default: "5000", min: 0, max: 300000, description: "How long an API process trusts a verified key and a team's balance: a revoked key stops working within this time in every replica.", roles: "api" }),
   allowUnauthenticatedPublicHost: v({ env: "ALLOW_UNAUTHENTICATED_PUBLIC_HOST", kind: "bool", default: "false", description: "Let the API listen on a non-loopback HOST with USE_DB_AUTHENTICATION=false (anyone who reaches the port can then list, read and cancel every crawl).", roles: "api" }),
   adminKey: v({ env: "BULL_AUTH_KEY", kind: "string", default: "CHANGEME", description: "Access key of the queue admin UI at /admin/<key>/queues. The default is refused when HOST is not a loopback address.", roles: "api", secret: true }),
-  trustProxy: v({ env: "TRUST_PROXY", kind: "bool", default: "false", description: "Honour X-Forwarded-Proto/-Host when building `url` and `next`.", roles: "api" }),
+  trustProxy: v({ env: "TRUST_PROXY", kind: "bool", default: "false", aliases: ["EXPRESS_TRUST_PROXY"], description: "Honour X-Forwarded-Proto/-Host when building `url` and `next`.", roles: "api" }),
   statusChunkMaxBytes: v({ env: "STATUS_CHUNK_MAX_BYTES", kind: "int", default: "10485760", min: 1024, max: 104857600, description: "Cap of the JSON of `data` in one GET /v2/crawl/:id response (10 MB).", roles: "api" }),
   defaultCrawlLimit: v({ env: "DEFAULT_CRAWL_LIMIT", kind: "int", default: "10000", min: 1, max: 10000000, description: "`limit` of a crawl that does not set one.", roles: "api" }),
   allowPrivateCrawlTargets: v({ env: "ALLOW_PRIVATE_CRAWL_TARGETS", kind: "bool", default: "false", description: "Allow crawling loopback, private, link-local and unique-local addresses (checked on the address connected to).", roles: "api, fetch-render" }),
@@ -60,6 +62,7 @@ export const configVars = {
   resolve: v({ env: "RESOLVE", kind: "hostMap", default: "", description: "Host name overrides like curl --resolve: `a.site.test:127.0.0.1,b.site.test:127.0.0.1` (tests, split-horizon DNS).", roles: "fetch-render" }),
   allowLocalWebhooks: v({ env: "ALLOW_LOCAL_WEBHOOKS", kind: "bool", default: "false", description: "Deliver webhooks to loopback, private, link-local and unique-local addresses (checked on the address connected to).", roles: "webhook-emit" }),
   webhookSecret: v({ env: "SELF_HOSTED_WEBHOOK_HMAC_SECRET", kind: "string", default: "", description: "Key of the HMAC-SHA256 signature in X-Service-Signature. Empty: webhooks go unsigned (a warning is logged at start).", roles: "webhook-emit", secret: true }),
+  defaultWebhookUrl: v({ env: "SELF_HOSTED_WEBHOOK_URL", kind: "url", default: "", description: "A webhook for every crawl and batch scrape that sets none (the request's `webhook` wins). Empty: none.", roles: "api" }),
   webhookTimeoutMs: v({ env: "WEBHOOK_TIMEOUT_MS", kind: "int", default: "10000", min: 100, max: 120000, description: "Time limit of one webhook attempt.", roles: "webhook-emit" }),
   webhookMaxAttempts: v({ env: "WEBHOOK_MAX_ATTEMPTS", kind: "int", default: "4", min: 1, max: 20, description: "Attempts per webhook event (the first and the retries).", roles: "webhook-emit" }),
   webhookRetryDelaysMs: v({ env: "WEBHOOK_RETRY_DELAYS_MS", kind: "msList", default: "60000,300000,900000", description: "Waits before the 2nd, 3rd, ... attempt (comma-separated ms; the last repeats).", roles: "webhook-emit" }),
@@ -81,7 +84,7 @@ export const configVars = {
   extractConcurrency: v({ env: "EXTRACT_CONCURRENCY", kind: "int", default: "4", min: 1, max: 256, description: "Pages extracted at once per extract-json process.", roles: "extract-json" }),
   userAgent: v({ env: "USER_AGENT", kind: "string", default: "Mozilla/5.0 (compatible; TrawlBot/0.1)", description: "User-Agent of every fetch.", roles: "fetch-render" }),
   metricsPort: v({ env: "METRICS_PORT", kind: "int", default: "0", min: 0, max: 65535, description: "Port of /metrics (Prometheus), /health and /ready in a process without the api role (the api serves them on PORT). 0: none.", roles: "all but api" }),
-  logLevel: v({ env: "LOG_LEVEL", kind: "enum", default: "info", values: ["fatal", "error", "warn", "info", "debug", "trace", "silent"], description: "pino log level.", roles: "all" }),
+  logLevel: v({ env: "LOG_LEVEL", aliases: ["LOGGING_LEVEL"], kind: "enum", default: "info", values: ["fatal", "error", "warn", "info", "debug", "trace", "silent"], description: "pino log level.", roles: "all" }),
 } as const;
 
 type Vars = typeof configVars;
@@ -159,6 +162,7 @@ function parseVar(spec: Var, raw: string): string | number | boolean | number[] 
       return `${u.protocol}//${u.host}`;
     }
     case "enum":
+      if (!spec.values?.includes(raw) && spec.values?.includes(raw.toLowerCase())) return raw.toLowerCase(); // Firecrawl writes INFO
       if (!spec.values?.includes(raw)) throw bad(`expected one of ${spec.values?.join(", ")}`);
       return raw;
     default:
@@ -170,8 +174,13 @@ function parseVar(spec: Var, raw: string): string | number | boolean | number[] 
 export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
   const out: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries(configVars) as [string, Var][]) {
-    const raw = env[spec.env];
-    out[name] = parseVar(spec, raw === undefined ? spec.default : raw);
+    const given = [spec.env, ...(spec.aliases ?? [])].filter((n) => env[n] !== undefined).map((n) => ({ n, value: parseVar({ ...spec, env: n }, env[n] as string) }));
+    const first = given[0];
+    const other = given.find((g) => g.value !== first?.value);
+    if (first && other) {
+      throw new ConfigError(`config: ${first.n}=${JSON.stringify(env[first.n])} and ${other.n}=${JSON.stringify(env[other.n])} conflict (${other.n} is another name of ${spec.env}); set one of them`);
+    }
+    out[name] = first ? first.value : parseVar(spec, spec.default);
   }
   return { ...(out as Config), ...overrides };
 }
@@ -179,7 +188,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 /** Markdown table of every variable, for the README. */
 export function configTable(): string {
   const rows = Object.values(configVars).map(
-    (s: Var) => `| \`${s.env}\` | \`${s.default}\` | ${s.roles} | ${s.description} |`,
+    (s: Var) => `| \`${s.env}\` | \`${s.default}\` | ${s.roles} | ${s.description}${s.aliases ? ` Also read as ${s.aliases.map((a) => `\`${a}\``).join(", ")}.` : ""} |`,
   );
   return ["| variable | default | roles | meaning |", "|---|---|---|---|", ...rows].join("\n");
 }

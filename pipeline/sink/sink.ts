@@ -106,7 +106,8 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
     const finalKey = page.finalUrlKey ?? page.urlKey;
     const batchFinals = batch.finals.get(page.crawlId) ?? new Set<string>();
     batch.finals.set(page.crawlId, batchFinals);
-    if (cursor.finals.has(finalKey) || batchFinals.has(finalKey)) {
+    // a batch scrapes what it was given: two URLs that redirect to one page are two documents
+    if (page.kind !== "batch" && (cursor.finals.has(finalKey) || batchFinals.has(finalKey))) {
       // two URLs that end at one page (a redirect raced a link to its target): keep the first, silently
       this.metrics?.pagesStored.inc({ outcome: "raced" });
       const raced: FrontierInboxMessage = {

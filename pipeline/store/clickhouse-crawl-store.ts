@@ -3,6 +3,7 @@ import type { ClickHouseClient } from "./clickhouse.ts";
 import type { CrawlRecord, CrawlStatus, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, ExpiredCrawl, UrlRow, UrlState } from "./crawl-store.ts";
 import { fitChunk } from "./paging.ts";
 import { raw, sql } from "./sql.ts";
+import { randomUUID } from "node:crypto";
 import { EXTRACT_JOB_PREFIX, SCRAPE_JOB_PREFIX } from "../runtime/constants.ts";
 
 const CRAWL_COLUMNS = [
@@ -145,7 +146,19 @@ export class ClickHouseCrawlStore implements CrawlStore {
       }
     }
     await this.ch.exec(sql`ALTER TABLE ${this.t("documents")} DELETE WHERE (startsWith(crawl_id, ${SCRAPE_JOB_PREFIX}) OR startsWith(crawl_id, ${EXTRACT_JOB_PREFIX})) AND stored_at < ${cutoff}`);
+    await this.ch.exec(sql`ALTER TABLE ${this.t("idempotency_keys")} DELETE WHERE at < ${cutoff}`);
     return ids;
+  }
+
+  /** Check, insert, then read the earliest claim back: of two racing claims exactly one sees its own first. */
+  async claimIdempotencyKey(teamId: string, key: string, at: number): Promise<boolean> {
+    const first = () => this.ch.query<{ claim_id: string }>(
+      sql`SELECT claim_id FROM ${this.t("idempotency_keys")} WHERE team_id = ${teamId} AND key = ${key} ORDER BY at, claim_id LIMIT 1`,
+    );
+    if ((await first()).length > 0) return false;
+    const claimId = randomUUID();
+    await this.ch.insert("idempotency_keys", ["team_id", "key", "claim_id", "at"], [[teamId, key, claimId, at]]);
+    return (await first())[0]?.claim_id === claimId;
   }
 
   async runningCrawlIds(): Promise<string[]> {

@@ -121,6 +121,8 @@ export interface CrawlStore {
   /** Credits used by each crawl of a team still in the store. */
   creditsByCrawl(teamId: string): Promise<Map<string, number>>;
   logDeliveries(rows: DeliveryRow[]): Promise<void>;
+  /** Records a team's idempotency key; false when it was recorded before (within retention). */
+  claimIdempotencyKey(teamId: string, key: string, at: number): Promise<boolean>;
   /** The delivery log of a crawl, oldest first. */
   listDeliveries(crawlId: string): Promise<DeliveryRow[]>;
 }

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { CrawlRecord, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, ExpiredCrawl, UrlRow } from "./crawl-store.ts";
 import { AppendLog, FileReader, readLines } from "../runtime/append-log.ts";
 import { fitChunk } from "./paging.ts";
-import { isStandaloneJob } from "../runtime/constants.ts";
+import { isStandaloneJob, RETENTION_MS } from "../runtime/constants.ts";
 
 interface DocRef {
   storedAt?: number;
@@ -24,7 +24,8 @@ type JournalEntry =
   | { t: "cancel"; id: string; at: number }
   | { t: "urls"; rows: UrlRow[] }
   | { t: "errors"; rows: ErrorRow[] }
-  | { t: "deliveries"; rows: DeliveryRow[] };
+  | { t: "deliveries"; rows: DeliveryRow[] }
+  | { t: "idem"; team: string; key: string; at: number };
 
 const newer = (a: CrawlRecord, b: CrawlRecord | undefined) => !b || a.version > b.version || (a.version === b.version && a.updatedAt >= b.updatedAt);
 
@@ -39,6 +40,8 @@ export class EmbeddedCrawlStore implements CrawlStore {
   private readonly docKeys = new Map<string, Set<string>>();
   private readonly errors = new Map<string, Map<string, ErrorRow>>();
   private readonly deliveries = new Map<string, DeliveryRow[]>();
+  /** idempotency keys (team + key) -> when claimed */
+  private readonly idem = new Map<string, number>();
   /** memory-only mode keeps URL rows and documents here */
   private readonly memUrls = new Map<string, UrlRow[]>();
   private readonly memDocs = new Map<string, string[]>();
@@ -68,6 +71,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
       else if (e.t === "cancel") this.cancels.set(e.id, e.at);
       else if (e.t === "errors") this.applyErrors(e.rows);
       else if (e.t === "deliveries") this.applyDeliveries(e.rows);
+      else if (e.t === "idem" && e.at >= now - RETENTION_MS) this.idem.set(JSON.stringify([e.team, e.key]), e.at);
     }
     await this.indexDocuments();
     const expired = new Set([...this.crawls.values()].filter((c) => c.status !== "scraping" && c.expiresAt < now).map((c) => c.crawlId));
@@ -278,6 +282,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
     if (beforeDelete && expired.length) await beforeDelete(expired.map((c) => ({ crawlId: c.crawlId, teamId: c.teamId, creditsUsed: c.creditsUsed })));
     const ids = expired.map((c) => c.crawlId);
     for (const id of ids) this.forget(id);
+    for (const [k, at] of this.idem) if (at < now - retentionMs) this.idem.delete(k);
     for (const [id, refs] of this.docs) {
       if (isStandaloneJob(id) && this.crawls.get(id) === undefined && (refs[0]?.storedAt ?? now) < now - retentionMs) this.forget(id);
     }
@@ -307,6 +312,14 @@ export class EmbeddedCrawlStore implements CrawlStore {
     this.memUrls.delete(id);
   }
 
+  async claimIdempotencyKey(teamId: string, key: string, at: number): Promise<boolean> {
+    const k = JSON.stringify([teamId, key]);
+    if (this.idem.has(k)) return false;
+    this.idem.set(k, at); // before the write: a second claim during it already sees the key
+    await this.write({ t: "idem", team: teamId, key, at });
+    return true;
+  }
+
   async logDeliveries(rows: DeliveryRow[]): Promise<void> {
     await this.write({ t: "deliveries", rows });
     this.applyDeliveries(rows);
@@ -325,6 +338,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
 
 function journalCrawlId(e: JournalEntry): string {
   if (e.t === "crawl") return e.r.crawlId;
+  if (e.t === "idem") return "";
   if (e.t === "cancel") return e.id;
   return e.rows[0]?.crawlId ?? "";
 }
