@@ -5,7 +5,7 @@ import type { CrawlOptions, CrawlRequest, ScrapeOptions } from "../../schemas/in
 import type { ApiDeps } from "../app.ts";
 import { badRequest, HttpError, jobNotFound } from "../errors.ts";
 import { publicBase } from "../public-url.ts";
-import { checkStartUrl } from "../start-url.ts";
+import { checkStartUrl, checkWebhook } from "../start-url.ts";
 import { validateBody } from "../validate.ts";
 import { RETENTION_MS } from "../../pipeline/runtime/constants.ts";
 import { ROBOTS_BLOCKED } from "../../pipeline/runtime/errors.ts";
@@ -164,6 +164,7 @@ export function crawlRoutes(deps: ApiDeps): Router {
   router.post("/v2/crawl", async (ctx) => {
     const body = validateBody<CrawlRequest>("crawl-request", ctx.state.body);
     const url = checkStartUrl(body.url, config.allowPrivateCrawlTargets);
+    checkWebhook(body.webhook, config.allowLocalWebhooks);
     const options = crawlOptions(body, config.defaultCrawlLimit);
     const webhook = body.webhook === undefined ? "" : JSON.stringify(body.webhook);
     const id = await submitCrawl(deps, { url, options, teamId: ctx.state.teamId, webhook });
