@@ -15,6 +15,8 @@ import type { Converter } from "../pipeline/convert/converter.ts";
 import type { CacheDeps } from "../pipeline/fetch-render/cached-fetch.ts";
 import type { QueueStat } from "../pipeline/runtime/bus.ts";
 import { adminRoutes } from "./routes/admin.ts";
+import { redactPath } from "./admin-key.ts";
+import { corsMiddleware, parseCorsOrigins } from "./cors.ts";
 
 export interface ApiDeps {
   config: Config;
@@ -42,16 +44,10 @@ export function createApp(deps: ApiDeps): Koa {
   const log = deps.log.child({ component: "api" });
   app.use(async (ctx, next) => {
     const started = performance.now();
-    ctx.set("Access-Control-Allow-Origin", "*");
-    ctx.set("Access-Control-Allow-Headers", "Authorization, Content-Type, x-idempotency-key");
-    ctx.set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
-    if (ctx.method === "OPTIONS") {
-      ctx.status = 204;
-      return;
-    }
     await next();
-    log.debug({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) }, "request");
+    log.debug({ method: ctx.method, path: redactPath(ctx.path), status: ctx.status, ms: Math.round(performance.now() - started) }, "request");
   });
+  app.use(corsMiddleware(parseCorsOrigins(deps.config.corsAllowedOrigins)));
   app.use(errorMiddleware(log));
   app.use(async (ctx, next) => {
     ctx.state.teamId = TEAM_BYPASS;

@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import type { Context, Next } from "koa";
 import type { Logger } from "../pipeline/runtime/logger.ts";
 import { TrawlError } from "../pipeline/runtime/errors.ts";
+import { redactPath } from "./admin-key.ts";
 
 export interface Issue {
   code: string;
@@ -45,12 +46,12 @@ export function errorMiddleware(log: Logger) {
       }
       const exceptionId = randomUUID();
       if (err instanceof TrawlError && err.retriable) {
-        log.warn({ err, exceptionId, path: ctx.path }, "dependency unavailable");
+        log.warn({ err, exceptionId, path: redactPath(ctx.path) }, "dependency unavailable");
         ctx.status = 503;
         ctx.body = { success: false, code: err.code, error: `A dependency is unavailable; retry shortly. Your exception ID is ${exceptionId}` };
         return;
       }
-      log.error({ err, exceptionId, path: ctx.path }, "unhandled error");
+      log.error({ err, exceptionId, path: redactPath(ctx.path) }, "unhandled error");
       ctx.status = 500;
       ctx.body = { success: false, code: "UNKNOWN_ERROR", error: `An unexpected error occurred. Your exception ID is ${exceptionId}` };
     }

@@ -38,6 +38,8 @@ import { ClickHouseCrawlStore } from "../pipeline/store/clickhouse-crawl-store.t
 import { CancelCache } from "../pipeline/store/cancel-cache.ts";
 import { migrate } from "../pipeline/store/migrations.ts";
 import { raw } from "../pipeline/store/sql.ts";
+import { checkAdminKey } from "../api/admin-key.ts";
+import { parseCorsOrigins } from "../api/cors.ts";
 
 export const ROLES = ["api", "frontier", "fetch-render", "convert", "sink", "webhook-emit"] as const;
 type RoleName = (typeof ROLES)[number];
@@ -138,8 +140,9 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
     throw new ConfigError("config: USE_DB_AUTHENTICATION=true is not available in this version; set it to false (self-hosted, no authentication)");
   }
   parseDelays(config.webhookRetryDelaysMs);
-  if (roles.includes("api") && config.adminKey === "CHANGEME" && !/^(127\.|::1$|localhost$)/.test(config.host)) {
-    throw new ConfigError(`config: BULL_AUTH_KEY is the default "CHANGEME" while HOST=${config.host} is not a loopback address; set a secret key for the queue admin UI`);
+  if (roles.includes("api")) {
+    checkAdminKey(config.host, config.adminKey);
+    parseCorsOrigins(config.corsAllowedOrigins);
   }
   parseResolve(config.resolve);
   parseProxy(config);

@@ -113,6 +113,9 @@ export type Webhook =
   | string
   | {
       url: string;
+      /**
+       * HTTP header names are tokens (RFC 9110); values hold no CR, LF or NUL.
+       */
       headers?: {
         [k: string]: string;
       };
@@ -172,6 +175,9 @@ export interface ScrapeOptions {
   onlyMainContent?: boolean;
   includeTags?: string[];
   excludeTags?: string[];
+  /**
+   * HTTP header names are tokens (RFC 9110); values hold no CR, LF or NUL.
+   */
   headers?: {
     [k: string]: string;
   };
@@ -333,6 +339,9 @@ export interface ScrapeRequest {
   onlyMainContent?: boolean;
   includeTags?: string[];
   excludeTags?: string[];
+  /**
+   * HTTP header names are tokens (RFC 9110); values hold no CR, LF or NUL.
+   */
   headers?: {
     [k: string]: string;
   };
