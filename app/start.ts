@@ -182,6 +182,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
       hostMaxConcurrency: config.hostMaxConcurrency,
       hostDelayMs: config.hostDelayMs,
       maxSitemaps: config.maxSitemaps,
+      sitemapMaxBytes: config.sitemapMaxBytes,
       cache,
       cacheMaxAgeMs: config.cacheMaxAgeMs,
       now: () => clock.now(),

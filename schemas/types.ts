@@ -286,6 +286,14 @@ export interface DiscoveryDone {
   type: "DiscoveryDone";
   crawlId: string;
   sitemaps?: number;
+  /**
+   * Sitemaps skipped for a reason the caller should see (recorded as the crawl's errors).
+   */
+  warnings?: {
+    url: string;
+    code: string;
+    error: string;
+  }[];
 }
 
 /**

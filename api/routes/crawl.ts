@@ -116,10 +116,13 @@ function checkPatterns(body: CrawlRequest): void {
 }
 
 /** The status `warning`, as the anchor words it (only once a crawl has ended). */
-export function statusWarning(crawl: CrawlRecord, robotsBlocked: number): string | undefined {
+export function statusWarning(crawl: CrawlRecord, robotsBlocked: number, sitemapsSkipped = 0): string | undefined {
   if (crawl.status === "scraping") return undefined;
   if (robotsBlocked > 0) {
     return `${robotsBlocked} URL(s) were not crawled because robots.txt disallows them (see robotsBlocked at GET /v2/crawl/${crawl.crawlId}/errors). To fetch a single such page, use the /scrape endpoint.`;
+  }
+  if (sitemapsSkipped > 0) {
+    return `${sitemapsSkipped} sitemap(s) were skipped because they are larger than this server accepts once decompressed (see GET /v2/crawl/${crawl.crawlId}/errors); their URLs were not added to the crawl.`;
   }
   const start = new URL(crawl.url);
   if (crawl.completed <= 1 && start.pathname !== "/" && !crawl.options.crawlEntireDomain) {
@@ -202,8 +205,9 @@ export function crawlRoutes(deps: ApiDeps): Router {
     if (page.more) head.next = `${publicBase(ctx, config.trustProxy)}/v2/crawl/${id}?skip=${page.nextSkip}${limit !== undefined ? `&limit=${limit}` : ""}`;
     if (crawl.failed > 0) head.failed = crawl.failed;
     if (crawl.status !== "scraping") {
-      const blocked = (await store.listErrors(id)).filter((e) => e.code === ROBOTS_BLOCKED).length;
-      const warning = statusWarning(crawl, blocked);
+      const errors = await store.listErrors(id);
+      const blocked = errors.filter((e) => e.code === ROBOTS_BLOCKED).length;
+      const warning = statusWarning(crawl, blocked, errors.filter((e) => e.code === "SITEMAP_TOO_LARGE").length);
       if (warning) head.warning = warning;
     }
     // documents are stored as JSON text: splice them in without parsing

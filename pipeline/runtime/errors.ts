@@ -20,6 +20,8 @@ export type ErrorCode =
   | "SCRAPE_RACED_REDIRECT"
   | "SCRAPE_RETRY_AFTER_TOO_LONG"
   | "ROBOTS_BLOCKED"
+  // crawl warnings (error rows that are not a page's failure)
+  | "SITEMAP_TOO_LARGE"
   // infrastructure
   | "STORE_UNAVAILABLE"
   | "BUS_UNAVAILABLE"
