@@ -1,43 +1,16 @@
 // createApp(deps): the Koa app, without listening. Routes validate against schemas/; errors map in errors.ts.
 import Koa from "koa";
 import Router from "@koa/router";
-import type { Bus } from "../pipeline/runtime/bus.ts";
-import type { Clock } from "../pipeline/runtime/clock.ts";
-import type { Config } from "../pipeline/runtime/config.ts";
-import type { Logger } from "../pipeline/runtime/logger.ts";
-import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
+import type { ApiDeps } from "./deps.ts";
+import { authMiddleware, RateLimiter } from "./auth.ts";
 import { jsonBody } from "./body.ts";
-import { errorMiddleware, HttpError } from "./errors.ts";
+import { errorMiddleware, routeNotFound } from "./errors.ts";
 import { crawlRoutes } from "./routes/crawl.ts";
 import { scrapeRoutes } from "./routes/scrape.ts";
-import type { Fetcher } from "../pipeline/fetch-render/fetcher.ts";
-import type { Converter } from "../pipeline/convert/converter.ts";
-import type { CacheDeps } from "../pipeline/fetch-render/cached-fetch.ts";
-import type { QueueStat } from "../pipeline/runtime/bus.ts";
 import { adminRoutes } from "./routes/admin.ts";
+import { adminKeyRoutes } from "./routes/admin-keys.ts";
 import { redactPath } from "./admin-key.ts";
 import { corsMiddleware, parseCorsOrigins } from "./cors.ts";
-
-export interface ApiDeps {
-  config: Config;
-  store: CrawlStore;
-  bus: Bus;
-  clock: Clock;
-  log: Logger;
-  /** Readiness of the dependencies (store reachable, bus connected). */
-  ready: () => Promise<boolean>;
-  /** For the synchronous single-page scrape. */
-  fetcher: Fetcher;
-  /** Conversion for POST /v2/scrape: the worker pool of this process (off the event loop) */
-  convert: Converter;
-  /** maxAge / storeInCache of POST /v2/scrape */
-  cache?: CacheDeps;
-  /** For the queue admin UI. */
-  queueStats?: () => Promise<QueueStat[]>;
-}
-
-/** Self-hosted without database authentication: every caller is the team "bypass". */
-const TEAM_BYPASS = "bypass";
 
 export function createApp(deps: ApiDeps): Koa {
   const app = new Koa({ proxy: deps.config.trustProxy });
@@ -49,10 +22,7 @@ export function createApp(deps: ApiDeps): Koa {
   });
   app.use(corsMiddleware(parseCorsOrigins(deps.config.corsAllowedOrigins)));
   app.use(errorMiddleware(log));
-  app.use(async (ctx, next) => {
-    ctx.state.teamId = TEAM_BYPASS;
-    await next();
-  });
+  app.use(authMiddleware(deps.access, new RateLimiter(() => deps.clock.now())));
   app.use(jsonBody);
 
   const health = new Router();
@@ -69,11 +39,12 @@ export function createApp(deps: ApiDeps): Koa {
   app.use(crawl.routes());
   app.use(crawl.allowedMethods());
   app.use(adminRoutes({ ...deps, log }).routes());
+  app.use(adminKeyRoutes({ ...deps, log }).routes());
   const scrape = scrapeRoutes({ ...deps, log });
   app.use(scrape.routes());
   app.use(scrape.allowedMethods());
   app.use((ctx) => {
-    throw new HttpError(404, { success: false, error: `Not found: ${ctx.method} ${ctx.path}` });
+    throw routeNotFound(ctx.method, ctx.path);
   });
   return app;
 }

@@ -1,7 +1,7 @@
 // JSON request bodies: application/json only (415 otherwise: a cross-site form or text/plain POST never reaches a
 // route), 10 MB cap, nesting at most MAX_JSON_DEPTH deep, malformed JSON -> 400 BAD_REQUEST_INVALID_JSON.
 import type { Context, Next } from "koa";
-import { HttpError } from "./errors.ts";
+import { invalidJson, payloadTooLarge, tooDeep, unsupportedMediaType } from "./errors.ts";
 
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 /** Deeper than any request body needs (a JSON Schema in jsonOptions included); bounds recursion downstream. */
@@ -13,7 +13,7 @@ export async function readBody(ctx: Context): Promise<string> {
   for await (const chunk of ctx.req) {
     size += (chunk as Buffer).length;
     if (size > MAX_BODY_BYTES) {
-      throw new HttpError(413, { success: false, code: "PAYLOAD_TOO_LARGE", error: "Request body larger than 10 MB" });
+      throw payloadTooLarge();
     }
     chunks.push(chunk as Buffer);
   }
@@ -42,19 +42,16 @@ export async function jsonBody(ctx: Context, next: Next): Promise<void> {
   if (ctx.method === "POST" || ctx.method === "PUT" || ctx.method === "PATCH") {
     // null: the request has no body (treated as {}); false: a body of another type
     if (ctx.is("application/json") === false && ctx.request.length !== 0) {
-      throw new HttpError(415, {
-        success: false, code: "UNSUPPORTED_MEDIA_TYPE",
-        error: `Content-Type must be application/json (got ${JSON.stringify(ctx.get("content-type") || "none")})`,
-      });
+      throw unsupportedMediaType(ctx.get("content-type"));
     }
     const text = await readBody(ctx);
     if (jsonDepth(text) > MAX_JSON_DEPTH) {
-      throw new HttpError(400, { success: false, code: "BAD_REQUEST", error: `Bad request, JSON nested deeper than ${MAX_JSON_DEPTH} levels` });
+      throw tooDeep(MAX_JSON_DEPTH);
     }
     try {
       ctx.state.body = text.trim() === "" ? {} : JSON.parse(text);
     } catch {
-      throw new HttpError(400, { success: false, code: "BAD_REQUEST_INVALID_JSON", error: "Bad request, malformed JSON" });
+      throw invalidJson();
     }
   }
   await next();

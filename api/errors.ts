@@ -1,16 +1,12 @@
-// HTTP errors in the anchor's (Firecrawl v2) body shapes, mapped in one place.
+// HTTP errors in the anchor's (Firecrawl v2) body shapes. Every error body the API writes is built here.
 import { randomUUID } from "node:crypto";
 import type { Context, Next } from "koa";
 import type { Logger } from "../pipeline/runtime/logger.ts";
-import { TrawlError } from "../pipeline/runtime/errors.ts";
+import { RequestError, TrawlError, type RequestIssue } from "../pipeline/runtime/errors.ts";
+import { CreditsError } from "../pipeline/usecases/team-access.ts";
 import { redactPath } from "./admin-key.ts";
 
-export interface Issue {
-  code: string;
-  path: (string | number)[];
-  message: string;
-  keys?: string[];
-}
+export type Issue = RequestIssue;
 
 /** An error whose body is shown to the client as is. */
 export class HttpError extends Error {
@@ -23,10 +19,24 @@ export class HttpError extends Error {
   }
 }
 
-export const badRequest = (details: Issue[], error = "Bad Request") =>
-  new HttpError(400, { success: false, code: "BAD_REQUEST", error, details });
+/** The anchor's usual error body: `{success:false, code?, error, details?}`. */
+export const apiError = (status: number, error: string, extra: { code?: string; details?: Issue[] } = {}) =>
+  new HttpError(status, { success: false, ...(extra.code ? { code: extra.code } : {}), error, ...(extra.details ? { details: extra.details } : {}) });
 
-export const jobNotFound = () => new HttpError(404, { success: false, error: "Job not found" });
+export const badRequest = (details: Issue[], error = "Bad Request") => apiError(400, error, { code: "BAD_REQUEST", details });
+export const jobNotFound = () => apiError(404, "Job not found");
+export const jobExpired = () => apiError(404, "Job expired");
+export const invalidJobId = () => apiError(400, "Invalid job ID format. Job ID must be a valid UUID.");
+export const invalidPagination = (why: string) => apiError(400, `Invalid pagination: ${why}`);
+export const routeNotFound = (method: string, path: string) => apiError(404, `Not found: ${method} ${path}`);
+export const payloadTooLarge = () => apiError(413, "Request body larger than 10 MB", { code: "PAYLOAD_TOO_LARGE" });
+export const unsupportedMediaType = (got: string) =>
+  apiError(415, `Content-Type must be application/json (got ${JSON.stringify(got || "none")})`, { code: "UNSUPPORTED_MEDIA_TYPE" });
+export const tooDeep = (max: number) => apiError(400, `Bad request, JSON nested deeper than ${max} levels`, { code: "BAD_REQUEST" });
+export const invalidJson = () => apiError(400, "Bad request, malformed JSON", { code: "BAD_REQUEST_INVALID_JSON" });
+
+/** DELETE /v2/crawl/:id errors carry no `success` field: the anchor's documented inconsistency, kept on purpose. */
+export const cancelError = (status: 404 | 409, error: string) => new HttpError(status, { error });
 
 export function errorMiddleware(log: Logger) {
   return async (ctx: Context, next: Next) => {
@@ -38,10 +48,22 @@ export function errorMiddleware(log: Logger) {
         ctx.body = err.body;
         return;
       }
+      if (err instanceof CreditsError) {
+        ctx.status = 402;
+        ctx.body = { success: false, error: err.message };
+        return;
+      }
+      if (err instanceof RequestError) {
+        const { status, body } = badRequest(err.issues, err.message);
+        ctx.status = status;
+        ctx.body = body;
+        return;
+      }
       const status = (err as { status?: number }).status;
       if (status === 413) {
+        const { body } = payloadTooLarge();
         ctx.status = 413;
-        ctx.body = { success: false, code: "PAYLOAD_TOO_LARGE", error: "Request body larger than 10 MB" };
+        ctx.body = body;
         return;
       }
       const exceptionId = randomUUID();

@@ -6,7 +6,7 @@ import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import { errorCode, errorMessage, PageError, ROBOTS_BLOCKED, TrawlError } from "../runtime/errors.ts";
 import type { Logger } from "../runtime/logger.ts";
 import { retry } from "../runtime/retry.ts";
-import { keys } from "../topology.ts";
+import { keys, processorIdentity } from "../topology.ts";
 import type { CancelCache } from "../store/cancel-cache.ts";
 import { crawlUrlKey } from "../url/normalize-url.ts";
 import { inScope } from "../url/scope.ts";
@@ -47,10 +47,15 @@ interface Batch {
 
 const inbox = (crawlId: string, value: FrontierInboxMessage, phase?: number): Emission => ({ topic: "frontier.inbox", key: keys.crawl(crawlId), value, phase });
 
+/** Topic, schema and consumer group as pipeline/topology.ts declares them. */
+const ID = processorIdentity("fetch-render");
+
 export class FetchRenderProcessor implements Processor<FetchTask, Batch> {
-  readonly name = "fetch-render";
-  readonly topic = "fetch.tasks" as const;
-  readonly schema = "fetch-task" as const;
+  readonly name = ID.name;
+  readonly topic = ID.topic;
+  readonly schema = ID.schema;
+  readonly group = ID.group;
+  readonly broadcast = ID.broadcast;
   readonly mode = "parallel" as const;
   readonly concurrency: number;
   private readonly deps: FetchRenderDeps;

@@ -22,6 +22,9 @@ export type ErrorCode =
   | "ROBOTS_BLOCKED"
   // crawl warnings (error rows that are not a page's failure)
   | "SITEMAP_TOO_LARGE"
+  // a request that cannot be served as given (HTTP 400 in the API, exit status 2 in the CLI)
+  | "BAD_REQUEST"
+  | "INSUFFICIENT_CREDITS"
   // infrastructure
   | "STORE_UNAVAILABLE"
   | "BUS_UNAVAILABLE"
@@ -60,6 +63,27 @@ export class PageError extends TrawlError {
     this.retryAfterMs = opts.retryAfterMs;
   }
 }
+
+/** One problem of a request, at the path of the field it concerns (the anchor's zod-like issue shape). */
+export interface RequestIssue {
+  code: string;
+  path: (string | number)[];
+  message: string;
+  keys?: string[];
+}
+
+/** A request that cannot be served as given: the API answers 400 with the issues, the CLI prints the message. */
+export class RequestError extends TrawlError {
+  readonly issues: RequestIssue[];
+  constructor(message: string, issues: RequestIssue[]) {
+    super("BAD_REQUEST", message);
+    this.name = "RequestError";
+    this.issues = issues;
+  }
+}
+
+/** A RequestError about one field: `path` is where the field is, `message` says what is wrong with it. */
+export const invalidField = (path: (string | number)[], message: string) => new RequestError(message, [{ code: "custom", path, message }]);
 
 /** ClickHouse or Kafka unavailable: back off and retry without committing. */
 export class InfrastructureError extends TrawlError {

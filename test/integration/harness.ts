@@ -41,7 +41,7 @@ export async function startTrawl(overrides: Partial<Config> = {}): Promise<Insta
     allowPrivateCrawlTargets: true,
     logLevel: process.env.LOG_LEVEL ?? "error",
     fetchRetries: 1,
-    webhookRetryDelaysMs: "200,500",
+    webhookRetryDelaysMs: [200, 500],
     // the test machine is busy by design; the load guard has its own unit test
     maxCpu: 1,
     maxRam: 1,

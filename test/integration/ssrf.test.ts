@@ -27,9 +27,9 @@ describe.each(MODES)("%s mode", (mode) => {
     sitePort = new URL(site.origin).port;
     hookPort = new URL(receiver.url).port;
     trawl = await startTrawl({
-      mode, allowPrivateCrawlTargets: false, allowLocalWebhooks: false, webhookSecret: "s", webhookRetryDelaysMs: "100",
+      mode, allowPrivateCrawlTargets: false, allowLocalWebhooks: false, webhookSecret: "s", webhookRetryDelaysMs: [100],
       // names whose address is an IPv4-mapped loopback address, as a hostile DNS server could answer
-      resolve: "mapped.test:::ffff:127.0.0.1,hook.test:::ffff:7f00:1",
+      resolve: { "mapped.test": "::ffff:127.0.0.1", "hook.test": "::ffff:7f00:1" },
     });
   });
   afterAll(async () => {
