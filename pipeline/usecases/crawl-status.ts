@@ -27,9 +27,17 @@ export interface StatusChunk {
   nextSkip?: number;
 }
 
-/** The status of a crawl and one chunk of its documents (at most `maxBytes` of JSON, at most `limit` documents). */
+/**
+ * The status of a crawl and one chunk of its documents (at most `maxBytes` of JSON, at most `limit` documents).
+ * `data` never runs ahead of `completed`: the sink stores a page (seq 0, 1, ... in completion order) before the
+ * frontier counts it, so between the two a read would see more documents than `completed`; only seqs below
+ * `completed` are served, the rest come with the next poll.
+ */
 export async function crawlStatus(store: CrawlStore, crawl: CrawlRecord, now: number, chunk: { skip: number; limit: number; maxBytes: number }): Promise<StatusChunk> {
-  const page = await store.pageDocuments(crawl.crawlId, chunk.skip, chunk.maxBytes, chunk.limit);
+  const counted = Math.max(0, crawl.completed - chunk.skip);
+  const page = counted === 0
+    ? { docs: [], nextSkip: chunk.skip, more: false }
+    : await store.pageDocuments(crawl.crawlId, chunk.skip, chunk.maxBytes, Math.min(chunk.limit, counted));
   const head: Record<string, unknown> = {
     success: crawl.status !== "failed",
     status: crawl.status,
@@ -46,7 +54,8 @@ export async function crawlStatus(store: CrawlStore, crawl: CrawlRecord, now: nu
     const warning = statusWarning(crawl, blocked, errors.filter((e) => e.code === "SITEMAP_TOO_LARGE").length);
     if (warning) head.warning = warning;
   }
-  return { head, docs: page.docs, ...(page.more ? { nextSkip: page.nextSkip } : {}) };
+  const more = page.more && page.nextSkip < crawl.completed;
+  return { head, docs: page.docs, ...(more ? { nextSkip: page.nextSkip } : {}) };
 }
 
 /** The status `warning`, as the anchor words it (only once a crawl has ended). */
