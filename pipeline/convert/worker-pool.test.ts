@@ -6,7 +6,8 @@ const options = { limit: 1, crawlEntireDomain: false, allowSubdomains: false, fo
 const page = (body: string, extra: object = {}) => ({ url: "https://s.test/a", finalUrl: "https://s.test/a", statusCode: 200, contentType: "text/html", body, scrapeId: "x", ...extra });
 
 describe("ConvertPool", () => {
-  const pool = new ConvertPool({ size: 2, timeoutMs: 2000 });
+  // the limit is not what these tests check: a fresh worker (module loading, pdfjs) on a busy machine took > 2 s
+  const pool = new ConvertPool({ size: 2, timeoutMs: 20_000 });
   afterAll(() => pool.close());
 
   it("converts pages in worker threads, PDFs included", async () => {
