@@ -1,10 +1,12 @@
 // Decompression bombs, in both modes: a ~1 MB gzipped sitemap that inflates to 1 GiB is skipped with a crawl warning
 // (SITEMAP_TOO_LARGE) and a page whose gzip Content-Encoding inflates past FETCH_MAX_BYTES fails with
-// SCRAPE_TOO_LARGE, while memory stays bounded and the crawl completes; honest compressed pages still convert.
+// SCRAPE_TOO_LARGE, and so does a PDF whose Flate stream inflates to 160 MiB, while memory stays bounded and the
+// crawl completes; honest compressed pages still convert.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { deflatedZeros, pdfWithFlateContent } from "../fixtures/pdf.ts";
 import { getJson, MODES, postJson, startTrawl, waitForEnd, type Instance } from "./harness.ts";
 
 /** 1 GiB of zeros as ~1 MB of gzip: 64 MiB streamed through gzip once, then that member 16 times (gzip allows
@@ -20,17 +22,20 @@ const page = (title: string, links: string[]) =>
 let server: Server;
 let origin = "";
 const bomb = gzipBomb();
+let pdfBomb: Buffer;
 
 beforeAll(async () => {
+  pdfBomb = pdfWithFlateContent(await deflatedZeros(160)); // ~160 KB, 160 MiB inflated
   server = createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://x").pathname;
     const html = { "content-type": "text/html; charset=utf-8" };
     if (path === "/robots.txt") return res.writeHead(200, { "content-type": "text/plain" }).end(`User-agent: *\nAllow: /\nSitemap: ${origin}/sitemap-bomb.xml.gz\n`);
     if (path === "/sitemap-bomb.xml.gz") return res.writeHead(200, { "content-type": "application/gzip" }).end(bomb);
-    if (path === "/docs/") return res.writeHead(200, html).end(page("Home", ["/docs/gzip", "/docs/br", "/docs/deflate", "/docs/bomb"]));
+    if (path === "/docs/") return res.writeHead(200, html).end(page("Home", ["/docs/gzip", "/docs/br", "/docs/deflate", "/docs/bomb", "/docs/bomb.pdf"]));
     if (path === "/docs/gzip") return res.writeHead(200, { ...html, "content-encoding": "gzip" }).end(gzipSync(page("Gzipped", [])));
     if (path === "/docs/br") return res.writeHead(200, { ...html, "content-encoding": "br" }).end(brotliCompressSync(page("Brotli", [])));
     if (path === "/docs/deflate") return res.writeHead(200, { ...html, "content-encoding": "deflate" }).end(deflateSync(page("Deflated", [])));
+    if (path === "/docs/bomb.pdf") return res.writeHead(200, { "content-type": "application/pdf" }).end(pdfBomb);
     if (path === "/docs/bomb") return res.writeHead(200, { ...html, "content-encoding": "gzip" }).end(bomb);
     res.writeHead(404, html).end(page("Not found", []));
   });
@@ -79,7 +84,7 @@ describe.each(MODES)("%s mode", (mode) => {
     expect(titles).toEqual(["Brotli", "Deflated", "Gzipped", "Home"]);
     expect(body.data.find((d: any) => d.metadata.title === "Gzipped").markdown).toContain("Text of Gzipped.");
     const errors = await getJson(`${trawl.api}/v2/crawl/${id}/errors`);
-    const byCode = Object.fromEntries(errors.body.errors.map((e: any) => [e.code, e.url]));
-    expect(byCode).toMatchObject({ SITEMAP_TOO_LARGE: `${origin}/sitemap-bomb.xml.gz`, SCRAPE_TOO_LARGE: `${origin}/docs/bomb` });
+    const failures = errors.body.errors.map((e: any) => `${e.code} ${e.url}`).sort();
+    expect(failures).toEqual([`SCRAPE_TOO_LARGE ${origin}/docs/bomb`, `SCRAPE_TOO_LARGE ${origin}/docs/bomb.pdf`, `SITEMAP_TOO_LARGE ${origin}/sitemap-bomb.xml.gz`]);
   });
 });
