@@ -17,3 +17,6 @@ parentPort?.on("message", (job: Job) => {
     }),
   );
 });
+
+// the modules are loaded: the pool starts a page's time limit only from here (loading takes seconds on a busy machine)
+parentPort?.postMessage({ ready: true });

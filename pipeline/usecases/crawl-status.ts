@@ -30,11 +30,14 @@ export interface StatusChunk {
 /**
  * The status of a crawl and one chunk of its documents (at most `maxBytes` of JSON, at most `limit` documents).
  * `data` never runs ahead of `completed`: the sink stores a page (seq 0, 1, ... in completion order) before the
- * frontier counts it, so between the two a read would see more documents than `completed`; only seqs below
- * `completed` are served, the rest come with the next poll.
+ * frontier counts it, so between the two a read would see more documents than `completed`. While the crawl runs only
+ * seqs below `completed` are served (the rest come with the next poll). A cancelled crawl serves every stored page at
+ * once (what is stored stays, and nothing more comes) and shows `completed` as at least what it serves: a page
+ * stored just before the cancel is counted (and billed) when its PageDone arrives, a moment later.
  */
 export async function crawlStatus(store: CrawlStore, crawl: CrawlRecord, now: number, chunk: { skip: number; limit: number; maxBytes: number }): Promise<StatusChunk> {
-  const counted = Math.max(0, crawl.completed - chunk.skip);
+  const capped = crawl.status === "scraping";
+  const counted = capped ? Math.max(0, crawl.completed - chunk.skip) : chunk.limit;
   const page = counted === 0
     ? { docs: [], nextSkip: chunk.skip, more: false }
     : await store.pageDocuments(crawl.crawlId, chunk.skip, chunk.maxBytes, Math.min(chunk.limit, counted));
@@ -54,7 +57,8 @@ export async function crawlStatus(store: CrawlStore, crawl: CrawlRecord, now: nu
     const warning = statusWarning(crawl, blocked, errors.filter((e) => e.code === "SITEMAP_TOO_LARGE").length);
     if (warning) head.warning = warning;
   }
-  const more = page.more && page.nextSkip < crawl.completed;
+  if (crawl.status === "cancelled") head.completed = Math.max(crawl.completed, chunk.skip + page.docs.length);
+  const more = page.more && (!capped || page.nextSkip < crawl.completed);
   return { head, docs: page.docs, ...(more ? { nextSkip: page.nextSkip } : {}) };
 }
 
