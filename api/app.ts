@@ -11,22 +11,18 @@ import { batchRoutes } from "./routes/batch.ts";
 import { extractRoutes } from "./routes/extract.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { adminKeyRoutes } from "./routes/admin-keys.ts";
+import { redactPath } from "./admin-key.ts";
+import { corsMiddleware, parseCorsOrigins } from "./cors.ts";
 
 export function createApp(deps: ApiDeps): Koa {
   const app = new Koa({ proxy: deps.config.trustProxy });
   const log = deps.log.child({ component: "api" });
   app.use(async (ctx, next) => {
     const started = performance.now();
-    ctx.set("Access-Control-Allow-Origin", "*");
-    ctx.set("Access-Control-Allow-Headers", "Authorization, Content-Type, x-idempotency-key");
-    ctx.set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
-    if (ctx.method === "OPTIONS") {
-      ctx.status = 204;
-      return;
-    }
     await next();
-    log.debug({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) }, "request");
+    log.debug({ method: ctx.method, path: redactPath(ctx.path), status: ctx.status, ms: Math.round(performance.now() - started) }, "request");
   });
+  app.use(corsMiddleware(parseCorsOrigins(deps.config.corsAllowedOrigins)));
   app.use(errorMiddleware(log));
   app.use(authMiddleware(deps.access, new RateLimiter(() => deps.clock.now())));
   app.use(jsonBody);

@@ -10,7 +10,8 @@ import type { ConvertPool } from "../pipeline/convert/worker-pool.ts";
 import { ExtractJsonProcessor } from "../pipeline/extract-json/extract-json.ts";
 import type { Providers } from "../pipeline/extract-json/providers.ts";
 import { FetchRenderProcessor } from "../pipeline/fetch-render/fetch-render.ts";
-import { LoadGuard, systemSampler } from "../pipeline/fetch-render/load-guard.ts";
+import { LoadGuard, loadSource, systemSampler } from "../pipeline/fetch-render/load-guard.ts";
+import { readCgroup } from "../pipeline/fetch-render/cgroup.ts";
 import { Politeness } from "../pipeline/fetch-render/politeness.ts";
 import { RobotsCache } from "../pipeline/fetch-render/robots.ts";
 import { FrontierProcessor } from "../pipeline/frontier/frontier.ts";
@@ -66,6 +67,8 @@ export async function startFrontier(w: Wiring): Promise<void> {
 }
 
 export async function startFetchRender(w: Wiring): Promise<void> {
+  const cgroup = readCgroup();
+  w.log.info({ loadSource: loadSource(cgroup), cpuLimitCores: cgroup?.cpuLimitCores ?? null, memoryLimitBytes: cgroup?.memoryLimitBytes ?? null }, "MAX_CPU/MAX_RAM measure this load");
   const { infra, clock, log, config } = w;
   const fetcher = pageFetcher(config);
   w.closers.push(() => fetcher.close());
@@ -82,13 +85,14 @@ export async function startFetchRender(w: Wiring): Promise<void> {
     hostMaxConcurrency: config.hostMaxConcurrency,
     hostDelayMs: config.hostDelayMs,
     maxSitemaps: config.maxSitemaps,
+    sitemapMaxBytes: config.sitemapMaxBytes,
     cache: infra.cache,
     cacheMaxAgeMs: config.cacheMaxAgeMs,
     now: () => clock.now(),
     metrics: w.metrics,
     load: new LoadGuard({
-      maxCpu: config.maxCpu, maxRam: config.maxRam, sample: systemSampler(),
-      onOverload: (s) => log.warn({ cpu: +s.cpu.toFixed(2), ram: +s.ram.toFixed(2), maxCpu: config.maxCpu, maxRam: config.maxRam }, "machine above MAX_CPU/MAX_RAM: no new page until it drops"),
+      maxCpu: config.maxCpu, maxRam: config.maxRam, sample: systemSampler(cgroup),
+      onOverload: (s) => log.warn({ cpu: +s.cpu.toFixed(2), ram: +s.ram.toFixed(2), maxCpu: config.maxCpu, maxRam: config.maxRam, source: loadSource(cgroup) }, "load above MAX_CPU/MAX_RAM: no new page until it drops"),
     }),
   }, config.fetchConcurrency);
   w.runners.push(await infra.run(processor));

@@ -11,6 +11,8 @@ import { ConfigError, type Config } from "../pipeline/runtime/config.ts";
 import type { Logger } from "../pipeline/runtime/logger.ts";
 import { Metrics } from "../pipeline/runtime/metrics.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
+import { checkAdminKey, isLoopbackHost } from "../api/admin-key.ts";
+import { parseCorsOrigins } from "../api/cors.ts";
 import { keys } from "../pipeline/topology.ts";
 import { openInfrastructure } from "./infrastructure.ts";
 import { startMetricsServer } from "./metrics-server.ts";
@@ -36,9 +38,10 @@ export interface Running {
 
 /** Settings that are valid one by one but not together; refused before anything starts. */
 function checkSettings(roles: readonly RoleName[], config: Config): void {
-  const loopback = /^(127\.|::1$|localhost$)/.test(config.host);
-  if (roles.includes("api") && config.adminKey === "CHANGEME" && !loopback) {
-    throw new ConfigError(`config: BULL_AUTH_KEY is the default "CHANGEME" while HOST=${config.host} is not a loopback address; set a secret key for the queue admin UI`);
+  const loopback = isLoopbackHost(config.host);
+  if (roles.includes("api")) {
+    checkAdminKey(config.host, config.adminKey);
+    parseCorsOrigins(config.corsAllowedOrigins);
   }
   if (roles.includes("api") && !config.useDbAuthentication && !loopback && !config.allowUnauthenticatedPublicHost) {
     throw new ConfigError(`config: HOST=${config.host} is not a loopback address while USE_DB_AUTHENTICATION=false: anyone who reaches the port could read and cancel every crawl. Set USE_DB_AUTHENTICATION=true (and create keys with npx trawl keys create), or ALLOW_UNAUTHENTICATED_PUBLIC_HOST=true to accept that`);

@@ -8,6 +8,9 @@ export type Webhook =
   | string
   | {
       url: string;
+      /**
+       * HTTP header names are tokens (RFC 9110); values hold no CR, LF or NUL.
+       */
       headers?: {
         [k: string]: string;
       };
@@ -46,6 +49,9 @@ export interface BatchScrapeRequest {
   onlyMainContent?: boolean;
   includeTags?: string[];
   excludeTags?: string[];
+  /**
+   * HTTP header names are tokens (RFC 9110); values hold no CR, LF or NUL.
+   */
   headers?: {
     [k: string]: string;
   };
@@ -272,6 +278,9 @@ export interface ScrapeOptions {
   onlyMainContent?: boolean;
   includeTags?: string[];
   excludeTags?: string[];
+  /**
+   * HTTP header names are tokens (RFC 9110); values hold no CR, LF or NUL.
+   */
   headers?: {
     [k: string]: string;
   };
@@ -420,6 +429,14 @@ export interface DiscoveryDone {
   type: "DiscoveryDone";
   crawlId: string;
   sitemaps?: number;
+  /**
+   * Sitemaps skipped for a reason the caller should see (recorded as the crawl's errors).
+   */
+  warnings?: {
+    url: string;
+    code: string;
+    error: string;
+  }[];
 }
 
 /**
@@ -543,6 +560,9 @@ export interface ScrapeRequest {
   onlyMainContent?: boolean;
   includeTags?: string[];
   excludeTags?: string[];
+  /**
+   * HTTP header names are tokens (RFC 9110); values hold no CR, LF or NUL.
+   */
   headers?: {
     [k: string]: string;
   };

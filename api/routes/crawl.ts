@@ -7,7 +7,7 @@ import type { ApiDeps } from "../deps.ts";
 import { cancelError, invalidJobId, invalidPagination, jobExpired, jobNotFound } from "../errors.ts";
 import { publicBase } from "../public-url.ts";
 import { validateBody } from "../validate.ts";
-import { checkStartUrl } from "../../pipeline/url/start-url.ts";
+import { checkStartUrl, checkWebhook } from "../../pipeline/url/start-url.ts";
 import { crawlOptions, webhookSetting } from "../../pipeline/usecases/request-options.ts";
 import { claimIdempotencyKey } from "../idempotency.ts";
 import { crawlErrors, crawlStatus, findCrawl } from "../../pipeline/usecases/crawl-status.ts";
@@ -94,6 +94,7 @@ export function crawlRoutes(deps: ApiDeps): Router {
   router.post("/v2/crawl", async (ctx) => {
     let body = validateBody<CrawlRequest>("crawl-request", ctx.state.body);
     const url = checkStartUrl(body.url, config.allowPrivateCrawlTargets);
+    checkWebhook(body.webhook, config.allowLocalWebhooks);
     let generated: GeneratedParams | undefined;
     if (body.prompt && deps.llm) {
       generated = await crawlParamsFromPrompt(deps.llm, url, body.prompt, deps.log);

@@ -14,7 +14,7 @@ import type { Fetcher } from "./fetcher.ts";
 import type { Politeness } from "./politeness.ts";
 import type { RobotsCache } from "./robots.ts";
 import type { LoadGuard } from "./load-guard.ts";
-import { discoverSitemapUrls } from "./sitemaps.ts";
+import { discoverSitemapUrls, type SitemapWarning } from "./sitemaps.ts";
 import { cachedFetch } from "./cached-fetch.ts";
 import type { PageCache } from "../store/page-cache.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
@@ -33,6 +33,8 @@ export interface FetchRenderDeps {
   hostMaxConcurrency: number;
   hostDelayMs: number;
   maxSitemaps: number;
+  /** SITEMAP_MAX_BYTES: inflated size of one gzipped sitemap */
+  sitemapMaxBytes: number;
   /** MAX_CPU / MAX_RAM: no new page starts while the machine is above them */
   load?: LoadGuard;
   /** maxAge / storeInCache; absent or cacheMaxAgeMs 0: no page cache */
@@ -96,15 +98,19 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     const robots = await deps.robots.get(task.url);
     const out: Emission[] = [];
     let sitemaps = 0;
+    let warnings: SitemapWarning[] = [];
     if ((task.options.sitemap ?? "include") !== "skip") {
-      const found = await discoverSitemapUrls(deps.fetcher, task.url, robots.sitemaps, { maxSitemaps: deps.maxSitemaps, maxUrls: Math.max(task.options.limit * 2, 1000), timeoutMs });
+      const found = await discoverSitemapUrls(deps.fetcher, task.url, robots.sitemaps, {
+        maxSitemaps: deps.maxSitemaps, maxUrls: Math.max(task.options.limit * 2, 1000), timeoutMs, maxBytes: deps.sitemapMaxBytes,
+      });
       sitemaps = found.sitemaps;
+      warnings = found.warnings;
       if (found.urls.length) {
         out.push(inbox(task.crawlId, { type: "LinksDiscovered", crawlId: task.crawlId, urlKey: task.urlKey, url: task.url, depth: 0, links: found.urls, source: "sitemap" }, 0));
       }
-      this.log.info({ crawlId: task.crawlId, sitemaps, urls: found.urls.length }, "sitemaps read");
+      this.log.info({ crawlId: task.crawlId, sitemaps, urls: found.urls.length, skipped: warnings.length }, "sitemaps read");
     }
-    out.push(inbox(task.crawlId, { type: "DiscoveryDone", crawlId: task.crawlId, sitemaps }, 1));
+    out.push(inbox(task.crawlId, { type: "DiscoveryDone", crawlId: task.crawlId, sitemaps, ...(warnings.length ? { warnings } : {}) }, 1));
     return out;
   }
 

@@ -217,6 +217,9 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
     case "DiscoveryDone": {
       if (!state.discovering) break;
       state.discovering = false;
+      for (const w of msg.warnings ?? []) {
+        step.errorRows.push({ crawlId: state.crawlId, urlKey: `sitemap:${w.url}`, url: w.url, code: w.code, error: w.error, statusCode: 0, at: now });
+      }
       step.changed = true;
       finishIfIdle(state, step, now);
       break;

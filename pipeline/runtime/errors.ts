@@ -20,6 +20,8 @@ export type ErrorCode =
   | "SCRAPE_RACED_REDIRECT"
   | "SCRAPE_RETRY_AFTER_TOO_LONG"
   | "ROBOTS_BLOCKED"
+  // crawl warnings (error rows that are not a page's failure)
+  | "SITEMAP_TOO_LARGE"
   // extraction (json / summary formats): the page is still stored, with the error in its metadata
   | "EXTRACT_FAILED"
   | "LLM_TIMEOUT"

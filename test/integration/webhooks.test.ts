@@ -146,7 +146,7 @@ describe("webhooks to private addresses", () => {
   let receiver: Receiver;
   beforeAll(async () => {
     [site, receiver] = await Promise.all([startFixtureSite(), startReceiver(SECRET)]);
-    trawl = await startTrawl({ mode: "embedded", allowLocalWebhooks: false, webhookSecret: SECRET, webhookRetryDelaysMs: [100] });
+    trawl = await startTrawl({ mode: "embedded", allowLocalWebhooks: false, webhookSecret: SECRET, webhookRetryDelaysMs: [100], resolve: { "hook.test": "127.0.0.1" } });
   });
   afterAll(async () => {
     await trawl?.stop();
@@ -154,20 +154,27 @@ describe("webhooks to private addresses", () => {
     await receiver?.close();
   });
 
-  it("are refused when ALLOW_LOCAL_WEBHOOKS is off, logged once per event, never retried", async () => {
+  it("are refused at submit (400) for loopback literals and localhost when ALLOW_LOCAL_WEBHOOKS is off", async () => {
     for (const url of [receiver.url, receiver.url.replace("127.0.0.1", "localhost")]) {
       const res = await postJson(`${trawl.api}/v2/crawl`, { url: `${site.origin}/docs/about`, limit: 1, webhook: url });
-      await waitForEnd(trawl.api, res.body.id);
-      let log: Awaited<ReturnType<typeof trawl.running.store.listDeliveries>> = [];
-      await until("the refusals in the delivery log", () => {
-        void trawl.running.store.listDeliveries(res.body.id).then((l) => (log = l));
-        return log.filter((d) => d.attempt === 1).length === 3;
-      });
-      await new Promise((r) => setTimeout(r, 500));
-      log = await trawl.running.store.listDeliveries(res.body.id);
-      expect(log.filter((d) => d.attempt >= 1).every((d) => d.attempt === 1 && d.error.startsWith("refused"))).toBe(true);
-      expect(log.filter((d) => d.attempt >= 2)).toEqual([]);
+      expect(res.status, url).toBe(400);
+      expect(res.body).toMatchObject({ success: false, code: "BAD_REQUEST", details: [{ path: ["webhook"] }] });
     }
+  });
+
+  it("are refused at connect time for a name resolving to loopback, logged once per event, never retried", async () => {
+    const url = receiver.url.replace("127.0.0.1", "hook.test");
+    const res = await postJson(`${trawl.api}/v2/crawl`, { url: `${site.origin}/docs/about`, limit: 1, webhook: url });
+    await waitForEnd(trawl.api, res.body.id);
+    let log: Awaited<ReturnType<typeof trawl.running.store.listDeliveries>> = [];
+    await until("the refusals in the delivery log", () => {
+      void trawl.running.store.listDeliveries(res.body.id).then((l) => (log = l));
+      return log.filter((d) => d.attempt === 1).length === 3;
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    log = await trawl.running.store.listDeliveries(res.body.id);
+    expect(log.filter((d) => d.attempt >= 1).every((d) => d.attempt === 1 && d.error.startsWith("refused"))).toBe(true);
+    expect(log.filter((d) => d.attempt >= 2)).toEqual([]);
     expect(receiver.requests).toBe(0);
   });
 });
