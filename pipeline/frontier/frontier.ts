@@ -7,6 +7,7 @@ import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { CrawlStore, ErrorRow, UrlRow } from "../store/crawl-store.ts";
+import { PartitionCache } from "../runtime/partition-cache.ts";
 import { reduce, restore, toRecord, type CrawlState } from "./reducer.ts";
 
 interface Batch {
@@ -21,7 +22,7 @@ export class FrontierProcessor implements Processor<FrontierInboxMessage, Batch>
   readonly schema = "frontier-inbox" as const;
   readonly mode = "ordered" as const;
   readonly concurrency = 1;
-  private readonly states = new Map<string, CrawlState>();
+  private readonly states = new PartitionCache<CrawlState>();
   /** Finished crawls stay in memory (oldest evicted first) so that late events need no store read. */
   private readonly maxFinished = 1000;
   private readonly finished: string[] = [];
@@ -60,13 +61,18 @@ export class FrontierProcessor implements Processor<FrontierInboxMessage, Batch>
       next.version++;
       batch.dirty.add(next.crawlId);
     }
-    this.states.set(next.crawlId, next);
+    this.states.set(next.crawlId, msg.partition, next);
     batch.urls.push(...step.urlRows);
     batch.errors.push(...step.errorRows);
     if (step.emissions.some((e) => e.topic === "crawl.events")) {
       this.log.info({ crawlId: next.crawlId, status: next.status, done: next.done, failed: next.failed }, "crawl state changed");
     }
     return step.emissions;
+  }
+
+  onPartitionsAssigned(partitions: number[]): void {
+    const dropped = this.states.retain(partitions);
+    if (dropped) this.log.info({ dropped, partitions }, "crawl states of partitions moved away forgotten");
   }
 
   /** After phase 0 (fetch tasks, started): persist; phase 1 (crawl.completed, failed, cancelled) follows, so whoever

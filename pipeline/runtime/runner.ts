@@ -28,7 +28,7 @@ export async function startRunner<T, B>(
     : `${config.groupPrefix}${processor.name}`;
   const consumer: Consumer = kafka.consumer({
     groupId: group,
-    sessionTimeout: 60000,
+    sessionTimeout: config.kafkaSessionTimeoutMs,
     heartbeatInterval: 3000,
     maxBytesPerPartition: MAX_MESSAGE_BYTES,
     maxBytes: 4 * MAX_MESSAGE_BYTES,
@@ -37,6 +37,12 @@ export async function startRunner<T, B>(
     allowAutoTopicCreation: false,
   });
   const handle = batchHandler(processor, bus, log, stopping.signal);
+  // after every rebalance, before any batch of the new assignment: forget the state of partitions that moved away
+  consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+    const partitions = payload.memberAssignment[topic] ?? [];
+    log.info({ partitions }, "partitions assigned");
+    processor.onPartitionsAssigned?.(partitions);
+  });
 
   // batches being handled: a stop waits for them (and their commits) before it disconnects
   const inflight = new Set<Promise<void>>();

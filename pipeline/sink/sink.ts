@@ -5,6 +5,7 @@ import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Logger } from "../runtime/logger.ts";
 import { keys } from "../topology.ts";
+import { PartitionCache } from "../runtime/partition-cache.ts";
 import type { CancelCache } from "../store/cancel-cache.ts";
 import type { CrawlStore, DocumentRow } from "../store/crawl-store.ts";
 
@@ -21,6 +22,8 @@ interface Batch {
   keys: Map<string, Set<string>>;
   finals: Map<string, Set<string>>;
   cancelled: Set<string>;
+  /** an insert of this batch failed: it may have been stored anyway */
+  uncertain: boolean;
 }
 
 export class SinkProcessor implements Processor<CrawlPage, Batch> {
@@ -29,7 +32,7 @@ export class SinkProcessor implements Processor<CrawlPage, Batch> {
   readonly schema = "crawl-page" as const;
   readonly mode = "ordered" as const;
   readonly concurrency = 1;
-  private readonly cursors = new Map<string, CrawlCursor>();
+  private readonly cursors = new PartitionCache<CrawlCursor>();
   private readonly store: CrawlStore;
   private readonly cancels: CancelCache;
   private readonly clock: Clock;
@@ -43,17 +46,22 @@ export class SinkProcessor implements Processor<CrawlPage, Batch> {
   }
 
   createBatch(): Batch {
-    return { rows: [], keys: new Map(), finals: new Map(), cancelled: new Set() };
+    return { rows: [], keys: new Map(), finals: new Map(), cancelled: new Set(), uncertain: false };
   }
 
-  private async cursor(crawlId: string): Promise<CrawlCursor> {
+  private async cursor(crawlId: string, partition: number): Promise<CrawlCursor> {
     let c = this.cursors.get(crawlId);
     if (!c) {
       const { nextSeq, keys: stored, finalKeys } = await this.store.documentKeys(crawlId);
       c = { nextSeq, stored: new Set(stored), finals: new Set(finalKeys) };
-      this.cursors.set(crawlId, c);
+      this.cursors.set(crawlId, partition, c);
     }
     return c;
+  }
+
+  onPartitionsAssigned(partitions: number[]): void {
+    const dropped = this.cursors.retain(partitions);
+    if (dropped) this.log.info({ dropped, partitions }, "cursors of partitions moved away forgotten");
   }
 
   async prepare(messages: Consumed<CrawlPage>[], batch: Batch): Promise<void> {
@@ -66,7 +74,7 @@ export class SinkProcessor implements Processor<CrawlPage, Batch> {
       this.log.debug({ crawlId: page.crawlId, urlKey: page.urlKey }, "crawl cancelled: page dropped");
       return [];
     }
-    const cursor = await this.cursor(page.crawlId);
+    const cursor = await this.cursor(page.crawlId, msg.partition);
     const batchKeys = batch.keys.get(page.crawlId) ?? new Set<string>();
     batch.keys.set(page.crawlId, batchKeys);
     const done: FrontierInboxMessage = { type: "PageDone", crawlId: page.crawlId, urlKey: page.urlKey, credits: page.credits };
@@ -110,11 +118,14 @@ export class SinkProcessor implements Processor<CrawlPage, Batch> {
 
   /** Documents are durable before anyone hears of them. */
   async beforeProduce(batch: Batch): Promise<void> {
+    if (batch.uncertain) await this.dropStored(batch);
     if (batch.rows.length === 0) return;
     try {
       await this.store.insertDocuments(batch.rows);
     } catch (err) {
-      // forget what this batch assumed; the cursor is rebuilt from the store on the retry
+      // the insert may have landed all the same (the server went away before it answered): the retry first drops the
+      // rows the store has; and forget what this batch assumed, the cursor is rebuilt from the store
+      batch.uncertain = true;
       for (const crawlId of batch.keys.keys()) this.cursors.delete(crawlId);
       throw err;
     }
@@ -127,5 +138,14 @@ export class SinkProcessor implements Processor<CrawlPage, Batch> {
       if (c) for (const k of written) c.finals.add(k);
     }
     batch.rows = [];
+  }
+
+  /** Drops the batch's rows whose URL key the store already holds (an insert that failed but landed). */
+  private async dropStored(batch: Batch): Promise<void> {
+    const stored = new Map<string, Set<string>>();
+    for (const crawlId of new Set(batch.rows.map((r) => r.crawlId))) stored.set(crawlId, new Set((await this.store.documentKeys(crawlId)).keys));
+    const before = batch.rows.length;
+    batch.rows = batch.rows.filter((r) => !stored.get(r.crawlId)?.has(r.urlKey));
+    if (batch.rows.length < before) this.log.warn({ rows: before - batch.rows.length }, "a failed insert had been stored: not written again");
   }
 }
