@@ -7,7 +7,7 @@ import type { Config } from "../pipeline/runtime/config.ts";
 import type { Logger } from "../pipeline/runtime/logger.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
 import { jsonBody } from "./body.ts";
-import { errorMiddleware, HttpError } from "./errors.ts";
+import { errorMiddleware, HttpError, methodNotAllowed } from "./errors.ts";
 import { crawlRoutes } from "./routes/crawl.ts";
 import { scrapeRoutes } from "./routes/scrape.ts";
 import type { Fetcher } from "../pipeline/fetch-render/fetcher.ts";
@@ -15,6 +15,7 @@ import type { Converter } from "../pipeline/convert/converter.ts";
 import type { CacheDeps } from "../pipeline/fetch-render/cached-fetch.ts";
 import type { QueueStat } from "../pipeline/runtime/bus.ts";
 import { adminRoutes } from "./routes/admin.ts";
+import { openApiRoutes } from "./routes/openapi.ts";
 
 export interface ApiDeps {
   config: Config;
@@ -68,15 +69,12 @@ export function createApp(deps: ApiDeps): Koa {
     ctx.status = ok ? 200 : 503;
     ctx.body = { status: ok ? "ready" : "not ready" };
   });
-  const crawl = crawlRoutes({ ...deps, log });
-  app.use(health.routes());
-  app.use(crawl.routes());
-  app.use(crawl.allowedMethods());
-  app.use(adminRoutes({ ...deps, log }).routes());
-  const scrape = scrapeRoutes({ ...deps, log });
-  app.use(scrape.routes());
-  app.use(scrape.allowedMethods());
+  const routers = [health, crawlRoutes({ ...deps, log }), adminRoutes({ ...deps, log }), openApiRoutes(), scrapeRoutes({ ...deps, log })];
+  for (const router of routers) app.use(router.routes());
   app.use((ctx) => {
+    // a known path asked with another method: 405 and the methods it has (a 404 would say the resource is missing)
+    const allowed = new Set(routers.flatMap((r) => r.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods)));
+    if (allowed.size > 0) throw methodNotAllowed(ctx, [...allowed]);
     throw new HttpError(404, { success: false, error: `Not found: ${ctx.method} ${ctx.path}` });
   });
   return app;

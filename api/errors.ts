@@ -25,6 +25,12 @@ export class HttpError extends Error {
 export const badRequest = (details: Issue[], error = "Bad Request") =>
   new HttpError(400, { success: false, code: "BAD_REQUEST", error, details });
 
+/** 405 with the Allow header: the path exists, not with this method. */
+export function methodNotAllowed(ctx: Context, allowed: string[]): HttpError {
+  ctx.set("Allow", allowed.join(", "));
+  return new HttpError(405, { success: false, error: `Method not allowed: ${ctx.method} ${ctx.path} (allowed: ${allowed.join(", ")})` });
+}
+
 export const jobNotFound = () => new HttpError(404, { success: false, error: "Job not found" });
 
 export function errorMiddleware(log: Logger) {

@@ -2,6 +2,13 @@
 /* eslint-disable */
 
 /**
+ * Bodies of the HTTP API's responses, one $defs entry each (the OpenAPI document's response schemas; schemas/ has the request bodies).
+ */
+export interface ApiResponses {
+  [k: string]: unknown;
+}
+
+/**
  * Public topic crawl.events: lifecycle of a crawl, keyed by crawlId, in order per crawl.
  */
 export interface CrawlEvent {
@@ -172,6 +179,9 @@ export interface ScrapeOptions {
   onlyMainContent?: boolean;
   includeTags?: string[];
   excludeTags?: string[];
+  /**
+   * Request headers of the page fetch: names are HTTP tokens; values are Latin-1 text without CR, LF or NUL.
+   */
   headers?: {
     [k: string]: string;
   };
@@ -333,6 +343,9 @@ export interface ScrapeRequest {
   onlyMainContent?: boolean;
   includeTags?: string[];
   excludeTags?: string[];
+  /**
+   * Request headers of the page fetch: names are HTTP tokens; values are Latin-1 text without CR, LF or NUL.
+   */
   headers?: {
     [k: string]: string;
   };

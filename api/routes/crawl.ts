@@ -3,7 +3,7 @@ import Router from "@koa/router";
 import type { Context } from "koa";
 import type { CrawlOptions, CrawlRequest, ScrapeOptions } from "../../schemas/index.ts";
 import type { ApiDeps } from "../app.ts";
-import { badRequest, HttpError, jobNotFound } from "../errors.ts";
+import { badRequest, HttpError, jobNotFound, methodNotAllowed } from "../errors.ts";
 import { publicBase } from "../public-url.ts";
 import { checkStartUrl } from "../start-url.ts";
 import { validateBody } from "../validate.ts";
@@ -127,6 +127,8 @@ export function statusWarning(crawl: CrawlRecord, robotsBlocked: number): string
   return undefined;
 }
 
+const LISTS = ["active", "ongoing"];
+
 const HIDDEN_ERRORS = new Set(["SCRAPE_RACED_REDIRECT", ROBOTS_BLOCKED]);
 
 function crawlId(ctx: Context): string {
@@ -169,7 +171,7 @@ export function crawlRoutes(deps: ApiDeps): Router {
     ctx.body = { success: true, id, url: `${publicBase(ctx, config.trustProxy)}/v2/crawl/${id}` };
   });
 
-  for (const path of ["/v2/crawl/active", "/v2/crawl/ongoing"]) {
+  for (const path of LISTS.map((l) => `/v2/crawl/${l}`)) {
     router.get(path, async (ctx) => {
       const crawls = await store.activeCrawls(ctx.state.teamId);
       ctx.body = {
@@ -210,6 +212,8 @@ export function crawlRoutes(deps: ApiDeps): Router {
   });
 
   router.delete("/v2/crawl/:id", async (ctx) => {
+    // /v2/crawl/active and /ongoing are lists (GET only), not crawl ids
+    if (LISTS.includes(String(ctx.params.id))) throw methodNotAllowed(ctx, ["GET", "HEAD"]);
     const id = crawlId(ctx);
     const crawl = await store.getCrawl(id);
     if (!crawl || crawl.teamId !== ctx.state.teamId) throw new HttpError(404, { error: "Job not found" });
