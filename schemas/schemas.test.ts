@@ -33,7 +33,7 @@ describe("request headers of a page fetch", () => {
       const v = validator(name);
       const body = (headers: Record<string, string>) => (name === "crawl-request" ? { url: "https://x.test", scrapeOptions: { headers } } : { url: "https://x.test", headers });
       expect(v(body({ "X-Token": "a b\tc é", Cookie: "k=v" })), name).toBe(true);
-      for (const bad of [{ "": "x" }, { "a b": "x" }, { "X:Y": "x" }, { "é": "x" }, { X: "a\r\nInjected: 1" }, { X: "nul\u0000" }, { X: "\u0100" }]) {
+      for (const bad of [{ "": "x" }, { "a b": "x" }, { "X:Y": "x" }, { "é": "x" }, { X: "a\r\nInjected: 1" }, { X: "nul\u0000" }, { X: "\u0100" }] as Record<string, string>[]) {
         expect(v(body(bad)), `${name} ${JSON.stringify(bad)}`).toBe(false);
       }
     }

@@ -4,6 +4,7 @@ import type { Context } from "koa";
 import type { CrawlOptions, CrawlRequest, ScrapeOptions } from "../../schemas/index.ts";
 import type { ApiDeps } from "../app.ts";
 import { badRequest, HttpError, jobNotFound, methodNotAllowed } from "../errors.ts";
+import { checkWebhookUrl } from "../webhook-url.ts";
 import { publicBase } from "../public-url.ts";
 import { checkStartUrl } from "../start-url.ts";
 import { validateBody } from "../validate.ts";
@@ -165,6 +166,7 @@ export function crawlRoutes(deps: ApiDeps): Router {
   router.post("/v2/crawl", async (ctx) => {
     const body = validateBody<CrawlRequest>("crawl-request", ctx.state.body);
     const url = checkStartUrl(body.url, config.allowPrivateCrawlTargets);
+    checkWebhookUrl(body.webhook);
     const options = crawlOptions(body, config.defaultCrawlLimit);
     const webhook = body.webhook === undefined ? "" : JSON.stringify(body.webhook);
     const id = await submitCrawl(deps, { url, options, teamId: ctx.state.teamId, webhook });
