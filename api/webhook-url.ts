@@ -6,15 +6,14 @@ import { badRequest } from "./errors.ts";
 export function checkWebhookUrl(webhook: CrawlRequest["webhook"]): void {
   if (webhook === undefined) return;
   const [url, path] = typeof webhook === "string" ? [webhook, ["webhook"]] : [webhook.url, ["webhook", "url"]];
-  let ok = false;
-  try {
-    const u = new URL(url);
-    ok = (u.protocol === "http:" || u.protocol === "https:") && u.hostname !== "";
-  } catch {
-    ok = false; // not a URL: refused below
-  }
-  if (!ok) {
+  if (!isHttpUrl(url)) {
     const message = `Invalid webhook URL: ${JSON.stringify(url)}`;
     throw badRequest([{ code: "custom", path, message }], message);
   }
+}
+
+function isHttpUrl(url: string): boolean {
+  if (!URL.canParse(url)) return false;
+  const u = new URL(url);
+  return (u.protocol === "http:" || u.protocol === "https:") && u.hostname !== "";
 }
