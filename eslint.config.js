@@ -1,8 +1,36 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
+const STAGES = ["frontier", "fetch-render", "convert", "sink", "webhook-emit"];
+const anyOf = (folders) => folders.map((f) => `**/${f}/**`);
+
+/**
+ * Which folder may import which (docs/architecture.md, "Where things live"). ESLint applies one
+ * no-restricted-imports setting per file (the last block that matches), so each layer lists everything it may not use.
+ * - nothing imports the composition root (app/) but bin/, tests and benchmarks;
+ * - schemas/ imports nothing of the project;
+ * - the API imports no stage directly: it goes through pipeline/usecases, runtime, store, url and net;
+ * - runtime/, store/, url/ and net/ import no stage and no use case; a stage imports no other stage.
+ */
+const layers = [
+  { files: ["api/**"], forbidden: ["app", ...STAGES] },
+  { files: ["schemas/**"], forbidden: ["app", "api", "pipeline"] },
+  { files: ["pipeline/**"], forbidden: ["app", "api"] },
+  ...["runtime", "store", "url", "net"].map((layer) => ({ files: [`pipeline/${layer}/**`], forbidden: ["app", "api", "usecases", ...STAGES] })),
+  ...STAGES.map((stage) => ({ files: [`pipeline/${stage}/**`], forbidden: ["app", "api", "usecases", ...STAGES.filter((s) => s !== stage)] })),
+  { files: ["clients/**"], forbidden: ["app", "api", "pipeline"] },
+].map(({ files, forbidden }) => ({
+  files,
+  ignores: ["**/*.test.ts"],
+  rules: {
+    "no-restricted-imports": ["error", {
+      patterns: [{ group: anyOf(forbidden), message: `${files[0]} may not import this folder (see the layering in eslint.config.js and docs/architecture.md)` }],
+    }],
+  },
+}));
+
 export default tseslint.config(
-  { ignores: ["node_modules/**", ".infra/**", "bench/results/**", "schemas/types.ts"] },
+  { ignores: ["node_modules/**", ".infra/**", ".venv/**", ".schemathesis/**", "bench/results/**", "schemas/types.ts"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -13,6 +41,7 @@ export default tseslint.config(
       "no-console": "error",
     },
   },
-  { files: ["bin/**", "scripts/**", "test/**", "bench/**", "docs/examples/**", "pipeline/cli.ts", "pipeline/cli/**"], rules: { "no-console": "off" } },
+  { files: ["bin/**", "scripts/**", "test/**", "bench/**", "docs/examples/**", "app/**"], rules: { "no-console": "off" } },
   { files: ["**/*.test.ts", "test/**"], rules: { "@typescript-eslint/no-explicit-any": "off" } },
+  ...layers,
 );

@@ -6,7 +6,7 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["pipeline/**/*.test.ts", "api/**/*.test.ts", "schemas/**/*.test.ts", "scripts/**/*.test.ts", "clients/**/*.test.ts"],
+          include: ["pipeline/**/*.test.ts", "app/**/*.test.ts", "api/**/*.test.ts", "schemas/**/*.test.ts", "scripts/**/*.test.ts", "clients/**/*.test.ts"],
           environment: "node",
         },
       },

@@ -1,6 +1,6 @@
 // JSON request bodies: 10 MB cap, malformed JSON -> 400 BAD_REQUEST_INVALID_JSON.
 import type { Context, Next } from "koa";
-import { HttpError } from "./errors.ts";
+import { invalidJson, payloadTooLarge } from "./errors.ts";
 
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
@@ -10,7 +10,7 @@ export async function readBody(ctx: Context): Promise<string> {
   for await (const chunk of ctx.req) {
     size += (chunk as Buffer).length;
     if (size > MAX_BODY_BYTES) {
-      throw new HttpError(413, { success: false, code: "PAYLOAD_TOO_LARGE", error: "Request body larger than 10 MB" });
+      throw payloadTooLarge();
     }
     chunks.push(chunk as Buffer);
   }
@@ -23,7 +23,7 @@ export async function jsonBody(ctx: Context, next: Next): Promise<void> {
     try {
       ctx.state.body = text.trim() === "" ? {} : JSON.parse(text);
     } catch {
-      throw new HttpError(400, { success: false, code: "BAD_REQUEST_INVALID_JSON", error: "Bad request, malformed JSON" });
+      throw invalidJson();
     }
   }
   await next();

@@ -1,15 +1,11 @@
-// HTTP errors in the anchor's (Firecrawl v2) body shapes, mapped in one place.
+// HTTP errors in the anchor's (Firecrawl v2) body shapes. Every error body the API writes is built here.
 import { randomUUID } from "node:crypto";
 import type { Context, Next } from "koa";
 import type { Logger } from "../pipeline/runtime/logger.ts";
-import { TrawlError } from "../pipeline/runtime/errors.ts";
+import { RequestError, TrawlError, type RequestIssue } from "../pipeline/runtime/errors.ts";
+import { CreditsError } from "../pipeline/usecases/team-access.ts";
 
-export interface Issue {
-  code: string;
-  path: (string | number)[];
-  message: string;
-  keys?: string[];
-}
+export type Issue = RequestIssue;
 
 /** An error whose body is shown to the client as is. */
 export class HttpError extends Error {
@@ -22,16 +18,26 @@ export class HttpError extends Error {
   }
 }
 
-export const badRequest = (details: Issue[], error = "Bad Request") =>
-  new HttpError(400, { success: false, code: "BAD_REQUEST", error, details });
+/** The anchor's usual error body: `{success:false, code?, error, details?}`. */
+export const apiError = (status: number, error: string, extra: { code?: string; details?: Issue[] } = {}) =>
+  new HttpError(status, { success: false, ...(extra.code ? { code: extra.code } : {}), error, ...(extra.details ? { details: extra.details } : {}) });
 
+export const badRequest = (details: Issue[], error = "Bad Request") => apiError(400, error, { code: "BAD_REQUEST", details });
+export const jobNotFound = () => apiError(404, "Job not found");
+export const jobExpired = () => apiError(404, "Job expired");
+export const invalidJobId = () => apiError(400, "Invalid job ID format. Job ID must be a valid UUID.");
+export const invalidPagination = (why: string) => apiError(400, `Invalid pagination: ${why}`);
 /** 405 with the Allow header: the path exists, not with this method. */
 export function methodNotAllowed(ctx: Context, allowed: string[]): HttpError {
   ctx.set("Allow", allowed.join(", "));
-  return new HttpError(405, { success: false, error: `Method not allowed: ${ctx.method} ${ctx.path} (allowed: ${allowed.join(", ")})` });
+  return apiError(405, `Method not allowed: ${ctx.method} ${ctx.path} (allowed: ${allowed.join(", ")})`);
 }
+export const routeNotFound = (method: string, path: string) => apiError(404, `Not found: ${method} ${path}`);
+export const payloadTooLarge = () => apiError(413, "Request body larger than 10 MB", { code: "PAYLOAD_TOO_LARGE" });
+export const invalidJson = () => apiError(400, "Bad request, malformed JSON", { code: "BAD_REQUEST_INVALID_JSON" });
 
-export const jobNotFound = () => new HttpError(404, { success: false, error: "Job not found" });
+/** DELETE /v2/crawl/:id errors carry no `success` field: the anchor's documented inconsistency, kept on purpose. */
+export const cancelError = (status: 404 | 409, error: string) => new HttpError(status, { error });
 
 export function errorMiddleware(log: Logger) {
   return async (ctx: Context, next: Next) => {
@@ -43,10 +49,22 @@ export function errorMiddleware(log: Logger) {
         ctx.body = err.body;
         return;
       }
+      if (err instanceof CreditsError) {
+        ctx.status = 402;
+        ctx.body = { success: false, error: err.message };
+        return;
+      }
+      if (err instanceof RequestError) {
+        const { status, body } = badRequest(err.issues, err.message);
+        ctx.status = status;
+        ctx.body = body;
+        return;
+      }
       const status = (err as { status?: number }).status;
       if (status === 413) {
+        const { body } = payloadTooLarge();
         ctx.status = 413;
-        ctx.body = { success: false, code: "PAYLOAD_TOO_LARGE", error: "Request body larger than 10 MB" };
+        ctx.body = body;
         return;
       }
       const exceptionId = randomUUID();

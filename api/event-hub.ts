@@ -2,8 +2,12 @@
 // crawl.events) publishes, WebSocket connections subscribe per crawl.
 import type { CrawlEvent } from "../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../pipeline/runtime/bus.ts";
+import { processorIdentity } from "../pipeline/topology.ts";
 
 type Listener = (e: CrawlEvent) => void;
+
+/** Topic, schema and consumer group as pipeline/topology.ts declares them. */
+const ID = processorIdentity("api-events");
 
 export class EventHub {
   private readonly listeners = new Map<string, Set<Listener>>();
@@ -24,12 +28,13 @@ export class EventHub {
 }
 
 export class ApiEventsProcessor implements Processor<CrawlEvent, void> {
-  readonly name = "api-events";
-  readonly topic = "crawl.events" as const;
-  readonly schema = "crawl-event" as const;
+  readonly name = ID.name;
+  readonly topic = ID.topic;
+  readonly schema = ID.schema;
+  readonly group = ID.group;
+  readonly broadcast = ID.broadcast;
   readonly mode = "ordered" as const;
   readonly concurrency = 1;
-  readonly broadcast = true;
   private readonly hub: EventHub;
 
   constructor(hub: EventHub) {

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AddressInfo } from "node:net";
-import { start, ROLES } from "../pipeline/cli.ts";
+import { start, ROLES } from "../app/start.ts";
 import { loadConfig } from "../pipeline/runtime/config.ts";
 import { createLogger } from "../pipeline/runtime/logger.ts";
 import { startSyntheticSite } from "./synthetic-site.ts";

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Entry point of `npx trawl <role>`. Node 24 runs the TypeScript sources directly (type stripping).
-import { main } from "../pipeline/cli.ts";
+import { main } from "../app/main.ts";
 
 main(process.argv.slice(2)).catch((err) => {
   console.error(err);

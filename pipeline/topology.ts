@@ -1,14 +1,15 @@
-// The whole topology in one place: every topic, its key, who produces and who consumes it.
-// Deploy files and docs are checked against this table (test/unit/topology.test.ts).
+// The whole topology in one place: every topic, its key, who produces and who consumes it, and every processor
+// (the consume loops) with its topic and consumer group. Processors take their topic, schema and group from here.
+// topology.test.ts checks it against the code: every topic has a producer and a consumer, every processor is declared,
+// and the roles that emit to a topic are the ones declared as its producers.
 import type { SchemaName } from "../schemas/index.ts";
 
-export type Role = "api" | "frontier" | "fetch-render" | "convert" | "extract-json" | "sink" | "webhook-emit";
+export type Role = "api" | "frontier" | "fetch-render" | "convert" | "sink" | "webhook-emit";
 
 export type LogicalTopic =
   | "frontier.inbox"
   | "fetch.tasks"
   | "pages.fetched"
-  | "pages.extract"
   | "crawl.pages"
   | "crawl.events"
   | "webhook.deliveries";
@@ -59,23 +60,13 @@ export const topics: readonly TopicSpec[] = [
     consumers: ["convert"],
   },
   {
-    name: "pages.extract",
-    key: "crawlId + url key",
-    why: "spreads CPU-bound extraction",
-    schema: "crawl-page",
-    public: false,
-    retentionMs: 1 * DAY_MS,
-    producers: ["convert"],
-    consumers: ["extract-json"],
-  },
-  {
     name: "crawl.pages",
     key: "crawlId",
     why: "downstream consumers read one crawl in order; sink owns ordering per crawl",
     schema: "crawl-page",
     public: true,
     retentionMs: 7 * DAY_MS,
-    producers: ["convert", "extract-json"],
+    producers: ["convert"],
     consumers: ["sink"],
   },
   {
@@ -99,6 +90,37 @@ export const topics: readonly TopicSpec[] = [
     consumers: ["webhook-emit"],
   },
 ];
+
+/** Every consume loop of Trawl: which role runs it, on which topic, as which consumer group. */
+export interface ProcessorSpec {
+  role: Role;
+  topic: LogicalTopic;
+  /**
+   * Consumer group id (the configured group prefix is added). Kept as first deployed: renaming a group would make
+   * it start over from the beginning of its topic (webhook deliveries replayed).
+   */
+  group: string;
+  /** Every process gets every message (its own group per process, from the end of the topic). */
+  broadcast?: boolean;
+}
+
+export const processors = {
+  frontier: { role: "frontier", topic: "frontier.inbox", group: "frontier" },
+  "fetch-render": { role: "fetch-render", topic: "fetch.tasks", group: "fetch-render" },
+  convert: { role: "convert", topic: "pages.fetched", group: "convert" },
+  sink: { role: "sink", topic: "crawl.pages", group: "sink" },
+  "webhook-emit": { role: "webhook-emit", topic: "crawl.events", group: "webhook-emit" },
+  "webhook-deliver": { role: "webhook-emit", topic: "webhook.deliveries", group: "webhook-deliver" },
+  "api-events": { role: "api", topic: "crawl.events", group: "api-events", broadcast: true },
+} as const satisfies Record<string, ProcessorSpec>;
+
+export type ProcessorName = keyof typeof processors;
+
+/** A processor's identity as the runner needs it: name, topic, the topic's schema, and whether it broadcasts. */
+export function processorIdentity<N extends ProcessorName>(name: N) {
+  const spec: ProcessorSpec = processors[name];
+  return { name, topic: spec.topic as (typeof processors)[N]["topic"], schema: topicSpec(spec.topic).schema, group: spec.group, broadcast: spec.broadcast === true };
+}
 
 export function topicSpec(name: LogicalTopic): TopicSpec {
   const spec = topics.find((t) => t.name === name);

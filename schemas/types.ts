@@ -2,9 +2,9 @@
 /* eslint-disable */
 
 /**
- * Bodies of the HTTP API's responses, one $defs entry each (the OpenAPI document's response schemas; schemas/ has the request bodies).
+ * Bodies of the HTTP API without a schema file of their own (every response, the admin key request), one $defs entry each; the OpenAPI document's components.
  */
-export interface ApiResponses {
+export interface ApiBodies {
   [k: string]: unknown;
 }
 

@@ -1,13 +1,13 @@
 // The OpenAPI 3.1 document of the whole HTTP API, built from the route table (routes.ts) and the JSON Schemas of
 // schemas/: every schema a route refers to becomes a component (file `x.schema.json` -> `#/components/schemas/x`,
-// `$defs` of api-responses.schema.json -> `#/components/schemas/<Name>`). Served at GET /v2/openapi.json.
+// `$defs` of api-bodies.schema.json -> `#/components/schemas/<Name>`). Served at GET /v2/openapi.json.
 import { schemas } from "../../schemas/index.ts";
 import { routeDocs, type BodyRef, type RouteDoc } from "./routes.ts";
 
 type Json = Record<string, unknown>;
-const RESPONSES = "api-responses";
+const RESPONSES = "api-bodies";
 
-/** The component name a `$ref` of schemas/ points to (`document.schema.json`, `api-responses.schema.json#/$defs/X`, `#/$defs/X`). */
+/** The component name a `$ref` of schemas/ points to (`document.schema.json`, `api-bodies.schema.json#/$defs/X`, `#/$defs/X`). */
 function componentOf(ref: string, inFile: string): string {
   const m = /^(?:([\w-]+)\.schema\.json)?(?:#\/\$defs\/([\w-]+))?$/.exec(ref);
   if (!m || (!m[1] && !m[2])) throw new Error(`openapi: unsupported $ref ${ref} in ${inFile}.schema.json`);
@@ -30,7 +30,7 @@ function rewrite(node: unknown, file: string, refs: Set<string>): unknown {
   return out;
 }
 
-/** Component name -> [file, schema] for every schemas/ file and every $defs entry of api-responses. */
+/** Component name -> [file, schema] for every schemas/ file and every $defs entry of api-bodies. */
 function sources(): Map<string, { file: string; schema: unknown }> {
   const out = new Map<string, { file: string; schema: unknown }>();
   for (const [file, schema] of Object.entries(schemas)) {
@@ -41,7 +41,7 @@ function sources(): Map<string, { file: string; schema: unknown }> {
   return out;
 }
 
-const refTo = (body: BodyRef) => ({ $ref: `#/components/schemas/${body.startsWith(`${RESPONSES}#`) ? body.slice(RESPONSES.length + 1) : body}` });
+const refTo = (body: BodyRef | NonNullable<RouteDoc["body"]>) => ({ $ref: `#/components/schemas/${body.startsWith(`${RESPONSES}#`) ? body.slice(RESPONSES.length + 1) : body}` });
 /** `/v2/crawl/:id` -> `/v2/crawl/{id}` */
 export const openApiPath = (koaPath: string) => koaPath.replace(/:(\w+)/g, "{$1}");
 
@@ -77,7 +77,7 @@ export function buildOpenApiDocument(routes: readonly RouteDoc[] = routeDocs): J
   for (const r of routes) {
     const p = openApiPath(r.path);
     paths[p] = { ...paths[p], [r.method]: operation(r) };
-    if (r.body) wanted.add(r.body);
+    if (r.body) wanted.add(refTo(r.body).$ref.split("/").pop() as string);
     for (const { body } of Object.values(r.responses)) if (body !== "html") wanted.add(refTo(body).$ref.split("/").pop() as string);
   }
   // components: what the routes refer to, and what those refer to

@@ -2,14 +2,19 @@
 import type { CrawlPage, FrontierInboxMessage, PageFetched } from "../../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import { errorCode, errorMessage } from "../runtime/errors.ts";
-import { keys } from "../topology.ts";
+import { keys, processorIdentity } from "../topology.ts";
 import { pageConverter, type Converter } from "./converter.ts";
 import type { ConvertPool } from "./worker-pool.ts";
 
+/** Topic, schema and consumer group as pipeline/topology.ts declares them. */
+const ID = processorIdentity("convert");
+
 export class ConvertProcessor implements Processor<PageFetched, void> {
-  readonly name = "convert";
-  readonly topic = "pages.fetched" as const;
-  readonly schema = "page-fetched" as const;
+  readonly name = ID.name;
+  readonly topic = ID.topic;
+  readonly schema = ID.schema;
+  readonly group = ID.group;
+  readonly broadcast = ID.broadcast;
   readonly mode = "parallel" as const;
   readonly concurrency: number;
   private readonly convert: Converter;

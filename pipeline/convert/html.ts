@@ -5,7 +5,7 @@ import { INDEXED_TAGS } from "./html-tags.ts";
 import { parseHtmlIndexed } from "./parse-html.ts";
 import { uncount } from "./text-nodes.ts";
 import { focusMainContent, imageSources, isChromeLandmark, landmarkOf, type Landmarks } from "./main-content.ts";
-import { HrefResolver, resolveLink } from "../frontier/normalize-url.ts";
+import { HrefResolver, resolveLink } from "../url/normalize-url.ts";
 import { matches, parseSelector, type Selector } from "./selector.ts";
 
 type Node = DefaultTreeAdapterMap["node"];

@@ -3,14 +3,13 @@
 import { randomUUID } from "node:crypto";
 import type { FetchTask, FrontierInboxMessage, PageFetched } from "../../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
-import { errorCode, errorMessage, PageError, TrawlError } from "../runtime/errors.ts";
+import { errorCode, errorMessage, PageError, ROBOTS_BLOCKED, TrawlError } from "../runtime/errors.ts";
 import type { Logger } from "../runtime/logger.ts";
 import { retry } from "../runtime/retry.ts";
-import { keys } from "../topology.ts";
+import { keys, processorIdentity } from "../topology.ts";
 import type { CancelCache } from "../store/cancel-cache.ts";
-import { crawlUrlKey } from "../frontier/normalize-url.ts";
-import { inScope } from "../frontier/scope.ts";
-import { ROBOTS_BLOCKED } from "../frontier/reducer.ts";
+import { crawlUrlKey } from "../url/normalize-url.ts";
+import { inScope } from "../url/scope.ts";
 import type { Fetcher } from "./fetcher.ts";
 import type { Politeness } from "./politeness.ts";
 import type { RobotsCache } from "./robots.ts";
@@ -46,10 +45,15 @@ interface Batch {
 
 const inbox = (crawlId: string, value: FrontierInboxMessage, phase?: number): Emission => ({ topic: "frontier.inbox", key: keys.crawl(crawlId), value, phase });
 
+/** Topic, schema and consumer group as pipeline/topology.ts declares them. */
+const ID = processorIdentity("fetch-render");
+
 export class FetchRenderProcessor implements Processor<FetchTask, Batch> {
-  readonly name = "fetch-render";
-  readonly topic = "fetch.tasks" as const;
-  readonly schema = "fetch-task" as const;
+  readonly name = ID.name;
+  readonly topic = ID.topic;
+  readonly schema = ID.schema;
+  readonly group = ID.group;
+  readonly broadcast = ID.broadcast;
   readonly mode = "parallel" as const;
   readonly concurrency: number;
   private readonly deps: FetchRenderDeps;

@@ -4,7 +4,7 @@ import { lookup } from "node:dns/promises";
 import { type Dispatcher, ProxyAgent, request } from "undici";
 import { PageError } from "../runtime/errors.ts";
 import { guardedAgent, PRIVATE_ADDRESS_REFUSED, refusedLiteral } from "../net/guarded-agent.ts";
-import { isPrivateAddress } from "./private-address.ts";
+import { isPrivateAddress } from "../net/private-address.ts";
 import { decodeBody } from "./charset.ts";
 
 export interface FetchRequest {

@@ -14,6 +14,22 @@ describe("LoadGuard", () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(8);
     expect(guard.overloaded()).toBe(false);
   });
+  it("reports an overload once, however many workers wait, and a later one again", async () => {
+    let load = 0.95;
+    const overloads: number[] = [];
+    const guard = new LoadGuard({ maxCpu: 0.8, maxRam: 0.8, sample: () => ({ cpu: load, ram: 0.1 }), intervalMs: 0, onOverload: (s) => overloads.push(s.cpu) });
+    const waiting = Array.from({ length: 50 }, () => guard.admit());
+    await new Promise((r) => setTimeout(r, 20));
+    load = 0.1;
+    await Promise.all(waiting);
+    expect(overloads).toEqual([0.95]);
+    load = 0.85;
+    const next = guard.admit();
+    await new Promise((r) => setTimeout(r, 10));
+    load = 0.1;
+    await next;
+    expect(overloads).toEqual([0.95, 0.85]);
+  });
   it("samples the machine", () => {
     const s = systemSampler()();
     expect(s.ram).toBeGreaterThan(0);

@@ -40,6 +40,8 @@ export class LoadGuard {
   private current: LoadSample = { cpu: 0, ram: 0 };
   private sampledAt = 0;
   private readonly onOverload: (s: LoadSample) => void;
+  /** An overload is reported once per episode, not once per waiting worker. */
+  private reported = false;
 
   constructor(opts: { maxCpu: number; maxRam: number; sample: () => LoadSample; intervalMs?: number; onOverload?: (s: LoadSample) => void }) {
     this.maxCpu = opts.maxCpu;
@@ -60,15 +62,16 @@ export class LoadGuard {
 
   overloaded(): boolean {
     const s = this.read();
-    return s.cpu > this.maxCpu || s.ram > this.maxRam;
+    const over = s.cpu > this.maxCpu || s.ram > this.maxRam;
+    if (!over) this.reported = false;
+    return over;
   }
 
   /** Resolves once the machine is below both thresholds (at once when it already is). */
   async admit(signal?: AbortSignal): Promise<void> {
-    let warned = false;
     while (this.overloaded() && !signal?.aborted) {
-      if (!warned) this.onOverload(this.current);
-      warned = true;
+      if (!this.reported) this.onOverload(this.current);
+      this.reported = true;
       await sleep(this.intervalMs, signal);
     }
   }

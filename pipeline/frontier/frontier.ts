@@ -9,6 +9,7 @@ import type { Logger } from "../runtime/logger.ts";
 import type { CrawlStore, ErrorRow, UrlRow } from "../store/crawl-store.ts";
 import { PartitionCache } from "../runtime/partition-cache.ts";
 import { reduce, restore, toRecord, type CrawlState } from "./reducer.ts";
+import { processorIdentity } from "../topology.ts";
 
 interface Batch {
   urls: UrlRow[];
@@ -16,10 +17,15 @@ interface Batch {
   dirty: Set<string>;
 }
 
+/** Topic, schema and consumer group as pipeline/topology.ts declares them. */
+const ID = processorIdentity("frontier");
+
 export class FrontierProcessor implements Processor<FrontierInboxMessage, Batch> {
-  readonly name = "frontier";
-  readonly topic = "frontier.inbox" as const;
-  readonly schema = "frontier-inbox" as const;
+  readonly name = ID.name;
+  readonly topic = ID.topic;
+  readonly schema = ID.schema;
+  readonly group = ID.group;
+  readonly broadcast = ID.broadcast;
   readonly mode = "ordered" as const;
   readonly concurrency = 1;
   private readonly states = new PartitionCache<CrawlState>();

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { CrawlOptions, FetchTask, FrontierInboxMessage } from "../../schemas/index.ts";
 import { URL_STATE } from "../store/crawl-store.ts";
-import { depthOf, keyOf, reduce, restore, ROBOTS_BLOCKED, stateOf, toRecord, type CrawlState } from "./reducer.ts";
+import { depthOf, keyOf, reduce, restore, stateOf, toRecord, type CrawlState } from "./reducer.ts";
+import { ROBOTS_BLOCKED } from "../runtime/errors.ts";
 
 const options: CrawlOptions = { limit: 100, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown"], onlyMainContent: true, sitemap: "skip" };
 const k = (url: string) => keyOf(url, options);

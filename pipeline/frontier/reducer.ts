@@ -7,13 +7,11 @@ import type { Emission } from "../runtime/bus.ts";
 import { keys } from "../topology.ts";
 import type { CrawlRecord, CrawlStatus, ErrorRow, UrlRow, UrlState } from "../store/crawl-store.ts";
 import { URL_STATE } from "../store/crawl-store.ts";
-import { crawlUrlKey, resolveLink } from "./normalize-url.ts";
-import { inScope } from "./scope.ts";
+import { crawlUrlKey, resolveLink } from "../url/normalize-url.ts";
+import { inScope } from "../url/scope.ts";
+import { RETENTION_MS } from "../runtime/constants.ts";
+import { ROBOTS_BLOCKED } from "../runtime/errors.ts";
 
-export const RETENTION_MS = 24 * 60 * 60 * 1000;
-
-/** The error code of a URL that robots.txt disallows. */
-export const ROBOTS_BLOCKED = "ROBOTS_BLOCKED";
 
 /** One URL's state packed in a number (state in the low 2 bits, depth above): ~100 bytes per URL with its key. */
 const pack = (state: UrlState, depth: number) => (depth << 2) | state;

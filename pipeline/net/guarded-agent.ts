@@ -4,7 +4,7 @@
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { isIP } from "node:net";
 import { Agent } from "undici";
-import { isPrivateAddress } from "../fetch-render/private-address.ts";
+import { isPrivateAddress } from "./private-address.ts";
 
 export const PRIVATE_ADDRESS_REFUSED = "TRAWL_PRIVATE_ADDRESS";
 

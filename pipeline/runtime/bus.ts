@@ -31,6 +31,8 @@ export interface Processor<T, B = void> {
   name: string;
   topic: LogicalTopic;
   schema: SchemaName;
+  /** Consumer group id, without the configured prefix (declared in pipeline/topology.ts). */
+  group: string;
   /** ordered: one message at a time per partition, in offset order; parallel: up to `concurrency` of a batch at once. */
   mode: "ordered" | "parallel";
   concurrency: number;
@@ -38,7 +40,7 @@ export interface Processor<T, B = void> {
    * Every process gets every message (its own consumer group, starting at the end of the topic), instead of the
    * processes sharing the partitions. For API replicas that fan events out to their WebSocket clients.
    */
-  broadcast?: boolean;
+  broadcast: boolean;
   /** Per-batch scratch space (pending writes of this batch only; partitions run concurrently). */
   createBatch(): B;
   /** Called once per batch before any handle, with every decoded message (e.g. one store read for the batch). */

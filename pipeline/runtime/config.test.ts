@@ -35,4 +35,16 @@ describe("config", () => {
     expect(() => loadConfig({ SCHEMA_REGISTRY_URL: "ftp://r.test" })).toThrow("SCHEMA_REGISTRY_URL");
     expect(() => loadConfig({ CLICKHOUSE_URL: "" })).toThrow("CLICKHOUSE_URL");
   });
+  it("parses RESOLVE, WEBHOOK_RETRY_DELAYS_MS and PROXY_SERVER once, naming the variable of a bad value", () => {
+    expect(() => loadConfig({ RESOLVE: "nocolon" })).toThrow(/RESOLVE/);
+    expect(loadConfig({ RESOLVE: "A.test:127.0.0.1, b.test:::1" }).resolve).toEqual({ "a.test": "127.0.0.1", "b.test": "::1" });
+    expect(loadConfig({}).resolve).toEqual({});
+    expect(() => loadConfig({ WEBHOOK_RETRY_DELAYS_MS: "10,x" })).toThrow(/WEBHOOK_RETRY_DELAYS_MS/);
+    expect(() => loadConfig({ WEBHOOK_RETRY_DELAYS_MS: "" })).toThrow(/WEBHOOK_RETRY_DELAYS_MS/);
+    expect(loadConfig({ WEBHOOK_RETRY_DELAYS_MS: "100, 200" }).webhookRetryDelaysMs).toEqual([100, 200]);
+    expect(loadConfig({}).proxyServer).toBe("");
+    expect(loadConfig({ PROXY_SERVER: "10.0.0.5:3128" }).proxyServer).toBe("http://10.0.0.5:3128");
+    expect(loadConfig({ PROXY_SERVER: "https://proxy.test:8443/" }).proxyServer).toBe("https://proxy.test:8443");
+    for (const bad of ["socks5://p.test:1080", "http://p.test", "::::"]) expect(() => loadConfig({ PROXY_SERVER: bad }), bad).toThrow(/PROXY_SERVER/);
+  });
 });

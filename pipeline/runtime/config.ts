@@ -1,7 +1,7 @@
 // One declarative table of every configuration variable, parsed once at start.
 // Nothing below `main` reads process.env; a bad value stops the start with a message naming the variable.
 
-type Kind = "string" | "int" | "bool" | "url" | "enum" | "fraction";
+type Kind = "string" | "int" | "bool" | "url" | "enum" | "fraction" | "msList" | "hostMap" | "proxyUrl";
 
 interface Var<K extends Kind = Kind> {
   env: string;
@@ -23,7 +23,9 @@ export const configVars = {
   embeddedPartitions: v({ env: "EMBEDDED_PARTITIONS", kind: "int", default: "12", min: 1, max: 256, description: "Partitions of each in-process topic in embedded mode.", roles: "all (embedded)" }),
   host: v({ env: "HOST", kind: "string", default: "127.0.0.1", description: "Address the API binds to (use 0.0.0.0 in a container).", roles: "api" }),
   port: v({ env: "PORT", kind: "int", default: "3002", min: 0, max: 65535, description: "Port of the HTTP and WebSocket API.", roles: "api" }),
-  useDbAuthentication: v({ env: "USE_DB_AUTHENTICATION", kind: "bool", default: "false", description: "false: no authentication (a warning is logged at start). true is not available yet and stops the start.", roles: "api" }),
+  useDbAuthentication: v({ env: "USE_DB_AUTHENTICATION", kind: "bool", default: "false", description: "true: every /v2 request and WebSocket needs an API key of a team (`npx trawl keys create`), with the team's credits and the key's rate limit; keys live in Trawl's own store. false: no authentication (a warning is logged at start).", roles: "api" }),
+  authCacheTtlMs: v({ env: "AUTH_CACHE_TTL_MS", kind: "int", default: "5000", min: 0, max: 300000, description: "How long an API process trusts a verified key and a team's balance: a revoked key stops working within this time in every replica.", roles: "api" }),
+  allowUnauthenticatedPublicHost: v({ env: "ALLOW_UNAUTHENTICATED_PUBLIC_HOST", kind: "bool", default: "false", description: "Let the API listen on a non-loopback HOST with USE_DB_AUTHENTICATION=false (anyone who reaches the port can then list, read and cancel every crawl).", roles: "api" }),
   adminKey: v({ env: "BULL_AUTH_KEY", kind: "string", default: "CHANGEME", description: "Access key of the queue admin UI at /admin/<key>/queues. The default is refused when HOST is not a loopback address.", roles: "api" }),
   trustProxy: v({ env: "TRUST_PROXY", kind: "bool", default: "false", description: "Honour X-Forwarded-Proto/-Host when building `url` and `next`.", roles: "api" }),
   statusChunkMaxBytes: v({ env: "STATUS_CHUNK_MAX_BYTES", kind: "int", default: "10485760", min: 1024, max: 104857600, description: "Cap of the JSON of `data` in one GET /v2/crawl/:id response (10 MB).", roles: "api" }),
@@ -45,7 +47,7 @@ export const configVars = {
   fetchMaxRedirects: v({ env: "FETCH_MAX_REDIRECTS", kind: "int", default: "10", min: 0, max: 50, description: "Redirects followed per page.", roles: "fetch-render" }),
   fetchConcurrency: v({ env: "FETCH_CONCURRENCY", kind: "int", default: "16", min: 1, max: 1000, description: "Pages fetched at once per fetch-render process.", roles: "fetch-render" }),
   fetchRetries: v({ env: "FETCH_RETRIES", kind: "int", default: "2", min: 0, max: 10, description: "Retries of a transient fetch failure (5xx, reset, timeout).", roles: "fetch-render" }),
-  proxyServer: v({ env: "PROXY_SERVER", kind: "string", default: "", description: "Outbound HTTP proxy for page fetches (`http://host:port` or `host:port`); scrape option `proxy` basic/auto uses it. Empty: direct.", roles: "fetch-render, api" }),
+  proxyServer: v({ env: "PROXY_SERVER", kind: "proxyUrl", default: "", description: "Outbound HTTP proxy for page fetches (`http://host:port` or `host:port`); scrape option `proxy` basic/auto uses it. Empty: direct.", roles: "fetch-render, api" }),
   proxyUsername: v({ env: "PROXY_USERNAME", kind: "string", default: "", description: "User for the proxy's Basic authentication (with PROXY_PASSWORD).", roles: "fetch-render, api" }),
   proxyPassword: v({ env: "PROXY_PASSWORD", kind: "string", default: "", description: "Password for the proxy's Basic authentication.", roles: "fetch-render, api" }),
   robotsUserAgent: v({ env: "ROBOTS_USER_AGENT", kind: "string", default: "TrawlBot", description: "User-agent token matched against robots.txt groups (a crawl's robotsUserAgent overrides it).", roles: "fetch-render" }),
@@ -54,12 +56,12 @@ export const configVars = {
   hostDelayMs: v({ env: "HOST_DELAY_MS", kind: "int", default: "0", min: 0, max: 600000, description: "Least time between two fetch starts on one host, across crawls.", roles: "fetch-render" }),
   retryAfterMaxMs: v({ env: "RETRY_AFTER_MAX_MS", kind: "int", default: "30000", min: 0, max: 600000, description: "Longest Retry-After (429/503) honoured by waiting; longer ones fail the page.", roles: "fetch-render" }),
   maxSitemaps: v({ env: "SITEMAP_MAX_FILES", kind: "int", default: "20", min: 0, max: 1000, description: "Sitemap files read per crawl (indexes included).", roles: "fetch-render" }),
-  resolve: v({ env: "RESOLVE", kind: "string", default: "", description: "Host name overrides like curl --resolve: `a.site.test:127.0.0.1,b.site.test:127.0.0.1` (tests, split-horizon DNS).", roles: "fetch-render" }),
+  resolve: v({ env: "RESOLVE", kind: "hostMap", default: "", description: "Host name overrides like curl --resolve: `a.site.test:127.0.0.1,b.site.test:127.0.0.1` (tests, split-horizon DNS).", roles: "fetch-render" }),
   allowLocalWebhooks: v({ env: "ALLOW_LOCAL_WEBHOOKS", kind: "bool", default: "false", description: "Deliver webhooks to loopback, private, link-local and unique-local addresses (checked on the address connected to).", roles: "webhook-emit" }),
   webhookSecret: v({ env: "SELF_HOSTED_WEBHOOK_HMAC_SECRET", kind: "string", default: "", description: "Key of the HMAC-SHA256 signature in X-Service-Signature. Empty: webhooks go unsigned (a warning is logged at start).", roles: "webhook-emit" }),
   webhookTimeoutMs: v({ env: "WEBHOOK_TIMEOUT_MS", kind: "int", default: "10000", min: 100, max: 120000, description: "Time limit of one webhook attempt.", roles: "webhook-emit" }),
   webhookMaxAttempts: v({ env: "WEBHOOK_MAX_ATTEMPTS", kind: "int", default: "4", min: 1, max: 20, description: "Attempts per webhook event (the first and the retries).", roles: "webhook-emit" }),
-  webhookRetryDelaysMs: v({ env: "WEBHOOK_RETRY_DELAYS_MS", kind: "string", default: "60000,300000,900000", description: "Waits before the 2nd, 3rd, ... attempt (comma-separated ms; the last repeats).", roles: "webhook-emit" }),
+  webhookRetryDelaysMs: v({ env: "WEBHOOK_RETRY_DELAYS_MS", kind: "msList", default: "60000,300000,900000", description: "Waits before the 2nd, 3rd, ... attempt (comma-separated ms; the last repeats).", roles: "webhook-emit" }),
   convertWorkers: v({ env: "CONVERT_WORKERS", kind: "int", default: "1", min: 0, max: 64, description: "Worker threads converting pages off the event loop per convert process (0: convert on the main thread).", roles: "convert" }),
   convertTimeoutMs: v({ env: "CONVERT_TIMEOUT_MS", kind: "int", default: "30000", min: 100, max: 600000, description: "Time limit of one page's conversion in a worker; past it the page fails with SCRAPE_CONVERT_TIMEOUT.", roles: "convert" }),
   maxCpu: v({ env: "MAX_CPU", kind: "fraction", default: "0.8", description: "Machine CPU use (0.0-1.0) above which a fetch-render worker takes no new page until it drops.", roles: "fetch-render" }),
@@ -71,14 +73,18 @@ export const configVars = {
 } as const;
 
 type Vars = typeof configVars;
-type ValueOf<V> = V extends Var<"int"> | Var<"fraction"> ? number : V extends Var<"bool"> ? boolean : string;
+type ValueOf<V> = V extends Var<"int"> | Var<"fraction"> ? number
+  : V extends Var<"bool"> ? boolean
+  : V extends Var<"msList"> ? number[]
+  : V extends Var<"hostMap"> ? Record<string, string>
+  : string;
 export type Config = { [K in keyof Vars]: ValueOf<Vars[K]> };
 
 export class ConfigError extends Error {
   readonly code = "CONFIG_INVALID";
 }
 
-function parseVar(spec: Var, raw: string): string | number | boolean {
+function parseVar(spec: Var, raw: string): string | number | boolean | number[] | Record<string, string> {
   const bad = (why: string) => new ConfigError(`config: ${spec.env}=${JSON.stringify(raw)} is invalid: ${why}`);
   switch (spec.kind) {
     case "int": {
@@ -109,6 +115,36 @@ function parseVar(spec: Var, raw: string): string | number | boolean {
         throw bad("expected a URL");
       }
       return raw.replace(/\/+$/, "");
+    }
+    case "msList": {
+      // `60000,300000` -> [60000, 300000]
+      const list = raw.split(",").map((x) => x.trim()).filter(Boolean);
+      if (list.length === 0 || list.some((x) => !/^\d+$/.test(x))) throw bad("expected comma-separated milliseconds");
+      return list.map(Number);
+    }
+    case "hostMap": {
+      // `a.test:127.0.0.1,b.test:::1` -> { "a.test": "127.0.0.1", "b.test": "::1" }
+      const out: Record<string, string> = {};
+      for (const item of raw.split(",").map((x) => x.trim()).filter(Boolean)) {
+        const i = item.indexOf(":");
+        if (i <= 0) throw new ConfigError(`config: ${spec.env} entry ${JSON.stringify(item)} is invalid: expected host:address`);
+        out[item.slice(0, i).toLowerCase()] = item.slice(i + 1);
+      }
+      return out;
+    }
+    case "proxyUrl": {
+      // `http://host:port`, `https://…` or `host:port` -> `scheme://host:port`; empty: no proxy
+      const text = raw.trim();
+      if (!text) return "";
+      let u: URL;
+      try {
+        u = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`);
+      } catch {
+        throw bad("expected http://host:port or host:port");
+      }
+      if (u.protocol !== "http:" && u.protocol !== "https:") throw bad("only http and https proxies are supported");
+      if (!u.hostname || !u.port) throw bad("expected a host and a port");
+      return `${u.protocol}//${u.host}`;
     }
     case "enum":
       if (!spec.values?.includes(raw)) throw bad(`expected one of ${spec.values?.join(", ")}`);

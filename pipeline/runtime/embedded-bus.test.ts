@@ -25,6 +25,8 @@ function recorder(opts: { failTimes?: number; emit?: (m: Msg) => Emission[] } = 
     name: "rec",
     topic: "frontier.inbox",
     schema: "frontier-inbox",
+    group: "rec",
+    broadcast: false,
     mode: "ordered",
     concurrency: 1,
     createBatch() {},
@@ -84,7 +86,7 @@ describe("EmbeddedBus", () => {
     const { p } = recorder({ emit: (m) => [{ topic: "crawl.events", key: m.crawlId, value: { crawlId: m.crawlId, type: "crawl.cancelled", at: 1 } }] });
     const events: string[] = [];
     const sink: Processor<{ crawlId: string }, void> = {
-      name: "events", topic: "crawl.events", schema: "crawl-event", mode: "parallel", concurrency: 4, createBatch() {},
+      name: "events", topic: "crawl.events", schema: "crawl-event", group: "events", broadcast: false, mode: "parallel", concurrency: 4, createBatch() {},
       async handle(m) {
         events.push(m.value.crawlId);
         return [];

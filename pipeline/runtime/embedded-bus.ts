@@ -192,11 +192,11 @@ export class EmbeddedBus implements Bus, QueueStats {
     }
   }
 
-  /** Runs a processor as consumer group `processor.name`: one loop per partition, a few partitions at a time. */
+  /** Runs a processor as consumer group `processor.group`: one loop per partition, a few partitions at a time. */
   consume<T, B>(processor: Processor<T, B>, parentLog: Logger): RunnerHandle {
     const topic = processor.topic;
     // a broadcast consumer is the only one of its kind in this process and starts at the end of the topic
-    const group = processor.broadcast ? `${processor.name}.broadcast` : processor.name;
+    const group = processor.broadcast ? `${processor.group}.broadcast` : processor.group;
     const log = parentLog.child({ component: processor.name, topic });
     const groups = this.consumersOf.get(topic) ?? new Set();
     groups.add(group);

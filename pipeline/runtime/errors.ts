@@ -20,6 +20,9 @@ export type ErrorCode =
   | "SCRAPE_RACED_REDIRECT"
   | "SCRAPE_RETRY_AFTER_TOO_LONG"
   | "ROBOTS_BLOCKED"
+  // a request that cannot be served as given (HTTP 400 in the API, exit status 2 in the CLI)
+  | "BAD_REQUEST"
+  | "INSUFFICIENT_CREDITS"
   // infrastructure
   | "STORE_UNAVAILABLE"
   | "BUS_UNAVAILABLE"
@@ -30,6 +33,9 @@ export type ErrorCode =
   | "MESSAGE_INVALID"
   | "CONFIG_INVALID"
   | "BUG";
+
+/** The error code of a URL that robots.txt disallows (an error row, not a failure shown to the caller). */
+export const ROBOTS_BLOCKED: ErrorCode = "ROBOTS_BLOCKED";
 
 export class TrawlError extends Error {
   readonly code: ErrorCode;
@@ -55,6 +61,27 @@ export class PageError extends TrawlError {
     this.retryAfterMs = opts.retryAfterMs;
   }
 }
+
+/** One problem of a request, at the path of the field it concerns (the anchor's zod-like issue shape). */
+export interface RequestIssue {
+  code: string;
+  path: (string | number)[];
+  message: string;
+  keys?: string[];
+}
+
+/** A request that cannot be served as given: the API answers 400 with the issues, the CLI prints the message. */
+export class RequestError extends TrawlError {
+  readonly issues: RequestIssue[];
+  constructor(message: string, issues: RequestIssue[]) {
+    super("BAD_REQUEST", message);
+    this.name = "RequestError";
+    this.issues = issues;
+  }
+}
+
+/** A RequestError about one field: `path` is where the field is, `message` says what is wrong with it. */
+export const invalidField = (path: (string | number)[], message: string) => new RequestError(message, [{ code: "custom", path, message }]);
 
 /** ClickHouse or Kafka unavailable: back off and retry without committing. */
 export class InfrastructureError extends TrawlError {

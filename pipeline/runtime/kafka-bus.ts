@@ -3,7 +3,7 @@ import { Kafka, Partitioners, logLevel as kafkaLogLevel, type Producer, type Adm
 import type { Bus, Emission, QueueStat } from "./bus.ts";
 import type { Config } from "./config.ts";
 import type { Logger } from "./logger.ts";
-import { physicalTopic, topics } from "../topology.ts";
+import { physicalTopic, processors, topics, type ProcessorSpec } from "../topology.ts";
 import { InfrastructureError } from "./errors.ts";
 import type { RegistryCodec } from "./registry.ts";
 
@@ -71,7 +71,8 @@ export async function kafkaQueueStats(kafka: Kafka, config: Config): Promise<Que
       const topic = physicalTopic(config.topicPrefix, t.name);
       const offsets = await admin.fetchTopicOffsets(topic);
       const produced = offsets.reduce((n, o) => n + Number(o.high), 0);
-      const groups = t.name === "crawl.events" ? ["webhook-emit"] : t.name === "webhook.deliveries" ? ["webhook-deliver"] : t.consumers.filter((c) => c !== "api");
+      // broadcast groups (one per API process, from the end of the topic) have no meaningful lag
+      const groups = Object.values(processors as Record<string, ProcessorSpec>).filter((p) => p.topic === t.name && !p.broadcast).map((p) => p.group);
       for (const g of groups) {
         const group = `${config.groupPrefix}${g}`;
         const committed = (await admin.fetchOffsets({ groupId: group, topics: [topic] }))[0]?.partitions ?? [];

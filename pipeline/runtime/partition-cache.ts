@@ -16,6 +16,15 @@ export class PartitionCache<V> {
     this.entries.delete(key);
   }
 
+  keys(): IterableIterator<string> {
+    return this.entries.keys();
+  }
+
+  /** [key, value] pairs, in insertion order. */
+  *[Symbol.iterator](): IterableIterator<[string, V]> {
+    for (const [key, e] of this.entries) yield [key, e.value];
+  }
+
   get size(): number {
     return this.entries.size;
   }

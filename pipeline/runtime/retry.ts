@@ -1,4 +1,5 @@
-// The one retry helper: exponential backoff with full jitter.
+// The one retry helper: exponential backoff with equal jitter (half of the ceiling fixed, half random, so that a retry
+// never comes at once and concurrent retriers spread out).
 
 export interface RetryOptions {
   retries: number;

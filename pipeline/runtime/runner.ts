@@ -24,8 +24,8 @@ export async function startRunner<T, B>(
   const topic = physicalTopic(config.topicPrefix, processor.topic);
   const stopping = new AbortController();
   const group = processor.broadcast
-    ? `${config.groupPrefix}${processor.name}.${hostname()}.${process.pid}.${randomBytes(3).toString("hex")}`
-    : `${config.groupPrefix}${processor.name}`;
+    ? `${config.groupPrefix}${processor.group}.${hostname()}.${process.pid}.${randomBytes(3).toString("hex")}`
+    : `${config.groupPrefix}${processor.group}`;
   const consumer: Consumer = kafka.consumer({
     groupId: group,
     sessionTimeout: config.kafkaSessionTimeoutMs,

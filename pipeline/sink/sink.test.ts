@@ -1,14 +1,45 @@
-// The sink's per-crawl cursor (next seq, stored keys) follows the partition: when a crawl's partition moves to
-// another sink and back, the first sink reads the cursor again instead of writing with a stale one.
 import { describe, expect, it } from "vitest";
 import type { CrawlPage } from "../../schemas/index.ts";
+import type { Consumed } from "../runtime/bus.ts";
 import { InfrastructureError } from "../runtime/errors.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { CancelCache } from "../store/cancel-cache.ts";
 import { EmbeddedCrawlStore } from "../store/embedded-crawl-store.ts";
-import { SinkProcessor } from "./sink.ts";
+import { CURSOR_IDLE_MS, SinkProcessor } from "./sink.ts";
 
-const page = (n: number): CrawlPage => ({
+const page = (crawlId: string, urlKey: string): Consumed<CrawlPage> => ({
+  topic: "crawl.pages", partition: 0, offset: "0", key: crawlId,
+  value: { crawlId, urlKey, credits: 1, document: { markdown: "x", metadata: { url: `https://s.test/${urlKey}`, sourceURL: `https://s.test/${urlKey}`, scrapeId: urlKey, statusCode: 200 } } },
+});
+
+describe("sink cursors", () => {
+  it("drops a crawl's cursor once idle, and still stores each page once after that", async () => {
+    let t = 1_000_000;
+    const clock = { now: () => t };
+    const store = await EmbeddedCrawlStore.open(null, t);
+    const sink = new SinkProcessor({ store, cancels: new CancelCache(store, 0, clock.now), clock, log: createLogger("silent") });
+    const run = async (msg: Consumed<CrawlPage>) => {
+      const batch = sink.createBatch();
+      await sink.prepare([msg], batch);
+      const out = await sink.handle(msg, batch);
+      await sink.beforeProduce(batch);
+      return out;
+    };
+    expect((await run(page("a", "p1"))).map((e) => e.topic)).toEqual(["crawl.events", "frontier.inbox"]);
+    expect(sink.cachedCrawls()).toEqual(["a"]);
+    t += CURSOR_IDLE_MS + 60_001;
+    await run(page("b", "p1"));
+    expect(sink.cachedCrawls()).toEqual(["b"]);
+    // a replay of a's page after the eviction: recognised from the store, announced as done, not stored again
+    expect((await run(page("a", "p1"))).map((e) => e.topic)).toEqual(["frontier.inbox"]);
+    expect((await run(page("a", "p2"))).map((e) => e.topic)).toEqual(["crawl.events", "frontier.inbox"]);
+    expect((await store.pageDocuments("a", 0, 1e9, 100)).docs).toHaveLength(2);
+  });
+});
+
+// The sink's per-crawl cursor (next seq, stored keys) follows the partition: when a crawl's partition moves to
+// another sink and back, the first sink reads the cursor again instead of writing with a stale one.
+const pageN = (n: number): CrawlPage => ({
   crawlId: "c1",
   urlKey: `example.com/p${n}`,
   credits: 1,
@@ -32,7 +63,7 @@ describe("sink across rebalances", () => {
     const store1 = async (s: SinkProcessor, n: number) => {
       const batch = s.createBatch();
       await s.prepare([], batch);
-      await s.handle({ topic: "crawl.pages", partition: 0, offset: String(n), key: "c1", value: page(n) }, batch);
+      await s.handle({ topic: "crawl.pages", partition: 0, offset: String(n), key: "c1", value: pageN(n) }, batch);
       await s.beforeProduce(batch);
     };
     a.onPartitionsAssigned([0]);
@@ -67,7 +98,7 @@ describe("sink across rebalances", () => {
     const s = new SinkProcessor({ store, cancels: new CancelCache(store, 0, clock.now), clock, log: createLogger("silent") });
     const batch = s.createBatch();
     await s.prepare([], batch);
-    for (const n of [1, 2]) await s.handle({ topic: "crawl.pages", partition: 0, offset: String(n), key: "c1", value: page(n) }, batch);
+    for (const n of [1, 2]) await s.handle({ topic: "crawl.pages", partition: 0, offset: String(n), key: "c1", value: pageN(n) }, batch);
     // the runner's retry of the batch's side effects
     await expect(s.beforeProduce(batch)).rejects.toThrow("socket hang up");
     await s.beforeProduce(batch);

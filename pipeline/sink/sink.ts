@@ -4,13 +4,17 @@ import type { CrawlEvent, CrawlPage, FrontierInboxMessage } from "../../schemas/
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Logger } from "../runtime/logger.ts";
-import { keys } from "../topology.ts";
+import { keys, processorIdentity } from "../topology.ts";
 import { PartitionCache } from "../runtime/partition-cache.ts";
 import type { CancelCache } from "../store/cancel-cache.ts";
 import type { CrawlStore, DocumentRow } from "../store/crawl-store.ts";
 
+/** A crawl's cursor unused this long is dropped from memory (it is rebuilt from the store if the crawl goes on). */
+export const CURSOR_IDLE_MS = 10 * 60 * 1000;
+
 interface CrawlCursor {
   nextSeq: number;
+  usedAt: number;
   stored: Set<string>;
   /** where stored pages ended up after redirects */
   finals: Set<string>;
@@ -26,10 +30,15 @@ interface Batch {
   uncertain: boolean;
 }
 
+/** Topic, schema and consumer group as pipeline/topology.ts declares them. */
+const ID = processorIdentity("sink");
+
 export class SinkProcessor implements Processor<CrawlPage, Batch> {
-  readonly name = "sink";
-  readonly topic = "crawl.pages" as const;
-  readonly schema = "crawl-page" as const;
+  readonly name = ID.name;
+  readonly topic = ID.topic;
+  readonly schema = ID.schema;
+  readonly group = ID.group;
+  readonly broadcast = ID.broadcast;
   readonly mode = "ordered" as const;
   readonly concurrency = 1;
   private readonly cursors = new PartitionCache<CrawlCursor>();
@@ -37,6 +46,7 @@ export class SinkProcessor implements Processor<CrawlPage, Batch> {
   private readonly cancels: CancelCache;
   private readonly clock: Clock;
   private readonly log: Logger;
+  private sweptAt = 0;
 
   constructor(deps: { store: CrawlStore; cancels: CancelCache; clock: Clock; log: Logger }) {
     this.store = deps.store;
@@ -50,12 +60,14 @@ export class SinkProcessor implements Processor<CrawlPage, Batch> {
   }
 
   private async cursor(crawlId: string, partition: number): Promise<CrawlCursor> {
+    const now = this.clock.now();
     let c = this.cursors.get(crawlId);
     if (!c) {
       const { nextSeq, keys: stored, finalKeys } = await this.store.documentKeys(crawlId);
-      c = { nextSeq, stored: new Set(stored), finals: new Set(finalKeys) };
+      c = { nextSeq, usedAt: now, stored: new Set(stored), finals: new Set(finalKeys) };
       this.cursors.set(crawlId, partition, c);
     }
+    c.usedAt = now;
     return c;
   }
 
@@ -64,7 +76,21 @@ export class SinkProcessor implements Processor<CrawlPage, Batch> {
     if (dropped) this.log.info({ dropped, partitions }, "cursors of partitions moved away forgotten");
   }
 
+  /** Crawls whose cursor is in memory (finished crawls leave once idle for CURSOR_IDLE_MS). */
+  cachedCrawls(): string[] {
+    return [...this.cursors.keys()];
+  }
+
+  /** Drops idle cursors, at most once a minute: safe at any time, the store holds what a cursor knows. */
+  private sweep(): void {
+    const now = this.clock.now();
+    if (now - this.sweptAt < 60_000) return;
+    this.sweptAt = now;
+    for (const [crawlId, c] of this.cursors) if (now - c.usedAt > CURSOR_IDLE_MS) this.cursors.delete(crawlId);
+  }
+
   async prepare(messages: Consumed<CrawlPage>[], batch: Batch): Promise<void> {
+    this.sweep();
     batch.cancelled = await this.cancels.check(messages.map((m) => m.value.crawlId));
   }
 

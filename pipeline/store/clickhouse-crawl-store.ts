@@ -1,8 +1,9 @@
 // ClickHouse adapter of the CrawlStore port.
 import type { ClickHouseClient } from "./clickhouse.ts";
-import type { CrawlRecord, CrawlStatus, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, UrlRow, UrlState } from "./crawl-store.ts";
+import type { CrawlRecord, CrawlStatus, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, ExpiredCrawl, UrlRow, UrlState } from "./crawl-store.ts";
 import { fitChunk } from "./paging.ts";
 import { raw, sql } from "./sql.ts";
+import { SCRAPE_JOB_PREFIX } from "../runtime/constants.ts";
 
 const CRAWL_COLUMNS = [
   "crawl_id", "version", "team_id", "url", "options", "webhook", "status", "total", "completed", "failed",
@@ -128,12 +129,13 @@ export class ClickHouseCrawlStore implements CrawlStore {
     return rows.map((r) => ({ crawlId, urlKey: r.url_key, url: r.e_url, code: r.e_code, error: r.e_error, statusCode: n(r.e_status), at: n(r.e_at) }));
   }
 
-  async deleteExpired(now: number, retentionMs: number): Promise<string[]> {
-    const rows = await this.ch.query<{ crawl_id: string }>(
-      sql`SELECT crawl_id FROM ${this.t("crawls")} GROUP BY crawl_id
+  async deleteExpired(now: number, retentionMs: number, beforeDelete?: (crawls: ExpiredCrawl[]) => Promise<void>): Promise<string[]> {
+    const rows = await this.ch.query<{ crawl_id: string; team_id: string; credits_used: unknown }>(
+      sql`SELECT crawl_id, argMax(team_id, version) AS team_id, argMax(credits_used, version) AS credits_used FROM ${this.t("crawls")} GROUP BY crawl_id
           HAVING argMax(status, version) != 'scraping' AND argMax(expires_at, version) < ${now} LIMIT 10000`,
     );
     const ids = rows.map((r) => r.crawl_id);
+    if (beforeDelete && rows.length) await beforeDelete(rows.map((r) => ({ crawlId: r.crawl_id, teamId: r.team_id, creditsUsed: n(r.credits_used) })));
     const cutoff = now - retentionMs;
     // ALTER TABLE ... DELETE is an asynchronous mutation (ClickHouse 18.16 and later); reads of expired crawls already 404
     if (ids.length) {
@@ -142,8 +144,15 @@ export class ClickHouseCrawlStore implements CrawlStore {
         await this.ch.exec(sql`ALTER TABLE ${this.t(table)} DELETE WHERE crawl_id IN (${list})`);
       }
     }
-    await this.ch.exec(sql`ALTER TABLE ${this.t("documents")} DELETE WHERE startsWith(crawl_id, 'scrape:') AND stored_at < ${cutoff}`);
+    await this.ch.exec(sql`ALTER TABLE ${this.t("documents")} DELETE WHERE startsWith(crawl_id, ${SCRAPE_JOB_PREFIX}) AND stored_at < ${cutoff}`);
     return ids;
+  }
+
+  async creditsByCrawl(teamId: string): Promise<Map<string, number>> {
+    const rows = await this.ch.query<{ crawl_id: string; c: unknown }>(
+      sql`SELECT crawl_id, argMax(credits_used, version) AS c FROM ${this.t("crawls")} WHERE team_id = ${teamId} GROUP BY crawl_id`,
+    );
+    return new Map(rows.map((r) => [r.crawl_id, n(r.c)]));
   }
 
   async logDeliveries(rows: DeliveryRow[]): Promise<void> {

@@ -76,6 +76,13 @@ export interface DeliveryRow {
   at: number;
 }
 
+/** What outlives a crawl's deletion: whose it was and what it cost. */
+export interface ExpiredCrawl {
+  crawlId: string;
+  teamId: string;
+  creditsUsed: number;
+}
+
 export interface DocumentPage {
   /** JSON texts of the documents, in completion order. */
   docs: string[];
@@ -104,8 +111,13 @@ export interface CrawlStore {
   activeCrawls(teamId: string): Promise<CrawlRecord[]>;
   insertErrors(rows: ErrorRow[]): Promise<void>;
   listErrors(crawlId: string): Promise<ErrorRow[]>;
-  /** Deletes every trace of crawls that ended before `now` - retention, and single scrapes older than that. */
-  deleteExpired(now: number, retentionMs: number): Promise<string[]>;
+  /**
+   * Deletes every trace of crawls whose results expired before `now`, and single scrapes older than the retention.
+   * `beforeDelete` sees the crawls about to go (e.g. to keep their credits in the ledger); when it throws, nothing is deleted.
+   */
+  deleteExpired(now: number, retentionMs: number, beforeDelete?: (crawls: ExpiredCrawl[]) => Promise<void>): Promise<string[]>;
+  /** Credits used by each crawl of a team still in the store. */
+  creditsByCrawl(teamId: string): Promise<Map<string, number>>;
   logDeliveries(rows: DeliveryRow[]): Promise<void>;
   /** The delivery log of a crawl, oldest first. */
   listDeliveries(crawlId: string): Promise<DeliveryRow[]>;

@@ -3,9 +3,10 @@
 // on disk (memory keeps only an index). Both are replayed at start, so a restart keeps every crawl until it expires.
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
-import type { CrawlRecord, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, UrlRow } from "./crawl-store.ts";
+import type { CrawlRecord, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, ExpiredCrawl, UrlRow } from "./crawl-store.ts";
 import { AppendLog, FileReader, readLines } from "../runtime/append-log.ts";
 import { fitChunk } from "./paging.ts";
+import { isScrapeJob } from "../runtime/constants.ts";
 
 interface DocRef {
   storedAt?: number;
@@ -105,7 +106,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
       } catch {
         continue;
       }
-      if (!head.c.startsWith("scrape:") && !this.crawls.has(head.c)) continue; // a crawl that expired
+      if (!isScrapeJob(head.c) && !this.crawls.has(head.c)) continue; // a crawl that expired
       const docStart = Buffer.byteLength(line.slice(0, line.indexOf(',"d":') + 5));
       this.addDocRef(head.c, { seq: head.s, urlKey: head.k, finalKey: head.f ?? head.k, pos, len, docStart, storedAt: head.t });
     }
@@ -272,13 +273,19 @@ export class EmbeddedCrawlStore implements CrawlStore {
   }
 
   /** Forgets expired crawls at once; their lines leave the files at the next start (see `load`). */
-  async deleteExpired(now: number, retentionMs: number): Promise<string[]> {
-    const ids = [...this.crawls.values()].filter((c) => c.status !== "scraping" && c.expiresAt < now).map((c) => c.crawlId);
+  async deleteExpired(now: number, retentionMs: number, beforeDelete?: (crawls: ExpiredCrawl[]) => Promise<void>): Promise<string[]> {
+    const expired = [...this.crawls.values()].filter((c) => c.status !== "scraping" && c.expiresAt < now);
+    if (beforeDelete && expired.length) await beforeDelete(expired.map((c) => ({ crawlId: c.crawlId, teamId: c.teamId, creditsUsed: c.creditsUsed })));
+    const ids = expired.map((c) => c.crawlId);
     for (const id of ids) this.forget(id);
     for (const [id, refs] of this.docs) {
-      if (id.startsWith("scrape:") && this.crawls.get(id) === undefined && (refs[0]?.storedAt ?? now) < now - retentionMs) this.forget(id);
+      if (isScrapeJob(id) && this.crawls.get(id) === undefined && (refs[0]?.storedAt ?? now) < now - retentionMs) this.forget(id);
     }
     return ids;
+  }
+
+  async creditsByCrawl(teamId: string): Promise<Map<string, number>> {
+    return new Map([...this.crawls.values()].filter((c) => c.teamId === teamId).map((c) => [c.crawlId, c.creditsUsed]));
   }
 
   private forget(id: string): void {

@@ -6,6 +6,12 @@ import type { Converted } from "../convert/document.ts";
 import type { ConvertOptions, Converter } from "../convert/converter.ts";
 import type { Fetcher } from "../fetch-render/fetcher.ts";
 import { cachedFetch, type CacheDeps } from "../fetch-render/cached-fetch.ts";
+import type { Clock } from "../runtime/clock.ts";
+import { scrapeJobId } from "../runtime/constants.ts";
+import type { CrawlStore } from "../store/crawl-store.ts";
+
+/** What one page's scrape takes: conversion options plus request headers and the page cache settings. */
+export type ScrapeOptions = ConvertOptions & { headers?: Record<string, string>; maxAgeMs?: number; storeInCache?: boolean };
 
 export interface ScrapeDeps {
   fetcher: Fetcher;
@@ -21,7 +27,7 @@ export interface ScrapeDeps {
 export async function scrapePage(
   deps: ScrapeDeps,
   url: string,
-  options: ConvertOptions & { headers?: Record<string, string>; maxAgeMs?: number; storeInCache?: boolean },
+  options: ScrapeOptions,
   timeoutMs: number,
 ): Promise<Converted> {
   const fetch = () => deps.fetcher.fetch({ url, timeoutMs, headers: options.headers, errorPages: true });
@@ -33,4 +39,27 @@ export async function scrapePage(
     converted.document.metadata.error = `HTTP ${fetched.statusCode}${STATUS_CODES[fetched.statusCode] ? ` ${STATUS_CODES[fetched.statusCode]}` : ""}`;
   }
   return converted;
+}
+
+export interface StoredScrapeDeps extends ScrapeDeps {
+  store: CrawlStore;
+  clock: Clock;
+}
+
+/** POST /v2/scrape: one page as a document, stored so that GET /v2/scrape/:id serves it for the retention time. */
+export async function scrapeAndStore(deps: StoredScrapeDeps, teamId: string, url: string, options: ScrapeOptions, timeoutMs: number): Promise<Converted> {
+  const converted = await scrapePage(deps, url, options, timeoutMs);
+  const { document, credits } = converted;
+  const scrapeId = String(document.metadata.scrapeId);
+  await deps.store.insertDocuments([{
+    crawlId: scrapeJobId(teamId, scrapeId), seq: 0, urlKey: scrapeId, finalKey: scrapeId, scrapeId, url: String(document.metadata.url),
+    statusCode: Number(document.metadata.statusCode), credits, storedAt: deps.clock.now(), doc: JSON.stringify(document),
+  }]);
+  return converted;
+}
+
+/** A team's stored scrape as JSON text, or undefined when there is none (unknown, another team's, or expired and swept). */
+export async function readScrape(store: CrawlStore, teamId: string, scrapeId: string): Promise<string | undefined> {
+  const page = await store.pageDocuments(scrapeJobId(teamId, scrapeId), 0, Number.MAX_SAFE_INTEGER, 1);
+  return page.docs[0];
 }

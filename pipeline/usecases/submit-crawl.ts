@@ -6,7 +6,7 @@ import type { Bus } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { CrawlRecord, CrawlStore } from "../store/crawl-store.ts";
-import { RETENTION_MS } from "../frontier/reducer.ts";
+import { RETENTION_MS } from "../runtime/constants.ts";
 import { keys } from "../topology.ts";
 
 export interface CrawlDeps {

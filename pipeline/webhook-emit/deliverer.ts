@@ -9,7 +9,7 @@ import type { Logger } from "../runtime/logger.ts";
 import { sleep } from "../runtime/retry.ts";
 import type { CrawlStore } from "../store/crawl-store.ts";
 import { PRIVATE_ADDRESS_REFUSED, refusedLiteral } from "../net/guarded-agent.ts";
-import { keys } from "../topology.ts";
+import { keys, processorIdentity } from "../topology.ts";
 import { retryDelay } from "./payload.ts";
 
 export interface DelivererDeps {
@@ -26,10 +26,15 @@ export interface DelivererDeps {
 /** How long a not-yet-due delivery is held before it goes back to the end of the topic. */
 const HOLD_MS = 1000;
 
+/** Topic, schema and consumer group as pipeline/topology.ts declares them. */
+const ID = processorIdentity("webhook-deliver");
+
 export class WebhookDeliverer implements Processor<WebhookDelivery, void> {
-  readonly name = "webhook-deliver";
-  readonly topic = "webhook.deliveries" as const;
-  readonly schema = "webhook-delivery" as const;
+  readonly name = ID.name;
+  readonly topic = ID.topic;
+  readonly schema = ID.schema;
+  readonly group = ID.group;
+  readonly broadcast = ID.broadcast;
   // in order per crawl on the happy path (started, pages, completed); partitions run side by side
   readonly mode = "ordered" as const;
   readonly concurrency = 1;

@@ -5,7 +5,7 @@ import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { CrawlStore, DeliveryRow } from "../store/crawl-store.ts";
-import { keys } from "../topology.ts";
+import { keys, processorIdentity } from "../topology.ts";
 import { PartitionCache } from "../runtime/partition-cache.ts";
 import { eventId, firstDelivery, parseWebhook, type WebhookSetting } from "./payload.ts";
 
@@ -18,10 +18,15 @@ interface Batch {
   handed: DeliveryRow[];
 }
 
+/** Topic, schema and consumer group as pipeline/topology.ts declares them. */
+const ID = processorIdentity("webhook-emit");
+
 export class WebhookEmitter implements Processor<CrawlEvent, Batch> {
-  readonly name = "webhook-emit";
-  readonly topic = "crawl.events" as const;
-  readonly schema = "crawl-event" as const;
+  readonly name = ID.name;
+  readonly topic = ID.topic;
+  readonly schema = ID.schema;
+  readonly group = ID.group;
+  readonly broadcast = ID.broadcast;
   readonly mode = "ordered" as const;
   readonly concurrency = 1;
   private readonly crawls = new PartitionCache<CrawlHooks>();

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AddressInfo } from "node:net";
-import { start, ROLES, type Running } from "../../pipeline/cli.ts";
+import { start, ROLES, type Running } from "../../app/start.ts";
 import { loadConfig, type Config } from "../../pipeline/runtime/config.ts";
 import { createLogger } from "../../pipeline/runtime/logger.ts";
 import { ClickHouseClient } from "../../pipeline/store/clickhouse.ts";
@@ -41,7 +41,7 @@ export async function startTrawl(overrides: Partial<Config> = {}): Promise<Insta
     allowPrivateCrawlTargets: true,
     logLevel: process.env.LOG_LEVEL ?? "error",
     fetchRetries: 1,
-    webhookRetryDelaysMs: "200,500",
+    webhookRetryDelaysMs: [200, 500],
     // the test machine is busy by design; the load guard has its own unit test
     maxCpu: 1,
     maxRam: 1,

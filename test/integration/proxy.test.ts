@@ -14,7 +14,7 @@ describe("outbound proxy (embedded mode: the fetcher is the same in both)", () =
     site = await startFixtureSite();
     // only the proxy knows this host name: a page fetched without the proxy would fail
     proxy = await startProxy({ "docs.internal.test:80": new URL(site.origin).host });
-    trawl = await startTrawl({ mode: "embedded", proxyServer: proxy.url.replace("http://", ""), proxyUsername: "crawler", proxyPassword: "s3cret" });
+    trawl = await startTrawl({ mode: "embedded", proxyServer: proxy.url, proxyUsername: "crawler", proxyPassword: "s3cret" });
   });
   afterAll(async () => {
     await trawl?.stop();

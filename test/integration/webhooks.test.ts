@@ -21,7 +21,7 @@ describe.each(MODES)("%s mode", (mode) => {
 
   beforeAll(async () => {
     [site, receiver] = await Promise.all([startFixtureSite(), startReceiver(SECRET)]);
-    trawl = await startTrawl({ mode, allowLocalWebhooks: true, webhookSecret: SECRET, webhookRetryDelaysMs: "200,400", webhookMaxAttempts: 30 });
+    trawl = await startTrawl({ mode, allowLocalWebhooks: true, webhookSecret: SECRET, webhookRetryDelaysMs: [200, 400], webhookMaxAttempts: 30 });
   });
   afterAll(async () => {
     await trawl?.stop();
@@ -93,7 +93,7 @@ describe("webhooks to private addresses", () => {
   let receiver: Receiver;
   beforeAll(async () => {
     [site, receiver] = await Promise.all([startFixtureSite(), startReceiver(SECRET)]);
-    trawl = await startTrawl({ mode: "embedded", allowLocalWebhooks: false, webhookSecret: SECRET, webhookRetryDelaysMs: "100" });
+    trawl = await startTrawl({ mode: "embedded", allowLocalWebhooks: false, webhookSecret: SECRET, webhookRetryDelaysMs: [100] });
   });
   afterAll(async () => {
     await trawl?.stop();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isPrivateAddress } from "./private-address.ts";
-import { decodeBody } from "./charset.ts";
+import { decodeBody } from "../fetch-render/charset.ts";
 
 describe("isPrivateAddress", () => {
   it("knows loopback, private, link-local and unique-local ranges", () => {

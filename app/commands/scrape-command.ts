@@ -1,13 +1,12 @@
 // `trawl scrape <url>`: fetches and converts one page and prints its document as JSON.
 import type { CrawlOptions } from "../../schemas/index.ts";
-import { checkStartUrl } from "../../api/start-url.ts";
-import { HttpError } from "../../api/errors.ts";
-import { loadConfig } from "../runtime/config.ts";
-import { errorCode, errorMessage } from "../runtime/errors.ts";
-import { scrapePage } from "../usecases/scrape-page.ts";
+import { checkStartUrl } from "../../pipeline/url/start-url.ts";
+import { loadConfig } from "../../pipeline/runtime/config.ts";
+import { errorCode, errorMessage } from "../../pipeline/runtime/errors.ts";
+import { scrapePage } from "../../pipeline/usecases/scrape-page.ts";
 import { commandArgs } from "./args.ts";
-import { pageFetcher } from "../cli.ts";
-import { pageConverter } from "../convert/converter.ts";
+import { pageFetcher } from "../ports.ts";
+import { pageConverter } from "../../pipeline/convert/converter.ts";
 
 export const SCRAPE_HELP = `usage: trawl scrape <url> [--format markdown|html|rawHtml|links ...] [--all-content]
 
@@ -23,7 +22,7 @@ export async function scrapeCommand(argv: string[], env: Record<string, string |
     config = loadConfig(env);
     url = checkStartUrl(args.url, config.allowPrivateCrawlTargets);
   } catch (err) {
-    console.error(err instanceof HttpError ? String(err.body.error) : (err as Error).message);
+    console.error((err as Error).message);
     return 2;
   }
   const formats = (values.format?.length ? values.format : ["markdown"]) as CrawlOptions["formats"];

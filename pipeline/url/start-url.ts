@@ -1,10 +1,11 @@
-// Validation of a crawl's start URL (the anchor's rules, with private targets governed by one setting).
+// Validation of a crawl's or a scrape's start URL (the anchor's rules, with private targets governed by one setting).
 import { isIP } from "node:net";
-import { isPrivateAddress } from "../pipeline/fetch-render/private-address.ts";
-import { badRequest } from "./errors.ts";
+import { isPrivateAddress } from "../net/private-address.ts";
+import { invalidField } from "../runtime/errors.ts";
 
-const invalid = (message: string) => badRequest([{ code: "custom", path: ["url"], message }], message);
+const invalid = (message: string) => invalidField(["url"], message);
 
+/** The URL to fetch (a scheme added when missing); throws RequestError when it cannot be crawled. */
 export function checkStartUrl(raw: string, allowPrivate: boolean): string {
   let text = raw.trim();
   if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) text = `http://${text}`;

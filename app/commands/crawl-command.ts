@@ -3,13 +3,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { CrawlOptions, PageDocument } from "../../schemas/index.ts";
-import { checkStartUrl } from "../../api/start-url.ts";
-import { HttpError } from "../../api/errors.ts";
-import { start, type Running } from "../cli.ts";
-import { loadConfig } from "../runtime/config.ts";
-import { createLogger } from "../runtime/logger.ts";
-import { sleep } from "../runtime/retry.ts";
-import { cancelCrawl, submitCrawl } from "../usecases/submit-crawl.ts";
+import { checkStartUrl } from "../../pipeline/url/start-url.ts";
+import { start, type Running } from "../start.ts";
+import { loadConfig } from "../../pipeline/runtime/config.ts";
+import { createLogger } from "../../pipeline/runtime/logger.ts";
+import { sleep } from "../../pipeline/runtime/retry.ts";
+import { cancelCrawl, submitCrawl } from "../../pipeline/usecases/submit-crawl.ts";
 import { CrawlOutput, slugFor } from "./output.ts";
 import { ProgressReporter } from "./progress.ts";
 import { commandArgs } from "./args.ts";
@@ -66,7 +65,7 @@ export async function crawlCommand(argv: string[], env: Record<string, string | 
     }
   } catch (err) {
     rmSync(dataDir, { recursive: true, force: true });
-    console.error(err instanceof HttpError ? String(err.body.error) : (err as Error).message);
+    console.error((err as Error).message);
     return 2;
   }
   const outDir = resolve(values.out ?? `trawl-${slugFor(url).split("_")[0]}`);

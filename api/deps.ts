@@ -1,0 +1,26 @@
+// The ports the API works with, passed to createApp and to each route module.
+import type { Bus, QueueStat } from "../pipeline/runtime/bus.ts";
+import type { Clock } from "../pipeline/runtime/clock.ts";
+import type { Config } from "../pipeline/runtime/config.ts";
+import type { Logger } from "../pipeline/runtime/logger.ts";
+import type { AuthStore } from "../pipeline/store/auth-store.ts";
+import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
+import type { ScrapeDeps } from "../pipeline/usecases/scrape-page.ts";
+import type { TeamAccess } from "../pipeline/usecases/team-access.ts";
+
+/** `fetcher`, `convert` and `cache` (ScrapeDeps) serve POST /v2/scrape: this process's fetcher and convert pool. */
+export interface ApiDeps extends ScrapeDeps {
+  config: Config;
+  store: CrawlStore;
+  bus: Bus;
+  clock: Clock;
+  log: Logger;
+  /** Readiness of the dependencies (store reachable, bus connected). */
+  ready: () => Promise<boolean>;
+  /** Keys, credits and rate limits of teams (USE_DB_AUTHENTICATION=true); absent: every caller is the team "bypass". */
+  access?: TeamAccess;
+  /** Teams and keys, for the admin key routes (whether authentication is on or not, so keys can be made first). */
+  authStore?: AuthStore;
+  /** For the queue admin UI. */
+  queueStats?: () => Promise<QueueStat[]>;
+}

@@ -1,0 +1,96 @@
+// The infrastructure of one process, per mode: Kafka + ClickHouse (cluster) or the in-process bus and the on-disk
+// store (embedded). Both give the roles the same ports.
+import { resolve } from "node:path";
+import type { Bus, Processor, QueueStat } from "../pipeline/runtime/bus.ts";
+import type { Clock } from "../pipeline/runtime/clock.ts";
+import type { Config } from "../pipeline/runtime/config.ts";
+import { EmbeddedBus } from "../pipeline/runtime/embedded-bus.ts";
+import { TrawlError } from "../pipeline/runtime/errors.ts";
+import { createKafka, ensureTopics, KafkaBus, kafkaQueueStats } from "../pipeline/runtime/kafka-bus.ts";
+import type { Logger } from "../pipeline/runtime/logger.ts";
+import { connectRegistry } from "../pipeline/runtime/registry.ts";
+import { retry } from "../pipeline/runtime/retry.ts";
+import { startRunner, type RunnerHandle } from "../pipeline/runtime/runner.ts";
+import { ClickHouseClient } from "../pipeline/store/clickhouse.ts";
+import { ClickHouseCrawlStore } from "../pipeline/store/clickhouse-crawl-store.ts";
+import { ClickHousePageCache } from "../pipeline/store/clickhouse-page-cache.ts";
+import type { AuthStore } from "../pipeline/store/auth-store.ts";
+import { ClickHouseAuthStore } from "../pipeline/store/clickhouse-auth-store.ts";
+import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
+import { EmbeddedAuthStore } from "../pipeline/store/embedded-auth-store.ts";
+import { EmbeddedCrawlStore } from "../pipeline/store/embedded-crawl-store.ts";
+import { migrate } from "../pipeline/store/migrations.ts";
+import { EmbeddedPageCache, type PageCache } from "../pipeline/store/page-cache.ts";
+import { raw } from "../pipeline/store/sql.ts";
+
+export interface Infrastructure {
+  bus: Bus;
+  store: CrawlStore;
+  /** Teams, API keys and the credit ledger. */
+  auth: AuthStore;
+  cache: PageCache;
+  run<T, B>(processor: Processor<T, B>): Promise<RunnerHandle>;
+  ready(): Promise<boolean>;
+  queueStats(): Promise<QueueStat[]>;
+  /** Every processor of this process is running. */
+  started?(): void;
+  close(): Promise<void>;
+}
+
+/** The infrastructure `config.mode` asks for; `client` names this process's Kafka client. */
+export function openInfrastructure(config: Config, log: Logger, clock: Clock, client: string): Promise<Infrastructure> {
+  return config.mode === "embedded" ? embeddedInfrastructure(config, log, clock) : clusterInfrastructure(config, log, client);
+}
+
+/** Kafka + ClickHouse: migrations and topics first (waiting for the servers), then a producer. */
+async function clusterInfrastructure(config: Config, log: Logger, client: string): Promise<Infrastructure> {
+  const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase });
+  const patient = { retries: 20, initialMs: 250, maxMs: 3000, retriable: () => true, onRetry: (err: unknown, attempt: number) => log.warn({ err: (err as Error).message, attempt }, "waiting for infrastructure") };
+  await retry(() => migrate(ch), patient);
+  const kafka = createKafka(config, client, log);
+  await retry(() => ensureTopics(kafka, config, log), patient);
+  const registry = config.schemaRegistryUrl ? await retry(() => connectRegistry(config.schemaRegistryUrl, config.topicPrefix, log), { ...patient, retriable: (err) => !(err instanceof TrawlError) || err.retriable }) : undefined;
+  const bus = new KafkaBus(kafka, config.topicPrefix, registry);
+  await bus.connect();
+  const cache = new ClickHousePageCache(ch, log);
+  return {
+    bus,
+    store: new ClickHouseCrawlStore(ch),
+    auth: new ClickHouseAuthStore(ch),
+    cache,
+    run: (processor) => startRunner({ kafka, bus, config, log }, processor),
+    ready: async () => (await ch.query(raw("SELECT 1 AS ok"))).length === 1,
+    queueStats: () => kafkaQueueStats(kafka, config),
+    close: async () => {
+      await cache.close();
+      await bus.close();
+    },
+  };
+}
+
+/** No server: the in-process bus and the on-disk store under DATA_DIR. */
+async function embeddedInfrastructure(config: Config, log: Logger, clock: Clock): Promise<Infrastructure> {
+  const dir = resolve(config.dataDir);
+  const bus = await EmbeddedBus.open({ partitions: config.embeddedPartitions, dir, log });
+  const store = await EmbeddedCrawlStore.open(dir, clock.now());
+  const cache = await EmbeddedPageCache.open(dir, clock.now() - config.cacheMaxAgeMs);
+  const auth = await EmbeddedAuthStore.open(dir);
+  log.info({ dataDir: dir }, "embedded mode: no Kafka, no ClickHouse");
+  if (config.schemaRegistryUrl) log.warn({ schemaRegistryUrl: config.schemaRegistryUrl }, "SCHEMA_REGISTRY_URL is ignored in embedded mode (no Kafka topics)");
+  return {
+    bus,
+    store,
+    auth,
+    cache,
+    run: async (processor) => bus.consume(processor, log),
+    ready: async () => true,
+    queueStats: () => bus.queueStats(),
+    started: () => bus.trimUnconsumed(),
+    close: async () => {
+      await bus.close();
+      await store.close();
+      await cache.close();
+      await auth.close();
+    },
+  };
+}

@@ -1,0 +1,88 @@
+// `trawl <role> | crawl | scrape | config`: the command line. Parses the configuration, starts the roles, and stops
+// them on SIGTERM/SIGINT after draining in-flight work.
+import { configTable, ConfigError, loadConfig, type Config } from "../pipeline/runtime/config.ts";
+import { createLogger } from "../pipeline/runtime/logger.ts";
+import { ROLES, start, type RoleName, type Running } from "./start.ts";
+
+const USAGE = `usage: trawl <role> | trawl crawl <url> [options] | trawl scrape <url>
+
+commands:
+  crawl <url>    crawl a site to files, in this process, no server needed (trawl crawl --help)
+  scrape <url>   print one page's document as JSON
+  keys ...       API keys of teams: create, list, revoke (trawl keys --help)
+  teams ...      teams: list, credits
+
+roles:
+  all            every role in one process (add --embedded: no Kafka, no ClickHouse)
+  api            HTTP API (POST/GET/DELETE /v2/crawl)
+  frontier       crawl state machine over frontier.inbox
+  fetch-render   fetches pages (fetch.tasks -> pages.fetched)
+  convert        HTML -> markdown, links, metadata (pages.fetched -> crawl.pages)
+  sink           stores documents (crawl.pages -> ClickHouse)
+  webhook-emit   signed webhooks with retries (crawl.events -> webhook.deliveries -> HTTP)
+  config         print the configuration variables as a markdown table
+
+Configuration comes from environment variables; see README.md.`;
+
+export async function main(argv: string[]): Promise<void> {
+  const embedded = argv.includes("--embedded");
+  argv = argv.filter((a) => a !== "--embedded");
+  const role = argv[0];
+  if (!role || role === "--help" || role === "-h" || role === "help") {
+    console.log(USAGE);
+    return;
+  }
+  if (role === "config") {
+    console.log(configTable());
+    return;
+  }
+  if (role === "keys" || role === "teams") {
+    process.exitCode = await (await import("./commands/keys-command.ts")).keysCommand(role, argv.slice(1), process.env, embedded);
+    return;
+  }
+  if (role === "crawl" || role === "scrape") {
+    const command = role === "crawl" ? (await import("./commands/crawl-command.ts")).crawlCommand : (await import("./commands/scrape-command.ts")).scrapeCommand;
+    process.exitCode = await command(argv.slice(1), process.env);
+    return;
+  }
+  const roles: RoleName[] = role === "all" ? [...ROLES] : ROLES.includes(role as RoleName) ? [role as RoleName] : [];
+  if (roles.length === 0) {
+    console.error(`unknown role "${role}"\n\n${USAGE}`);
+    process.exitCode = 2;
+    return;
+  }
+  let config: Config;
+  try {
+    config = loadConfig(process.env, embedded ? { mode: "embedded" } : {});
+  } catch (err) {
+    console.error((err as Error).message);
+    process.exitCode = 2;
+    return;
+  }
+  const log = createLogger(config.logLevel, { role });
+  let running: Running;
+  try {
+    running = await start(roles, config, log);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exitCode = 2;
+      return;
+    }
+    log.fatal({ err }, "could not start");
+    process.exitCode = 1;
+    return;
+  }
+  const shutdown = (signal: string) => {
+    log.info({ signal }, "signal received");
+    running.stop().then(
+      () => process.exit(0),
+      (err) => {
+        log.error({ err }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGTERM", () => shutdown("SIGTERM"));
+  process.once("SIGINT", () => shutdown("SIGINT"));
+}

@@ -1,0 +1,129 @@
+// The wiring of each role: which processors it runs and with which ports. start.ts calls the ones asked for.
+import type { Server } from "node:http";
+import type { WebSocketServer } from "ws";
+import { createApp } from "../api/app.ts";
+import { ApiEventsProcessor, EventHub } from "../api/event-hub.ts";
+import { attachWatch } from "../api/ws.ts";
+import { ConvertProcessor } from "../pipeline/convert/convert.ts";
+import { pageConverter } from "../pipeline/convert/converter.ts";
+import type { ConvertPool } from "../pipeline/convert/worker-pool.ts";
+import { FetchRenderProcessor } from "../pipeline/fetch-render/fetch-render.ts";
+import { LoadGuard, systemSampler } from "../pipeline/fetch-render/load-guard.ts";
+import { Politeness } from "../pipeline/fetch-render/politeness.ts";
+import { RobotsCache } from "../pipeline/fetch-render/robots.ts";
+import { FrontierProcessor } from "../pipeline/frontier/frontier.ts";
+import type { Clock } from "../pipeline/runtime/clock.ts";
+import type { Config } from "../pipeline/runtime/config.ts";
+import { RETENTION_MS } from "../pipeline/runtime/constants.ts";
+import type { Logger } from "../pipeline/runtime/logger.ts";
+import type { RunnerHandle } from "../pipeline/runtime/runner.ts";
+import { SinkProcessor } from "../pipeline/sink/sink.ts";
+import { CancelCache } from "../pipeline/store/cancel-cache.ts";
+import { ledgerRows } from "../pipeline/usecases/credits.ts";
+import { TeamAccess } from "../pipeline/usecases/team-access.ts";
+import { WebhookDeliverer } from "../pipeline/webhook-emit/deliverer.ts";
+import { WebhookEmitter } from "../pipeline/webhook-emit/emitter.ts";
+import type { Infrastructure } from "./infrastructure.ts";
+import { pageFetcher, webhookAgent } from "./ports.ts";
+
+/** What the roles of one process share while they are wired, and what they leave to stop. */
+export interface Wiring {
+  config: Config;
+  log: Logger;
+  clock: Clock;
+  infra: Infrastructure;
+  /** One convert pool per process, shared by the convert stage and POST /v2/scrape (null: convert in-line). */
+  pool: ConvertPool | null;
+  runners: RunnerHandle[];
+  closers: (() => Promise<void>)[];
+}
+
+const cacheDeps = (w: Wiring) => ({ cache: w.infra.cache, cacheMaxAgeMs: w.config.cacheMaxAgeMs, now: () => w.clock.now(), log: w.log });
+
+export async function startFrontier(w: Wiring): Promise<void> {
+  const { infra, clock, log, config } = w;
+  w.runners.push(await infra.run(new FrontierProcessor({ store: infra.store, clock, log })));
+  // retention: results are served for 24 h after a crawl ended, then deleted
+  const sweep = setInterval(() => {
+    // expiring crawls' credits go to the ledger first, so that a team's usage outlives its results
+    infra.store.deleteExpired(clock.now(), RETENTION_MS, (crawls) => infra.auth.recordUsage(ledgerRows(crawls, clock.now()))).then(
+      (ids) => ids.length && log.info({ crawls: ids.length }, "expired crawls deleted"),
+      (err) => log.warn({ err: (err as Error).message }, "retention sweep failed; will retry"),
+    );
+    infra.cache.deleteBefore(clock.now() - config.cacheMaxAgeMs).catch((err) => log.warn({ err: (err as Error).message }, "page cache sweep failed; will retry"));
+  }, config.retentionSweepMs);
+  sweep.unref();
+  w.closers.push(async () => clearInterval(sweep));
+}
+
+export async function startFetchRender(w: Wiring): Promise<void> {
+  const { infra, clock, log, config } = w;
+  const fetcher = pageFetcher(config);
+  w.closers.push(() => fetcher.close());
+  const processor = new FetchRenderProcessor({
+    fetcher,
+    robots: new RobotsCache({ fetcher, ttlMs: config.robotsCacheTtlMs, timeoutMs: Math.min(config.fetchTimeoutMs, 10_000), now: clock.now }),
+    politeness: new Politeness(clock.now),
+    cancels: new CancelCache(infra.store, 1000, clock.now),
+    log,
+    defaultTimeoutMs: config.fetchTimeoutMs,
+    retries: config.fetchRetries,
+    retryAfterMaxMs: config.retryAfterMaxMs,
+    robotsUserAgent: config.robotsUserAgent,
+    hostMaxConcurrency: config.hostMaxConcurrency,
+    hostDelayMs: config.hostDelayMs,
+    maxSitemaps: config.maxSitemaps,
+    cache: infra.cache,
+    cacheMaxAgeMs: config.cacheMaxAgeMs,
+    now: () => clock.now(),
+    load: new LoadGuard({
+      maxCpu: config.maxCpu, maxRam: config.maxRam, sample: systemSampler(),
+      onOverload: (s) => log.warn({ cpu: +s.cpu.toFixed(2), ram: +s.ram.toFixed(2), maxCpu: config.maxCpu, maxRam: config.maxRam }, "machine above MAX_CPU/MAX_RAM: no new page until it drops"),
+    }),
+  }, config.fetchConcurrency);
+  w.runners.push(await infra.run(processor));
+}
+
+export async function startConvert(w: Wiring): Promise<void> {
+  w.runners.push(await w.infra.run(new ConvertProcessor(w.pool, w.config.convertWorkers)));
+}
+
+export async function startSink(w: Wiring): Promise<void> {
+  const { infra, clock, log } = w;
+  w.runners.push(await infra.run(new SinkProcessor({ store: infra.store, cancels: new CancelCache(infra.store, 0, clock.now), clock, log })));
+}
+
+export async function startWebhookEmit(w: Wiring): Promise<void> {
+  const { infra, clock, log, config } = w;
+  if (!config.webhookSecret) log.warn("SELF_HOSTED_WEBHOOK_HMAC_SECRET is empty: webhooks are sent without a signature");
+  const agent = webhookAgent(config);
+  w.closers.push(() => agent.close());
+  w.runners.push(await infra.run(new WebhookEmitter({ store: infra.store, clock, log, secret: config.webhookSecret })));
+  w.runners.push(await infra.run(new WebhookDeliverer({
+    agent, store: infra.store, clock, log, allowLocal: config.allowLocalWebhooks, timeoutMs: config.webhookTimeoutMs,
+    maxAttempts: config.webhookMaxAttempts, retryDelaysMs: config.webhookRetryDelaysMs,
+  })));
+}
+
+/** The HTTP and WebSocket API, listening on HOST:PORT. */
+export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSocketServer }> {
+  const { infra, clock, log, config } = w;
+  const hub = new EventHub();
+  w.runners.push(await infra.run(new ApiEventsProcessor(hub)));
+  const access = config.useDbAuthentication ? new TeamAccess({ store: infra.store, auth: infra.auth, cacheTtlMs: config.authCacheTtlMs, now: () => clock.now() }) : undefined;
+  if (access) log.info({ cacheTtlMs: config.authCacheTtlMs }, "authentication on: every /v2 request needs a team's API key");
+  else log.warn("USE_DB_AUTHENTICATION is false: authentication is bypassed, every request is accepted");
+  const fetcher = pageFetcher(config);
+  w.closers.push(() => fetcher.close());
+  const app = createApp({
+    config, store: infra.store, bus: infra.bus, clock, log, ready: () => infra.ready(), fetcher, convert: pageConverter(w.pool),
+    cache: cacheDeps(w), queueStats: () => infra.queueStats(), authStore: infra.auth, ...(access ? { access } : {}),
+  });
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = app.listen(config.port, config.host, () => resolve(s));
+    s.once("error", reject);
+  });
+  const wss = attachWatch(server, { store: infra.store, hub, clock, log, ...(access ? { access } : {}) });
+  log.info({ address: server.address() }, "api listening");
+  return { server, wss };
+}

@@ -1,0 +1,79 @@
+// start(roles, config, log): runs the given roles in this process on the infrastructure of config.mode, until stop().
+// Used by `trawl <role>` (main.ts), `trawl crawl` and the tests.
+import type { Server } from "node:http";
+import type { WebSocketServer } from "ws";
+import { ConvertPool } from "../pipeline/convert/worker-pool.ts";
+import type { Bus } from "../pipeline/runtime/bus.ts";
+import { systemClock, type Clock } from "../pipeline/runtime/clock.ts";
+import { ConfigError, type Config } from "../pipeline/runtime/config.ts";
+import type { Logger } from "../pipeline/runtime/logger.ts";
+import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
+import { openInfrastructure } from "./infrastructure.ts";
+import { startApi, startConvert, startFetchRender, startFrontier, startSink, startWebhookEmit, type Wiring } from "./roles.ts";
+
+export const ROLES = ["api", "frontier", "fetch-render", "convert", "sink", "webhook-emit"] as const;
+export type RoleName = (typeof ROLES)[number];
+
+export interface Running {
+  config: Config;
+  log: Logger;
+  store: CrawlStore;
+  bus: Bus;
+  clock: Clock;
+  /** The API server when the api role runs. */
+  server?: Server;
+  stop(): Promise<void>;
+}
+
+/** Settings that are valid one by one but not together; refused before anything starts. */
+function checkSettings(roles: readonly RoleName[], config: Config): void {
+  const loopback = /^(127\.|::1$|localhost$)/.test(config.host);
+  if (roles.includes("api") && config.adminKey === "CHANGEME" && !loopback) {
+    throw new ConfigError(`config: BULL_AUTH_KEY is the default "CHANGEME" while HOST=${config.host} is not a loopback address; set a secret key for the queue admin UI`);
+  }
+  if (roles.includes("api") && !config.useDbAuthentication && !loopback && !config.allowUnauthenticatedPublicHost) {
+    throw new ConfigError(`config: HOST=${config.host} is not a loopback address while USE_DB_AUTHENTICATION=false: anyone who reaches the port could read and cancel every crawl. Set USE_DB_AUTHENTICATION=true (and create keys with npx trawl keys create), or ALLOW_UNAUTHENTICATED_PUBLIC_HOST=true to accept that`);
+  }
+}
+
+/** Starts the given roles in this process. */
+export async function start(roles: readonly RoleName[], config: Config, log: Logger): Promise<Running> {
+  checkSettings(roles, config);
+  const clock = systemClock;
+  const infra = await openInfrastructure(config, log, clock, roles.length === 1 ? (roles[0] as string) : "all");
+  const needsPool = (roles.includes("convert") || roles.includes("api")) && config.convertWorkers > 0;
+  const w: Wiring = { config, log, clock, infra, pool: needsPool ? new ConvertPool({ size: config.convertWorkers, timeoutMs: config.convertTimeoutMs }) : null, runners: [], closers: [] };
+  const pool = w.pool;
+  if (pool) w.closers.push(() => pool.close());
+
+  if (roles.includes("frontier")) await startFrontier(w);
+  if (roles.includes("fetch-render")) await startFetchRender(w);
+  if (roles.includes("convert")) await startConvert(w);
+  if (roles.includes("sink")) await startSink(w);
+  if (roles.includes("webhook-emit")) await startWebhookEmit(w);
+  const api = roles.includes("api") ? await startApi(w) : undefined;
+  infra.started?.();
+
+  let stopped = false;
+  return {
+    config, log, store: infra.store, bus: infra.bus, clock, ...(api ? { server: api.server } : {}),
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      log.info("shutting down: draining in-flight work");
+      if (api) await closeApi(api.server, api.wss);
+      await Promise.all(w.runners.map((r) => r.stop()));
+      await infra.close();
+      for (const close of w.closers) await close();
+      log.info("stopped");
+    },
+  };
+}
+
+/** Stops accepting: WebSocket watchers are told the server is going away, then the HTTP server closes. */
+async function closeApi(server: Server, wss: WebSocketServer): Promise<void> {
+  for (const client of wss.clients) client.close(1001, JSON.stringify({ type: "error", error: "server shutting down" }));
+  wss.close();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeAllConnections?.();
+}

@@ -1,0 +1,18 @@
+// Values every layer shares (api, stages, store, the composition root). Error codes live in errors.ts.
+
+/** Results of a crawl or a scrape are served this long after it ended, then deleted. */
+export const RETENTION_MS = 24 * 60 * 60 * 1000;
+
+/** Prefix of the pseudo crawl id under which a single-page scrape's document is stored. */
+export const SCRAPE_JOB_PREFIX = "scrape:";
+
+/** The team of every caller when authentication is off (the anchor's name). */
+export const TEAM_BYPASS = "bypass";
+
+/**
+ * The store id of a single-page scrape (GET /v2/scrape/:id reads it back). It names the team, so another team's
+ * scrape is not found; the "bypass" team (authentication off) keeps the id it always had.
+ */
+export const scrapeJobId = (teamId: string, scrapeId: string) => (teamId === TEAM_BYPASS ? `${SCRAPE_JOB_PREFIX}${scrapeId}` : `${SCRAPE_JOB_PREFIX}${teamId}:${scrapeId}`);
+
+export const isScrapeJob = (id: string) => id.startsWith(SCRAPE_JOB_PREFIX);
