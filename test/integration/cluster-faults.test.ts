@@ -149,5 +149,8 @@ it("completes exactly, once, after kill -9 of a replica of each stage, a Kafka r
     expect(rows[0]).toEqual({ rows: site.paths.length, keys: site.paths.length, seqs: site.paths.length });
   }
   const refetched = [...site.hits].filter(([, n]) => n > CRAWLS).length;
-  mark(`${expected} pages stored once; ${refetched} paths fetched more than once per crawl (at-least-once after the kills)`);
+  const restarted = procs.count("consumer running again after a crash");
+  const forgotten = procs.count("of partitions moved away forgotten");
+  mark(`${expected} pages stored once; ${refetched} paths fetched more than once per crawl (at-least-once after the kills); ` +
+    `${restarted} consumers started again after a non-retriable crash; ${forgotten} caches dropped for partitions that moved away`);
 }, 600_000);

@@ -68,16 +68,25 @@ export class RoleProcesses {
     );
   }
 
+  /** Lines of every log that contain `text`. */
+  count(text: string): number {
+    return this.all.reduce((n, p) => n + read(p.log).split("\n").filter((l) => l.includes(text)).length, 0);
+  }
+
   /** The last lines of every log, for a failure message. */
   logs(lines = 15): string {
     return this.all.map((p) => `--- ${p.name} (${p.log})\n${tail(p.log, lines)}`).join("\n");
   }
 }
 
-function tail(file: string, lines = 30): string {
+function read(file: string): string {
   try {
-    return readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
+    return readFileSync(file, "utf8");
   } catch {
-    return "(no log)";
+    return ""; // the process has not written yet
   }
+}
+
+function tail(file: string, lines = 30): string {
+  return read(file).trimEnd().split("\n").slice(-lines).join("\n") || "(no log)";
 }
