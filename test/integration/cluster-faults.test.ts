@@ -83,7 +83,7 @@ it("completes exactly, once, after kill -9 of a replica of each stage, a Kafka r
   procs.spawn("api");
   procs.spawn("webhook-emit");
   for (const role of SCALED) for (const i of [0, 1]) procs.spawn(role, i);
-  await until("the API to be ready", 90_000, async () => (await fetch(`${api}/ready`).catch(() => undefined))?.status === 200);
+  await until("the API to be ready", 180_000, async () => (await fetch(`${api}/ready`).catch(() => undefined))?.status === 200);
   mark("every role started");
 
   const ids: string[] = [];
