@@ -34,6 +34,8 @@ export interface Infrastructure {
   queueStats(): Promise<QueueStat[]>;
   /** Every processor of this process is running. */
   started?(): void;
+  /** A crash left the embedded logs damaged (torn writes, lost records): running crawls must be resumed. */
+  damaged?: boolean;
   close(): Promise<void>;
 }
 
@@ -75,6 +77,8 @@ async function embeddedInfrastructure(config: Config, log: Logger, clock: Clock)
   const store = await EmbeddedCrawlStore.open(dir, clock.now());
   const cache = await EmbeddedPageCache.open(dir, clock.now() - config.cacheMaxAgeMs);
   const auth = await EmbeddedAuthStore.open(dir);
+  const damaged = bus.damage.tornBytes + bus.damage.missingOffsets + store.repairedBytes > 0;
+  if (damaged) log.warn({ ...bus.damage, storeTornBytes: store.repairedBytes }, "the last run ended in the middle of a write: repaired; running crawls will be resumed");
   log.info({ dataDir: dir }, "embedded mode: no Kafka, no ClickHouse");
   if (config.schemaRegistryUrl) log.warn({ schemaRegistryUrl: config.schemaRegistryUrl }, "SCHEMA_REGISTRY_URL is ignored in embedded mode (no Kafka topics)");
   return {
@@ -86,6 +90,7 @@ async function embeddedInfrastructure(config: Config, log: Logger, clock: Clock)
     ready: async () => true,
     queueStats: () => bus.queueStats(),
     started: () => bus.trimUnconsumed(),
+    damaged,
     close: async () => {
       await bus.close();
       await store.close();

@@ -21,7 +21,7 @@ import { SinkProcessor } from "../pipeline/sink/sink.ts";
 import { CancelCache } from "../pipeline/store/cancel-cache.ts";
 import { ledgerRows } from "../pipeline/usecases/credits.ts";
 import { TeamAccess } from "../pipeline/usecases/team-access.ts";
-import { WebhookDeliverer } from "../pipeline/webhook-emit/deliverer.ts";
+import { WebhookDeliverer, WebhookRetrier } from "../pipeline/webhook-emit/deliverer.ts";
 import { WebhookEmitter } from "../pipeline/webhook-emit/emitter.ts";
 import type { Infrastructure } from "./infrastructure.ts";
 import { pageFetcher, webhookAgent } from "./ports.ts";
@@ -35,6 +35,8 @@ export interface Wiring {
   /** One convert pool per process, shared by the convert stage and POST /v2/scrape (null: convert in-line). */
   pool: ConvertPool | null;
   runners: RunnerHandle[];
+  /** Run first when the process stops, before the consume loops drain (e.g. wake what waits for a due time). */
+  beforeStop: (() => void)[];
   closers: (() => Promise<void>)[];
 }
 
@@ -99,10 +101,14 @@ export async function startWebhookEmit(w: Wiring): Promise<void> {
   const agent = webhookAgent(config);
   w.closers.push(() => agent.close());
   w.runners.push(await infra.run(new WebhookEmitter({ store: infra.store, clock, log, secret: config.webhookSecret })));
-  w.runners.push(await infra.run(new WebhookDeliverer({
+  const delivery = {
     agent, store: infra.store, clock, log, allowLocal: config.allowLocalWebhooks, timeoutMs: config.webhookTimeoutMs,
     maxAttempts: config.webhookMaxAttempts, retryDelaysMs: config.webhookRetryDelaysMs,
-  })));
+  };
+  const retrier = new WebhookRetrier(delivery);
+  w.beforeStop.push(() => retrier.prepareStop());
+  w.runners.push(await infra.run(new WebhookDeliverer(delivery)));
+  w.runners.push(await infra.run(retrier));
 }
 
 /** The HTTP and WebSocket API, listening on HOST:PORT. */

@@ -8,6 +8,7 @@ import { systemClock, type Clock } from "../pipeline/runtime/clock.ts";
 import { ConfigError, type Config } from "../pipeline/runtime/config.ts";
 import type { Logger } from "../pipeline/runtime/logger.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
+import { keys } from "../pipeline/topology.ts";
 import { openInfrastructure } from "./infrastructure.ts";
 import { startApi, startConvert, startFetchRender, startFrontier, startSink, startWebhookEmit, type Wiring } from "./roles.ts";
 
@@ -42,7 +43,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   const clock = systemClock;
   const infra = await openInfrastructure(config, log, clock, roles.length === 1 ? (roles[0] as string) : "all");
   const needsPool = (roles.includes("convert") || roles.includes("api")) && config.convertWorkers > 0;
-  const w: Wiring = { config, log, clock, infra, pool: needsPool ? new ConvertPool({ size: config.convertWorkers, timeoutMs: config.convertTimeoutMs }) : null, runners: [], closers: [] };
+  const w: Wiring = { config, log, clock, infra, pool: needsPool ? new ConvertPool({ size: config.convertWorkers, timeoutMs: config.convertTimeoutMs }) : null, runners: [], beforeStop: [], closers: [] };
   const pool = w.pool;
   if (pool) w.closers.push(() => pool.close());
 
@@ -53,6 +54,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   if (roles.includes("webhook-emit")) await startWebhookEmit(w);
   const api = roles.includes("api") ? await startApi(w) : undefined;
   infra.started?.();
+  if (infra.damaged && roles.includes("frontier")) await resumeCrawls(w);
 
   let stopped = false;
   return {
@@ -62,12 +64,20 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
       stopped = true;
       log.info("shutting down: draining in-flight work");
       if (api) await closeApi(api.server, api.wss);
+      for (const prepare of w.beforeStop) prepare();
       await Promise.all(w.runners.map((r) => r.stop()));
       await infra.close();
       for (const close of w.closers) await close();
       log.info("stopped");
     },
   };
+}
+
+/** After a crash damaged the embedded logs: every running crawl gets its queued fetch tasks again (the frontier). */
+async function resumeCrawls(w: Wiring): Promise<void> {
+  const ids = await w.infra.store.runningCrawlIds();
+  await w.infra.bus.produce(ids.map((crawlId) => ({ topic: "frontier.inbox" as const, key: keys.crawl(crawlId), value: { type: "ResumeRequested", crawlId } })));
+  w.log.warn({ crawls: ids.length }, "running crawls resumed after a crash");
 }
 
 /** Stops accepting: WebSocket watchers are told the server is going away, then the HTTP server closes. */

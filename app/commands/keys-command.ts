@@ -23,7 +23,7 @@ key (0: no limit). A key is printed once; only its hash is kept. Revocation take
 
 async function openAuthStore(config: Config): Promise<{ store: AuthStore; close(): Promise<void> }> {
   if (config.mode === "embedded") {
-    const store = await EmbeddedAuthStore.open(resolve(config.dataDir));
+    const store = await EmbeddedAuthStore.open(resolve(config.dataDir), { repair: false });
     return { store, close: () => store.close() };
   }
   const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase });

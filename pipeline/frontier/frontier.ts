@@ -8,7 +8,8 @@ import type { Clock } from "../runtime/clock.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { CrawlStore, ErrorRow, UrlRow } from "../store/crawl-store.ts";
 import { PartitionCache } from "../runtime/partition-cache.ts";
-import { reduce, restore, toRecord, type CrawlState } from "./reducer.ts";
+import { reduce, restore, resume, toRecord, type CrawlState } from "./reducer.ts";
+import { URL_STATE } from "../store/crawl-store.ts";
 import { processorIdentity } from "../topology.ts";
 
 interface Batch {
@@ -54,9 +55,17 @@ export class FrontierProcessor implements Processor<FrontierInboxMessage, Batch>
   }
 
   async handle(msg: Consumed<FrontierInboxMessage>, batch: Batch): Promise<Emission[]> {
-    const event = msg.value;
+    let event = msg.value;
     let state = this.states.get(event.crawlId) ?? null;
     if (!state) state = await this.load(event.crawlId);
+    if (event.type === "ResumeRequested") {
+      if (state) return this.resume(state, msg.partition, batch);
+      // the frontier never saw the crawl: its CrawlRequested was lost with the API's write; ask again from the record
+      const record = await this.store.getCrawl(event.crawlId);
+      if (!record || record.status !== "scraping") return [];
+      event = { type: "CrawlRequested", crawlId: record.crawlId, url: record.url, options: record.options, createdAt: record.createdAt, teamId: record.teamId, webhook: record.webhook };
+      this.log.warn({ crawlId: record.crawlId }, "crawl request lost in a crash: requested again from its record");
+    }
     if (!state && event.type !== "CrawlRequested") {
       this.log.warn({ crawlId: event.crawlId, type: event.type, partition: msg.partition, offset: msg.offset }, "event for an unknown crawl ignored");
       return [];
@@ -79,6 +88,19 @@ export class FrontierProcessor implements Processor<FrontierInboxMessage, Batch>
   onPartitionsAssigned(partitions: number[]): void {
     const dropped = this.states.retain(partitions);
     if (dropped) this.log.info({ dropped, partitions }, "crawl states of partitions moved away forgotten");
+  }
+
+  /** ResumeRequested: the fetch tasks of the queued URLs again (from the store, which has their URLs). */
+  private async resume(state: CrawlState, partition: number, batch: Batch): Promise<Emission[]> {
+    const queued = (await this.store.loadUrls(state.crawlId)).filter((r) => r.state === URL_STATE.queued);
+    const step = resume(state, queued, this.clock.now());
+    if (step.changed) {
+      state.version++;
+      batch.dirty.add(state.crawlId);
+    }
+    this.states.set(state.crawlId, partition, state);
+    this.log.warn({ crawlId: state.crawlId, tasks: step.emissions.length }, "crawl resumed after a crash: fetch tasks of its queued URLs sent again");
+    return step.emissions;
   }
 
   /** After phase 0 (fetch tasks, started): persist; phase 1 (crawl.completed, failed, cancelled) follows, so whoever

@@ -148,6 +148,14 @@ export class ClickHouseCrawlStore implements CrawlStore {
     return ids;
   }
 
+  async runningCrawlIds(): Promise<string[]> {
+    const rows = await this.ch.query<{ crawl_id: string }>(
+      sql`SELECT crawl_id FROM ${this.t("crawls")} GROUP BY crawl_id HAVING argMax(status, version) = 'scraping'
+          AND crawl_id NOT IN (SELECT crawl_id FROM ${this.t("crawl_cancels")})`,
+    );
+    return rows.map((r) => r.crawl_id);
+  }
+
   async creditsByCrawl(teamId: string): Promise<Map<string, number>> {
     const rows = await this.ch.query<{ crawl_id: string; c: unknown }>(
       sql`SELECT crawl_id, argMax(credits_used, version) AS c FROM ${this.t("crawls")} WHERE team_id = ${teamId} GROUP BY crawl_id`,

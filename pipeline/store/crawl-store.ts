@@ -116,6 +116,8 @@ export interface CrawlStore {
    * `beforeDelete` sees the crawls about to go (e.g. to keep their credits in the ledger); when it throws, nothing is deleted.
    */
   deleteExpired(now: number, retentionMs: number, beforeDelete?: (crawls: ExpiredCrawl[]) => Promise<void>): Promise<string[]>;
+  /** Every crawl still running (not ended, not cancelled), of every team. */
+  runningCrawlIds(): Promise<string[]>;
   /** Credits used by each crawl of a team still in the store. */
   creditsByCrawl(teamId: string): Promise<Map<string, number>>;
   logDeliveries(rows: DeliveryRow[]): Promise<void>;

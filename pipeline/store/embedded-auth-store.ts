@@ -14,20 +14,31 @@ export class EmbeddedAuthStore implements AuthStore {
   private readonly ledger = new Map<string, Map<string, UsageRow>>();
   /** Bytes of the file applied so far: other processes (`trawl keys`) append to it too. */
   private readBytes = 0;
+  /** Reads of the file, one at a time (two at once would both apply the same bytes and count them twice). */
+  private reading: Promise<void> = Promise.resolve();
 
-  private constructor(dir: string | null) {
-    this.log = dir ? new AppendLog(join(dir, "store", "auth.jsonl")) : null;
+  private constructor(dir: string | null, repair: boolean) {
+    this.log = dir ? new AppendLog(join(dir, "store", "auth.jsonl"), { repair }) : null;
   }
 
-  /** Opens the store in `dir` (null: memory only). */
-  static async open(dir: string | null): Promise<EmbeddedAuthStore> {
-    const store = new EmbeddedAuthStore(dir);
+  /**
+   * Opens the store in `dir` (null: memory only). The server repairs a torn tail at start; `trawl keys` opens it
+   * with `repair: false`, as the running server may be appending at that moment.
+   */
+  static async open(dir: string | null, opts: { repair?: boolean } = {}): Promise<EmbeddedAuthStore> {
+    const store = new EmbeddedAuthStore(dir, opts.repair !== false);
     await store.refresh();
     return store;
   }
 
   /** Applies what was appended to the file since the last read (by this process or another one). */
-  private async refresh(): Promise<void> {
+  private refresh(): Promise<void> {
+    const next = this.reading.then(() => this.readNew());
+    this.reading = next.catch(() => undefined);
+    return next;
+  }
+
+  private async readNew(): Promise<void> {
     if (!this.log) return;
     const size = await stat(this.log.path).then((s) => s.size, () => 0);
     if (size <= this.readBytes) return;

@@ -284,6 +284,15 @@ export class EmbeddedCrawlStore implements CrawlStore {
     return ids;
   }
 
+  async runningCrawlIds(): Promise<string[]> {
+    return [...this.crawls.values()].filter((c) => c.status === "scraping" && !this.cancels.has(c.crawlId)).map((c) => c.crawlId);
+  }
+
+  /** Bytes of torn last records dropped when the files were opened (a crash in the middle of a write). */
+  get repairedBytes(): number {
+    return (this.journal?.repairedBytes ?? 0) + (this.docsLog?.repairedBytes ?? 0);
+  }
+
   async creditsByCrawl(teamId: string): Promise<Map<string, number>> {
     return new Map([...this.crawls.values()].filter((c) => c.teamId === teamId).map((c) => [c.crawlId, c.creditsUsed]));
   }
