@@ -153,4 +153,4 @@ it("completes exactly, once, after kill -9 of a replica of each stage, a Kafka r
   const forgotten = procs.count("of partitions moved away forgotten");
   mark(`${expected} pages stored once; ${refetched} paths fetched more than once per crawl (at-least-once after the kills); ` +
     `${restarted} consumers started again after a non-retriable crash; ${forgotten} caches dropped for partitions that moved away`);
-}, 600_000);
+}, 900_000);
