@@ -7,6 +7,8 @@ import { jsonBody } from "./body.ts";
 import { errorMiddleware, methodNotAllowed, routeNotFound } from "./errors.ts";
 import { crawlRoutes } from "./routes/crawl.ts";
 import { scrapeRoutes } from "./routes/scrape.ts";
+import { batchRoutes } from "./routes/batch.ts";
+import { extractRoutes } from "./routes/extract.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { adminKeyRoutes } from "./routes/admin-keys.ts";
 import { openApiRoutes } from "./routes/openapi.ts";
@@ -42,7 +44,7 @@ export function createApp(deps: ApiDeps): Koa {
   // every router of the API (api/openapi/routes.ts documents each of their routes; a unit test compares the two)
   const routers = [
     health, crawlRoutes({ ...deps, log }), adminRoutes({ ...deps, log }), adminKeyRoutes({ ...deps, log }), openApiRoutes(),
-    scrapeRoutes({ ...deps, log }),
+    batchRoutes({ ...deps, log }), scrapeRoutes({ ...deps, log }), extractRoutes({ ...deps, log }),
   ];
   for (const router of routers) app.use(router.routes());
   app.use((ctx) => {

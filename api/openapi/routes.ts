@@ -12,7 +12,7 @@ export interface RouteDoc {
   /** Koa form: `/v2/crawl/:id` */
   path: string;
   summary: string;
-  tag: "crawl" | "scrape" | "meta" | "admin";
+  tag: "crawl" | "scrape" | "batch" | "extract" | "meta" | "admin";
   /** JSON request body: a schema of schemas/ (validated against it), or a $defs entry of api-bodies.schema.json */
   body?: SchemaName | `api-bodies#${string}`;
   /** a valid body, shown in the document (and tried first by fuzzers, so that linked operations get real ids) */
@@ -115,5 +115,44 @@ export const routeDocs: RouteDoc[] = [
   {
     method: "get", path: "/admin/:key/teams", tag: "admin", summary: "List teams and their credits (needs BULL_AUTH_KEY)",
     responses: { 200: { description: "teams", body: "api-bodies#AdminTeams" }, 404: error("wrong key, or no database authentication"), ...SERVER },
+  },
+  {
+    method: "post", path: "/v2/crawl/params-preview", tag: "crawl", summary: "Crawl options generated from a prompt (needs an LLM)", body: "params-preview-request",
+    responses: { 200: { description: "generated options", body: "api-bodies#ParamsPreview" }, ...BODY, ...AUTH, ...SERVER },
+  },
+  {
+    method: "post", path: "/v2/batch/scrape", tag: "batch", summary: "Submit a batch scrape", body: "batch-scrape-request",
+    example: { urls: ["https://example.com/a", "https://example.com/b"], formats: ["markdown"] },
+    responses: {
+      200: {
+        description: "accepted", body: "api-bodies#CrawlStarted",
+        links: Object.fromEntries(["GET /v2/batch/scrape/:id", "DELETE /v2/batch/scrape/:id", "GET /v2/batch/scrape/:id/errors"].map((op) => [op.replace(/\W+/g, "_"), { operation: op, parameters: { id: "$response.body#/id" } }])),
+      },
+      ...BODY, ...CREDITS, ...SERVER,
+    },
+  },
+  {
+    method: "get", path: "/v2/batch/scrape/:id", tag: "batch", summary: "Status and documents of a batch scrape (paged)", params: uuid,
+    query: {
+      skip: { type: "integer", minimum: 0, description: "first document (seq) of the chunk" },
+      limit: { type: "integer", minimum: 1, maximum: 1000, description: "documents in the chunk" },
+    },
+    responses: { 200: { description: "status and a chunk of documents", body: "api-bodies#CrawlStatus" }, 400: error("invalid id or pagination"), 404: error("unknown or expired batch"), ...AUTH, ...SERVER },
+  },
+  {
+    method: "delete", path: "/v2/batch/scrape/:id", tag: "batch", summary: "Cancel a batch scrape", params: uuid,
+    responses: { 200: { description: "cancelled", body: "api-bodies#CrawlCancelled" }, 400: error("invalid id"), 404: error("unknown batch"), 409: error("the batch already ended"), ...AUTH, ...SERVER },
+  },
+  {
+    method: "get", path: "/v2/batch/scrape/:id/errors", tag: "batch", summary: "Pages of a batch scrape that failed", params: uuid,
+    responses: { 200: { description: "errors", body: "api-bodies#CrawlErrors" }, 400: error("invalid id"), 404: error("unknown batch"), ...AUTH, ...SERVER },
+  },
+  {
+    method: "post", path: "/v2/extract", tag: "extract", summary: "Start an extraction (needs an LLM)", body: "extract-request",
+    responses: { 200: { description: "accepted", body: "api-bodies#ExtractStarted", links: { status: { operation: "GET /v2/extract/:id", parameters: { id: "$response.body#/id" } } } }, ...BODY, ...CREDITS, ...SERVER },
+  },
+  {
+    method: "get", path: "/v2/extract/:id", tag: "extract", summary: "Status and result of an extraction", params: uuid,
+    responses: { 200: { description: "status", body: "api-bodies#ExtractStatus" }, 400: error("invalid id"), 404: error("unknown extraction"), ...AUTH, ...SERVER },
   },
 ];
