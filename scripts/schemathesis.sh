@@ -23,6 +23,6 @@ install() {
 
 case "${1:-}" in
   install) install ;;
-  run) shift; install; exec "$VENV/bin/schemathesis" run "$@" ;;
+  run) shift; install; exec "$VENV/bin/schemathesis" ${SCHEMATHESIS_CONFIG:+--config-file "$SCHEMATHESIS_CONFIG"} run "$@" ;;
   *) echo "usage: schemathesis.sh install | run <args>" >&2; exit 2 ;;
 esac

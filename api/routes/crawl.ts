@@ -18,6 +18,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DEFAULT_PAGE_DOCS = 100;
 /** /v2/crawl/active and /v2/crawl/ongoing list the running crawls (GET only); they are not crawl ids */
 const LISTS = ["active", "ongoing"];
+/** Fixed paths under /v2/crawl/ and their methods: another method there is a 405, not a lookup of a crawl id */
+const FIXED: Record<string, string[]> = { active: ["GET", "HEAD"], ongoing: ["GET", "HEAD"], "params-preview": ["POST"] };
+function notAnId(ctx: Context, base: string): void {
+  const allowed = base === "/v2/crawl" ? FIXED[String(ctx.params.id)] : undefined;
+  if (allowed && !allowed.includes(ctx.method)) throw methodNotAllowed(ctx, allowed);
+}
 
 /** The `:id` of the path, which must be a UUID. */
 export function jobId(ctx: Context): string {
@@ -61,6 +67,7 @@ export function jobRoutes(router: Router, deps: ApiDeps, base: string): void {
   }
 
   router.get(`${base}/:id`, async (ctx) => {
+    notAnId(ctx, base);
     const id = jobId(ctx);
     const { skip, limit } = pagination(ctx.query);
     const crawl = await readable(ctx, id);
@@ -73,7 +80,7 @@ export function jobRoutes(router: Router, deps: ApiDeps, base: string): void {
 
   router.delete(`${base}/:id`, async (ctx) => {
     // /v2/crawl/active and /ongoing are lists (GET only), not crawl ids
-    if (base === "/v2/crawl" && LISTS.includes(String(ctx.params.id))) throw methodNotAllowed(ctx, ["GET", "HEAD"]);
+    notAnId(ctx, base);
     const id = jobId(ctx);
     const crawl = await store.getCrawl(id);
     if (!crawl || crawl.teamId !== ctx.state.teamId) throw cancelError(404, "Job not found");

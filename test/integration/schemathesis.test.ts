@@ -35,7 +35,7 @@ it("Schemathesis finds no 5xx, no undocumented answer and no accepted invalid in
     "--max-examples", process.env.SCHEMATHESIS_MAX_EXAMPLES ?? "30", "--seed", process.env.SCHEMATHESIS_SEED ?? "20261122", "--workers", "1", "--request-timeout", "30",
     "--suppress-health-check", "all", "--no-color",
   ];
-  const env = { ...process.env, SCHEMATHESIS_HOOKS: "schemathesis_hooks", PYTHONPATH: import.meta.dirname, TRAWL_FUZZ_SCRAPE_URL: `${site.origin}/docs/` };
+  const env = { ...process.env, SCHEMATHESIS_HOOKS: "schemathesis_hooks", SCHEMATHESIS_CONFIG: join(import.meta.dirname, "schemathesis.toml"), PYTHONPATH: import.meta.dirname, TRAWL_FUZZ_SCRAPE_URL: `${site.origin}/docs/` };
   const result = await run("bash", args, { env, timeout: 360_000, maxBuffer: 64 * 1024 * 1024 }).then(
     ({ stdout }) => ({ code: 0, stdout }),
     (err: { code?: number; stdout?: string; stderr?: string }) => ({ code: err.code ?? -1, stdout: `${err.stdout ?? ""}\n${err.stderr ?? ""}` }),
