@@ -4,7 +4,7 @@ import Router from "@koa/router";
 import type { ApiDeps } from "./deps.ts";
 import { authMiddleware, RateLimiter } from "./auth.ts";
 import { jsonBody } from "./body.ts";
-import { errorMiddleware, routeNotFound } from "./errors.ts";
+import { errorMiddleware, methodNotAllowed, routeNotFound } from "./errors.ts";
 import { crawlRoutes } from "./routes/crawl.ts";
 import { scrapeRoutes } from "./routes/scrape.ts";
 import { batchRoutes } from "./routes/batch.ts";
@@ -13,6 +13,7 @@ import { adminRoutes } from "./routes/admin.ts";
 import { adminKeyRoutes } from "./routes/admin-keys.ts";
 import { redactPath } from "./admin-key.ts";
 import { corsMiddleware, parseCorsOrigins } from "./cors.ts";
+import { openApiRoutes } from "./routes/openapi.ts";
 
 export function createApp(deps: ApiDeps): Koa {
   const app = new Koa({ proxy: deps.config.trustProxy });
@@ -44,22 +45,16 @@ export function createApp(deps: ApiDeps): Koa {
       ctx.body = await metrics.text();
     });
   }
-  const crawl = crawlRoutes({ ...deps, log });
-  app.use(health.routes());
-  app.use(crawl.routes());
-  app.use(crawl.allowedMethods());
-  app.use(adminRoutes({ ...deps, log }).routes());
-  app.use(adminKeyRoutes({ ...deps, log }).routes());
-  const batch = batchRoutes({ ...deps, log });
-  app.use(batch.routes());
-  app.use(batch.allowedMethods());
-  const scrape = scrapeRoutes({ ...deps, log });
-  app.use(scrape.routes());
-  app.use(scrape.allowedMethods());
-  const extract = extractRoutes({ ...deps, log });
-  app.use(extract.routes());
-  app.use(extract.allowedMethods());
+  // every router of the API (api/openapi/routes.ts documents each of their routes; a unit test compares the two)
+  const routers = [
+    health, crawlRoutes({ ...deps, log }), adminRoutes({ ...deps, log }), adminKeyRoutes({ ...deps, log }), openApiRoutes(),
+    batchRoutes({ ...deps, log }), scrapeRoutes({ ...deps, log }), extractRoutes({ ...deps, log }),
+  ];
+  for (const router of routers) app.use(router.routes());
   app.use((ctx) => {
+    // a known path asked with another method: 405 and the methods it has (a 404 would say the resource is missing)
+    const allowed = new Set(routers.flatMap((r) => r.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods)));
+    if (allowed.size > 0) throw methodNotAllowed(ctx, [...allowed]);
     throw routeNotFound(ctx.method, ctx.path);
   });
   return app;

@@ -28,6 +28,11 @@ export const jobNotFound = () => apiError(404, "Job not found");
 export const jobExpired = () => apiError(404, "Job expired");
 export const invalidJobId = () => apiError(400, "Invalid job ID format. Job ID must be a valid UUID.");
 export const invalidPagination = (why: string) => apiError(400, `Invalid pagination: ${why}`);
+/** 405 with the Allow header: the path exists, not with this method. */
+export function methodNotAllowed(ctx: Context, allowed: string[]): HttpError {
+  ctx.set("Allow", allowed.join(", "));
+  return apiError(405, `Method not allowed: ${ctx.method} ${ctx.path} (allowed: ${allowed.join(", ")})`);
+}
 export const routeNotFound = (method: string, path: string) => apiError(404, `Not found: ${method} ${path}`);
 export const payloadTooLarge = () => apiError(413, "Request body larger than 10 MB", { code: "PAYLOAD_TOO_LARGE" });
 export const unsupportedMediaType = (got: string) =>

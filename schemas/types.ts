@@ -2,6 +2,13 @@
 /* eslint-disable */
 
 /**
+ * Bodies of the HTTP API without a schema file of their own (every response, the admin key request), one $defs entry each; the OpenAPI document's components.
+ */
+export interface ApiBodies {
+  [k: string]: unknown;
+}
+
+/**
  * Webhook settings: a URL string or an object.
  */
 export type Webhook =
@@ -50,7 +57,7 @@ export interface BatchScrapeRequest {
   includeTags?: string[];
   excludeTags?: string[];
   /**
-   * HTTP header names are tokens (RFC 9110); values hold no CR, LF or NUL.
+   * Request headers of the page fetch: names are HTTP tokens; values are Latin-1 text without CR, LF or NUL.
    */
   headers?: {
     [k: string]: string;
@@ -279,7 +286,7 @@ export interface ScrapeOptions {
   includeTags?: string[];
   excludeTags?: string[];
   /**
-   * HTTP header names are tokens (RFC 9110); values hold no CR, LF or NUL.
+   * Request headers of the page fetch: names are HTTP tokens; values are Latin-1 text without CR, LF or NUL.
    */
   headers?: {
     [k: string]: string;
@@ -561,7 +568,7 @@ export interface ScrapeRequest {
   includeTags?: string[];
   excludeTags?: string[];
   /**
-   * HTTP header names are tokens (RFC 9110); values hold no CR, LF or NUL.
+   * Request headers of the page fetch: names are HTTP tokens; values are Latin-1 text without CR, LF or NUL.
    */
   headers?: {
     [k: string]: string;

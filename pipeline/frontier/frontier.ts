@@ -8,6 +8,7 @@ import type { Clock } from "../runtime/clock.ts";
 import type { Metrics } from "../runtime/metrics.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { CrawlStore, ErrorRow, UrlRow } from "../store/crawl-store.ts";
+import { PartitionCache } from "../runtime/partition-cache.ts";
 import { reduce, restore, resume, toRecord, type CrawlState } from "./reducer.ts";
 import { URL_STATE } from "../store/crawl-store.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
@@ -21,7 +22,7 @@ interface Batch {
 export class FrontierProcessor extends DeclaredProcessor implements Processor<FrontierInboxMessage, Batch> {
   readonly mode = "ordered" as const;
   readonly concurrency = 1;
-  private readonly states = new Map<string, CrawlState>();
+  private readonly states = new PartitionCache<CrawlState>();
   /** Finished crawls stay in memory (oldest evicted first) so that late events need no store read. */
   private readonly maxFinished = 1000;
   private readonly finished: string[] = [];
@@ -55,7 +56,7 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     let state = this.states.get(event.crawlId) ?? null;
     if (!state) state = await this.load(event.crawlId);
     if (event.type === "ResumeRequested") {
-      if (state) return this.resume(state, batch);
+      if (state) return this.resume(state, msg.partition, batch);
       // the frontier never saw the crawl: its CrawlRequested was lost with the API's write; ask again from the record
       const record = await this.store.getCrawl(event.crawlId);
       if (!record || record.status !== "scraping") return [];
@@ -85,7 +86,7 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
       next.version++;
       batch.dirty.add(next.crawlId);
     }
-    this.states.set(next.crawlId, next);
+    this.states.set(next.crawlId, msg.partition, next);
     batch.urls.push(...step.urlRows);
     batch.errors.push(...step.errorRows);
     if (step.emissions.some((e) => e.topic === "crawl.events")) {
@@ -94,15 +95,20 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     return step.emissions;
   }
 
+  onPartitionsAssigned(partitions: number[]): void {
+    const dropped = this.states.retain(partitions);
+    if (dropped) this.log.info({ dropped, partitions }, "crawl states of partitions moved away forgotten");
+  }
+
   /** ResumeRequested: the fetch tasks of the queued URLs again (from the store, which has their URLs). */
-  private async resume(state: CrawlState, batch: Batch): Promise<Emission[]> {
+  private async resume(state: CrawlState, partition: number, batch: Batch): Promise<Emission[]> {
     const queued = (await this.store.loadUrls(state.crawlId)).filter((r) => r.state === URL_STATE.queued);
     const step = resume(state, queued, this.clock.now());
     if (step.changed) {
       state.version++;
       batch.dirty.add(state.crawlId);
     }
-    this.states.set(state.crawlId, state);
+    this.states.set(state.crawlId, partition, state);
     this.log.warn({ crawlId: state.crawlId, tasks: step.emissions.length }, "crawl resumed after a crash: fetch tasks of its queued URLs sent again");
     return step.emissions;
   }

@@ -40,6 +40,7 @@ export const configVars = {
   kafkaClientId: v({ env: "KAFKA_CLIENT_ID", kind: "string", default: "trawl", description: "Kafka client id (the role name is appended).", roles: "all" }),
   topicPrefix: v({ env: "KAFKA_TOPIC_PREFIX", kind: "string", default: "trawl.", description: "Prefix of every topic name.", roles: "all" }),
   topicPartitions: v({ env: "KAFKA_PARTITIONS", kind: "int", default: "12", min: 1, max: 1000, description: "Partitions of each topic created at start.", roles: "all" }),
+  kafkaSessionTimeoutMs: v({ env: "KAFKA_SESSION_TIMEOUT_MS", kind: "int", default: "60000", min: 6000, max: 300000, description: "Consumer group session timeout: how long a crashed replica keeps its partitions before the others take them over.", roles: "all (cluster)" }),
   groupPrefix: v({ env: "KAFKA_GROUP_PREFIX", kind: "string", default: "trawl.", description: "Prefix of every consumer group id.", roles: "all" }),
   schemaRegistryUrl: v({ env: "SCHEMA_REGISTRY_URL", kind: "url", default: "", description: "Confluent-compatible Schema Registry (e.g. Apicurio's `/apis/ccompat/v7`). Set: the schemas of crawl.pages and crawl.events are registered at start and those topics carry the Confluent wire format (JSON Schema). Empty: plain JSON.", roles: "all (cluster)" }),
   clickhouseUrl: v({ env: "CLICKHOUSE_URL", kind: "url", default: "http://127.0.0.1:18123", description: "ClickHouse HTTP interface.", roles: "all" }),

@@ -5,7 +5,8 @@ import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Metrics } from "../runtime/metrics.ts";
 import type { Logger } from "../runtime/logger.ts";
-import {keys } from "../topology.ts";
+import { keys } from "../topology.ts";
+import { PartitionCache } from "../runtime/partition-cache.ts";
 import type { CancelCache } from "../store/cancel-cache.ts";
 import type { CrawlStore, DocumentRow } from "../store/crawl-store.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
@@ -27,12 +28,14 @@ interface Batch {
   keys: Map<string, Set<string>>;
   finals: Map<string, Set<string>>;
   cancelled: Set<string>;
+  /** an insert of this batch failed: it may have been stored anyway */
+  uncertain: boolean;
 }
 
 export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlPage, Batch> {
   readonly mode = "ordered" as const;
   readonly concurrency = 1;
-  private readonly cursors = new Map<string, CrawlCursor>();
+  private readonly cursors = new PartitionCache<CrawlCursor>();
   private readonly store: CrawlStore;
   private readonly cancels: CancelCache;
   private readonly clock: Clock;
@@ -51,19 +54,24 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
   }
 
   createBatch(): Batch {
-    return { rows: [], keys: new Map(), finals: new Map(), cancelled: new Set() };
+    return { rows: [], keys: new Map(), finals: new Map(), cancelled: new Set(), uncertain: false };
   }
 
-  private async cursor(crawlId: string): Promise<CrawlCursor> {
+  private async cursor(crawlId: string, partition: number): Promise<CrawlCursor> {
     const now = this.clock.now();
     let c = this.cursors.get(crawlId);
     if (!c) {
       const { nextSeq, keys: stored, finalKeys } = await this.store.documentKeys(crawlId);
       c = { nextSeq, usedAt: now, stored: new Set(stored), finals: new Set(finalKeys) };
-      this.cursors.set(crawlId, c);
+      this.cursors.set(crawlId, partition, c);
     }
     c.usedAt = now;
     return c;
+  }
+
+  onPartitionsAssigned(partitions: number[]): void {
+    const dropped = this.cursors.retain(partitions);
+    if (dropped) this.log.info({ dropped, partitions }, "cursors of partitions moved away forgotten");
   }
 
   /** Crawls whose cursor is in memory (finished crawls leave once idle for CURSOR_IDLE_MS). */
@@ -91,7 +99,7 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
       this.metrics?.pagesStored.inc({ outcome: "cancelled" });
       return [];
     }
-    const cursor = await this.cursor(page.crawlId);
+    const cursor = await this.cursor(page.crawlId, msg.partition);
     const batchKeys = batch.keys.get(page.crawlId) ?? new Set<string>();
     batch.keys.set(page.crawlId, batchKeys);
     const done: FrontierInboxMessage = { type: "PageDone", crawlId: page.crawlId, urlKey: page.urlKey, credits: page.credits };
@@ -138,11 +146,14 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
 
   /** Documents are durable before anyone hears of them. */
   async beforeProduce(batch: Batch): Promise<void> {
+    if (batch.uncertain) await this.dropStored(batch);
     if (batch.rows.length === 0) return;
     try {
       await this.store.insertDocuments(batch.rows);
     } catch (err) {
-      // forget what this batch assumed; the cursor is rebuilt from the store on the retry
+      // the insert may have landed all the same (the server went away before it answered): the retry first drops the
+      // rows the store has; and forget what this batch assumed, the cursor is rebuilt from the store
+      batch.uncertain = true;
       for (const crawlId of batch.keys.keys()) this.cursors.delete(crawlId);
       throw err;
     }
@@ -156,5 +167,14 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
     }
     this.metrics?.pagesStored.inc({ outcome: "stored" }, batch.rows.length);
     batch.rows = [];
+  }
+
+  /** Drops the batch's rows whose URL key the store already holds (an insert that failed but landed). */
+  private async dropStored(batch: Batch): Promise<void> {
+    const stored = new Map<string, Set<string>>();
+    for (const crawlId of new Set(batch.rows.map((r) => r.crawlId))) stored.set(crawlId, new Set((await this.store.documentKeys(crawlId)).keys));
+    const before = batch.rows.length;
+    batch.rows = batch.rows.filter((r) => !stored.get(r.crawlId)?.has(r.urlKey));
+    if (batch.rows.length < before) this.log.warn({ rows: before - batch.rows.length }, "a failed insert had been stored: not written again");
   }
 }
