@@ -7,6 +7,9 @@ import { errorMiddleware, routeNotFound } from "./errors.ts";
 import { crawlRoutes } from "./routes/crawl.ts";
 import { scrapeRoutes } from "./routes/scrape.ts";
 import { adminRoutes } from "./routes/admin.ts";
+import { mapRoutes } from "./routes/map.ts";
+import { searchRoutes } from "./routes/search.ts";
+import { teamRoutes } from "./routes/team.ts";
 
 /** Self-hosted without database authentication: every caller is the team "bypass". */
 const TEAM_BYPASS = "bypass";
@@ -50,6 +53,10 @@ export function createApp(deps: ApiDeps): Koa {
   const scrape = scrapeRoutes({ ...deps, log });
   app.use(scrape.routes());
   app.use(scrape.allowedMethods());
+  for (const router of [mapRoutes({ ...deps, log }), searchRoutes({ ...deps, log }), teamRoutes({ ...deps, log })]) {
+    app.use(router.routes());
+    app.use(router.allowedMethods());
+  }
   app.use((ctx) => {
     throw routeNotFound(ctx.method, ctx.path);
   });

@@ -5,6 +5,8 @@ import type { Config } from "../pipeline/runtime/config.ts";
 import type { Logger } from "../pipeline/runtime/logger.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
 import type { ScrapeDeps } from "../pipeline/usecases/scrape-page.ts";
+import type { MapDeps } from "../pipeline/usecases/map-site.ts";
+import type { SearchBackend } from "../pipeline/search/search-backend.ts";
 
 /** `fetcher`, `convert` and `cache` (ScrapeDeps) serve POST /v2/scrape: this process's fetcher and convert pool. */
 export interface ApiDeps extends ScrapeDeps {
@@ -15,6 +17,10 @@ export interface ApiDeps extends ScrapeDeps {
   log: Logger;
   /** Readiness of the dependencies (store reachable, bus connected). */
   ready: () => Promise<boolean>;
-  /** For the queue admin UI. */
+  /** robots.txt rules for POST /v2/map (a cache over this process's fetcher). */
+  robots: MapDeps["robots"];
+  /** Where POST /v2/search gets its results. */
+  searchBackend: SearchBackend;
+  /** For the queue admin UI, /v2/team/queue-status and /v2/concurrency-check. */
   queueStats?: () => Promise<QueueStat[]>;
 }

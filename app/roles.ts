@@ -11,6 +11,8 @@ import { FetchRenderProcessor } from "../pipeline/fetch-render/fetch-render.ts";
 import { LoadGuard, systemSampler } from "../pipeline/fetch-render/load-guard.ts";
 import { Politeness } from "../pipeline/fetch-render/politeness.ts";
 import { RobotsCache } from "../pipeline/fetch-render/robots.ts";
+import { IndexBackend } from "../pipeline/search/index-backend.ts";
+import { SearxngBackend } from "../pipeline/search/searxng-backend.ts";
 import { FrontierProcessor } from "../pipeline/frontier/frontier.ts";
 import type { Clock } from "../pipeline/runtime/clock.ts";
 import type { Config } from "../pipeline/runtime/config.ts";
@@ -110,9 +112,13 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
   log.warn("USE_DB_AUTHENTICATION is false: authentication is bypassed, every request is accepted");
   const fetcher = pageFetcher(config);
   w.closers.push(() => fetcher.close());
+  const robots = new RobotsCache({ fetcher, ttlMs: config.robotsCacheTtlMs, timeoutMs: Math.min(config.fetchTimeoutMs, 10_000), now: clock.now });
+  const searchBackend = config.searxngEndpoint
+    ? new SearxngBackend({ endpoint: config.searxngEndpoint, engines: config.searxngEngines, categories: config.searxngCategories })
+    : new IndexBackend(infra.store, clock.now);
   const app = createApp({
     config, store: infra.store, bus: infra.bus, clock, log, ready: () => infra.ready(), fetcher, convert: pageConverter(w.pool),
-    cache: cacheDeps(w), queueStats: () => infra.queueStats(),
+    cache: cacheDeps(w), queueStats: () => infra.queueStats(), robots, searchBackend,
   });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.port, config.host, () => resolve(s));

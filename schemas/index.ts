@@ -34,7 +34,9 @@ export type SchemaName =
   | "crawl-page"
   | "crawl-event"
   | "webhook-delivery"
-  | "scrape-request";
+  | "scrape-request"
+  | "map-request"
+  | "search-request";
 
 /** The compiled validator of one schema. */
 export function validator<T>(name: SchemaName): ValidateFunction<T> {

@@ -20,6 +20,10 @@ export type ErrorCode =
   | "SCRAPE_RACED_REDIRECT"
   | "SCRAPE_RETRY_AFTER_TOO_LONG"
   | "ROBOTS_BLOCKED"
+  // a synchronous request (map, search) that ran out of its time limit
+  | "MAP_TIMEOUT"
+  | "SEARCH_TIMEOUT"
+  | "SEARCH_BACKEND_ERROR"
   // a request that cannot be served as given (HTTP 400 in the API, exit status 2 in the CLI)
   | "BAD_REQUEST"
   // infrastructure

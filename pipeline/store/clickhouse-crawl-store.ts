@@ -1,6 +1,6 @@
 // ClickHouse adapter of the CrawlStore port.
 import type { ClickHouseClient } from "./clickhouse.ts";
-import type { CrawlRecord, CrawlStatus, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, UrlRow, UrlState } from "./crawl-store.ts";
+import type { CrawlRecord, CrawlStatus, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, SearchCandidates, UrlRow, UrlState, UsageRow, UsageTotals } from "./crawl-store.ts";
 import { fitChunk } from "./paging.ts";
 import { raw, sql } from "./sql.ts";
 import { SCRAPE_JOB_PREFIX } from "../runtime/constants.ts";
@@ -157,6 +157,48 @@ export class ClickHouseCrawlStore implements CrawlStore {
       sql`SELECT event_id, event, url, status_code, attempt, error, at FROM ${this.t("webhook_deliveries")} WHERE crawl_id = ${crawlId} ORDER BY at, attempt`,
     );
     return rows.map((r) => ({ crawlId, eventId: r.event_id, event: r.event, url: r.url, statusCode: n(r.status_code), attempt: n(r.attempt), error: r.error, at: n(r.at) }));
+  }
+
+  async recordUsage(rows: UsageRow[]): Promise<void> {
+    await this.ch.insert("usage", ["team_id", "job_id", "kind", "credits", "tokens", "at"],
+      rows.map((r) => [r.teamId, r.jobId, r.kind, r.credits, r.tokens, r.at]));
+  }
+
+  async usageSince(teamId: string, since: number): Promise<UsageTotals> {
+    // one row per job and kind even before the ReplacingMergeTree merged a repeated write
+    const used = await this.ch.query<{ credits: number; tokens: number }>(
+      sql`SELECT sum(c) AS credits, sum(t) AS tokens FROM (
+            SELECT job_id, kind, any(credits) AS c, any(tokens) AS t FROM ${this.t("usage")}
+            WHERE team_id = ${teamId} AND at >= ${since} GROUP BY job_id, kind)`,
+    );
+    const crawls = await this.ch.query<{ credits: number }>(
+      sql`SELECT sum(c) AS credits FROM (
+            SELECT crawl_id, argMax(credits_used, version) AS c, min(created_at) AS created FROM ${this.t("crawls")}
+            WHERE team_id = ${teamId} GROUP BY crawl_id) WHERE created >= ${since}`,
+    );
+    return { credits: n(used[0]?.credits ?? 0) + n(crawls[0]?.credits ?? 0), tokens: n(used[0]?.tokens ?? 0) };
+  }
+
+  async mostRecentSuccess(since: number): Promise<number | null> {
+    const rows = await this.ch.query<{ at: number; docs: number }>(
+      sql`SELECT max(stored_at) AS at, count() AS docs FROM ${this.t("documents")} WHERE status_code < 400 AND stored_at >= ${since}`,
+    );
+    return n(rows[0]?.docs ?? 0) > 0 ? n(rows[0]?.at) : null;
+  }
+
+  async searchCandidates(terms: string[], since: number, maxDocs: number): Promise<SearchCandidates> {
+    if (terms.length === 0) return { corpus: 0, df: [], docs: [] };
+    const has = terms.map((t) => sql`(positionCaseInsensitiveUTF8(doc, ${t}) > 0)`.text);
+    const counts = await this.ch.query<Record<string, number>>(
+      sql`SELECT count() AS corpus, ${raw(has.map((h, i) => `countIf(${h}) AS df${i}`).join(", "))}
+          FROM ${this.t("documents")} WHERE stored_at >= ${since}`,
+    );
+    const row = counts[0] ?? {};
+    const docs = await this.ch.query<{ doc: string }>(
+      sql`SELECT doc FROM ${this.t("documents")} WHERE stored_at >= ${since} AND (${raw(has.join(" OR "))})
+          ORDER BY ${raw(has.map((h) => `toUInt8(${h})`).join(" + "))} DESC, stored_at DESC LIMIT ${maxDocs}`,
+    );
+    return { corpus: n(row.corpus ?? 0), df: terms.map((_, i) => n(row[`df${i}`] ?? 0)), docs: docs.map((d) => d.doc) };
   }
 }
 

@@ -85,6 +85,32 @@ export interface DocumentPage {
   more: boolean;
 }
 
+/** One billable or metered use: a scrape, a map, a search (tokens: LLM tokens, 0 until extraction lands). */
+export interface UsageRow {
+  teamId: string;
+  /** the job's id (scrape id, map id, search id) */
+  jobId: string;
+  kind: string;
+  credits: number;
+  tokens: number;
+  at: number;
+}
+
+export interface UsageTotals {
+  credits: number;
+  tokens: number;
+}
+
+/** What a full-text search needs from the stored documents (every term is lower-case). */
+export interface SearchCandidates {
+  /** documents stored since `since` */
+  corpus: number;
+  /** per term: how many of them contain it */
+  df: number[];
+  /** JSON texts of documents containing at least one term, those containing most terms first */
+  docs: string[];
+}
+
 export interface CrawlStore {
   /** The latest version of a crawl, with the cancel flag applied; null when unknown. */
   getCrawl(crawlId: string): Promise<CrawlRecord | null>;
@@ -109,4 +135,11 @@ export interface CrawlStore {
   logDeliveries(rows: DeliveryRow[]): Promise<void>;
   /** The delivery log of a crawl, oldest first. */
   listDeliveries(crawlId: string): Promise<DeliveryRow[]>;
+  recordUsage(rows: UsageRow[]): Promise<void>;
+  /** Credits and tokens of a team since `since`: its crawls created since then (their creditsUsed) and its usage rows. */
+  usageSince(teamId: string, since: number): Promise<UsageTotals>;
+  /** When the newest document with a status below 400 was stored, if one was stored since `since`. */
+  mostRecentSuccess(since: number): Promise<number | null>;
+  /** Stored documents (crawls and scrapes) since `since` that contain any of the terms (case-insensitive substring). */
+  searchCandidates(terms: string[], since: number, maxDocs: number): Promise<SearchCandidates>;
 }

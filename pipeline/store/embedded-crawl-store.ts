@@ -3,7 +3,7 @@
 // on disk (memory keeps only an index). Both are replayed at start, so a restart keeps every crawl until it expires.
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
-import type { CrawlRecord, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, UrlRow } from "./crawl-store.ts";
+import type { CrawlRecord, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, SearchCandidates, UrlRow, UsageRow, UsageTotals } from "./crawl-store.ts";
 import { AppendLog, FileReader, readLines } from "../runtime/append-log.ts";
 import { fitChunk } from "./paging.ts";
 import { isScrapeJob } from "../runtime/constants.ts";
@@ -24,7 +24,8 @@ type JournalEntry =
   | { t: "cancel"; id: string; at: number }
   | { t: "urls"; rows: UrlRow[] }
   | { t: "errors"; rows: ErrorRow[] }
-  | { t: "deliveries"; rows: DeliveryRow[] };
+  | { t: "deliveries"; rows: DeliveryRow[] }
+  | { t: "usage"; rows: UsageRow[] };
 
 const newer = (a: CrawlRecord, b: CrawlRecord | undefined) => !b || a.version > b.version || (a.version === b.version && a.updatedAt >= b.updatedAt);
 
@@ -39,6 +40,10 @@ export class EmbeddedCrawlStore implements CrawlStore {
   private readonly docKeys = new Map<string, Set<string>>();
   private readonly errors = new Map<string, Map<string, ErrorRow>>();
   private readonly deliveries = new Map<string, DeliveryRow[]>();
+  /** usage rows by team, job and kind (a repeated write replaces) */
+  private readonly usage = new Map<string, UsageRow>();
+  /** when the newest document with a status below 400 was stored */
+  private lastSuccessAt: number | null = null;
   /** memory-only mode keeps URL rows and documents here */
   private readonly memUrls = new Map<string, UrlRow[]>();
   private readonly memDocs = new Map<string, string[]>();
@@ -68,6 +73,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
       else if (e.t === "cancel") this.cancels.set(e.id, e.at);
       else if (e.t === "errors") this.applyErrors(e.rows);
       else if (e.t === "deliveries") this.applyDeliveries(e.rows);
+      else if (e.t === "usage") this.applyUsage(e.rows);
     }
     await this.indexDocuments();
     const expired = new Set([...this.crawls.values()].filter((c) => c.status !== "scraping" && c.expiresAt < now).map((c) => c.crawlId));
@@ -99,7 +105,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
   private async indexDocuments(): Promise<void> {
     if (!this.docsLog) return;
     for await (const { line, pos, len } of readLines(this.docsLog.path)) {
-      let head: { c: string; s: number; k: string; f?: string; t?: number };
+      let head: { c: string; s: number; k: string; f?: string; t?: number; sc?: number };
       try {
         head = JSON.parse(line.slice(0, line.indexOf(',"d":')) + "}");
         JSON.parse(line);
@@ -109,6 +115,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
       if (!isScrapeJob(head.c) && !this.crawls.has(head.c)) continue; // a crawl that expired
       const docStart = Buffer.byteLength(line.slice(0, line.indexOf(',"d":') + 5));
       this.addDocRef(head.c, { seq: head.s, urlKey: head.k, finalKey: head.f ?? head.k, pos, len, docStart, storedAt: head.t });
+      if ((head.sc ?? 200) < 400) this.noteSuccess(head.t);
     }
   }
 
@@ -131,6 +138,14 @@ export class EmbeddedCrawlStore implements CrawlStore {
       list.push(r);
       this.deliveries.set(r.crawlId, list);
     }
+  }
+
+  private applyUsage(rows: UsageRow[]): void {
+    for (const r of rows) this.usage.set(`${r.teamId} ${r.jobId} ${r.kind}`, r);
+  }
+
+  private noteSuccess(at: number | undefined): void {
+    if (at !== undefined && (this.lastSuccessAt === null || at > this.lastSuccessAt)) this.lastSuccessAt = at;
   }
 
   private addDocRef(crawlId: string, ref: DocRef): void {
@@ -203,6 +218,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
   }
 
   async insertDocuments(rows: DocumentRow[]): Promise<void> {
+    for (const r of rows) if (r.statusCode < 400) this.noteSuccess(r.storedAt);
     if (!this.docsLog) {
       for (const r of rows) {
         const list = this.memDocs.get(r.crawlId) ?? [];
@@ -212,7 +228,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
       }
       return;
     }
-    const lines = rows.map((r) => `${JSON.stringify({ c: r.crawlId, s: r.seq, k: r.urlKey, f: r.finalKey, t: r.storedAt }).slice(0, -1)},"d":${r.doc}}`);
+    const lines = rows.map((r) => `${JSON.stringify({ c: r.crawlId, s: r.seq, k: r.urlKey, f: r.finalKey, t: r.storedAt, sc: r.statusCode }).slice(0, -1)},"d":${r.doc}}`);
     const { positions, written } = this.docsLog.append(lines);
     await written;
     rows.forEach((r, i) => {
@@ -301,6 +317,50 @@ export class EmbeddedCrawlStore implements CrawlStore {
     return [...(this.deliveries.get(crawlId) ?? [])].sort((a, b) => a.at - b.at || a.attempt - b.attempt);
   }
 
+  async recordUsage(rows: UsageRow[]): Promise<void> {
+    await this.write({ t: "usage", rows });
+    this.applyUsage(rows);
+  }
+
+  async usageSince(teamId: string, since: number): Promise<UsageTotals> {
+    const totals = { credits: 0, tokens: 0 };
+    for (const r of this.usage.values()) {
+      if (r.teamId !== teamId || r.at < since) continue;
+      totals.credits += r.credits;
+      totals.tokens += r.tokens;
+    }
+    for (const c of this.crawls.values()) if (c.teamId === teamId && c.createdAt >= since) totals.credits += c.creditsUsed;
+    return totals;
+  }
+
+  async mostRecentSuccess(since: number): Promise<number | null> {
+    return this.lastSuccessAt !== null && this.lastSuccessAt >= since ? this.lastSuccessAt : null;
+  }
+
+  /** Reads every document stored since `since` (the embedded mode's corpus is one machine's crawls). */
+  async searchCandidates(terms: string[], since: number, maxDocs: number): Promise<SearchCandidates> {
+    const df = terms.map(() => 0);
+    const hits: { doc: string; matched: number; at: number }[] = [];
+    let corpus = 0;
+    for (const [crawlId, refs] of this.docs) {
+      for (const ref of refs) {
+        if ((ref.storedAt ?? 0) < since) continue;
+        corpus++;
+        const doc = await this.readDoc(crawlId, ref);
+        const lower = doc.toLowerCase();
+        let matched = 0;
+        terms.forEach((t, i) => {
+          if (!lower.includes(t)) return;
+          df[i] = (df[i] as number) + 1;
+          matched++;
+        });
+        if (matched > 0) hits.push({ doc, matched, at: ref.storedAt ?? 0 });
+      }
+    }
+    hits.sort((a, b) => b.matched - a.matched || b.at - a.at);
+    return { corpus, df, docs: hits.slice(0, maxDocs).map((h) => h.doc) };
+  }
+
   async close(): Promise<void> {
     await this.docsReader?.reset();
     await this.journal?.flush();
@@ -311,6 +371,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
 function journalCrawlId(e: JournalEntry): string {
   if (e.t === "crawl") return e.r.crawlId;
   if (e.t === "cancel") return e.id;
+  if (e.t === "usage") return "";
   return e.rows[0]?.crawlId ?? "";
 }
 

@@ -33,6 +33,10 @@ export function migrations(db: string): string[] {
     `CREATE TABLE IF NOT EXISTS ${db}.page_cache (
       key String, url String, final_url String, status_code UInt16, content_type String, body String, body_base64 String, stored_at UInt64
     ) ENGINE = ReplacingMergeTree(stored_at) ORDER BY key`,
+    // billable and metered uses (scrapes, maps, searches; tokens of LLM extraction): one row per job and kind
+    `CREATE TABLE IF NOT EXISTS ${db}.usage (
+      team_id String, job_id String, kind String, credits UInt64, tokens UInt64, at UInt64
+    ) ENGINE = ReplacingMergeTree(at) ORDER BY (team_id, job_id, kind)`,
   ];
 }
 

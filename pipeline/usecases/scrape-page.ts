@@ -44,6 +44,8 @@ export async function scrapePage(
 export interface StoredScrapeDeps extends ScrapeDeps {
   store: CrawlStore;
   clock: Clock;
+  /** whose credits the scrape uses (default: the self-hosted team "bypass") */
+  teamId?: string;
 }
 
 /** POST /v2/scrape: one page as a document, stored so that GET /v2/scrape/:id serves it for the retention time. */
@@ -55,6 +57,7 @@ export async function scrapeAndStore(deps: StoredScrapeDeps, url: string, option
     crawlId: scrapeJobId(scrapeId), seq: 0, urlKey: scrapeId, finalKey: scrapeId, scrapeId, url: String(document.metadata.url),
     statusCode: Number(document.metadata.statusCode), credits, storedAt: deps.clock.now(), doc: JSON.stringify(document),
   }]);
+  await deps.store.recordUsage([{ teamId: deps.teamId ?? "bypass", jobId: scrapeId, kind: "scrape", credits, tokens: 0, at: deps.clock.now() }]);
   return converted;
 }
 
