@@ -28,20 +28,26 @@ export function headingsOf(markdown: string): string {
   return (markdown.match(/^#{1,6}[ \t].*$/gm) ?? []).join("\n");
 }
 
-function counts(text: string): Map<string, number> {
-  const m = new Map<string, number>();
-  for (const t of tokens(text)) m.set(t, (m.get(t) ?? 0) + 1);
-  return m;
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** Occurrences of a whole word (not inside a longer word) in lower-case text. */
+function occurrences(text: string, word: RegExp): number {
+  word.lastIndex = 0;
+  let n = 0;
+  while (word.exec(text)) n++;
+  return n;
 }
 
 /**
  * Scores each candidate for the query terms. `corpus` is the number of documents searched and `df[i]` how many of
  * them contain `terms[i]`. Candidates with no query term score 0 and are left out; the rest come best first.
+ * Term frequencies count whole-word occurrences per field (one regex scan per term, no tokenising of whole
+ * documents); the length normalisation uses characters, proportional to words for one language.
  */
 export function rankBm25<T extends IndexedDoc>(candidates: T[], terms: string[], corpus: number, df: number[]): Scored<T>[] {
   if (candidates.length === 0 || terms.length === 0) return [];
-  const fields = candidates.map((d) => ({ title: counts(d.title), headings: counts(d.headings), markdown: counts(d.markdown) }));
-  const lengths = candidates.map((d) => tokens(d.title).length + tokens(d.markdown).length);
+  const patterns = terms.map((t) => new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(t)}(?![\\p{L}\\p{N}])`, "gu"));
+  const lengths = candidates.map((d) => d.title.length + d.markdown.length);
   const avgdl = Math.max(1, lengths.reduce((a, b) => a + b, 0) / lengths.length);
   const n = Math.max(corpus, candidates.length);
   const idf = terms.map((_, i) => {
@@ -50,11 +56,12 @@ export function rankBm25<T extends IndexedDoc>(candidates: T[], terms: string[],
   });
   const out: Scored<T>[] = [];
   candidates.forEach((item, d) => {
-    const f = fields[d] as (typeof fields)[number];
+    const fields = { title: item.title.toLowerCase(), headings: item.headings.toLowerCase(), markdown: item.markdown.toLowerCase() };
     const norm = K1 * (1 - B + (B * (lengths[d] as number)) / avgdl);
     let score = 0;
-    terms.forEach((t, i) => {
-      const tf = WEIGHTS.title * (f.title.get(t) ?? 0) + WEIGHTS.headings * (f.headings.get(t) ?? 0) + WEIGHTS.markdown * (f.markdown.get(t) ?? 0);
+    patterns.forEach((p, i) => {
+      if (!fields.title.includes(terms[i] as string) && !fields.markdown.includes(terms[i] as string)) return;
+      const tf = WEIGHTS.title * occurrences(fields.title, p) + WEIGHTS.headings * occurrences(fields.headings, p) + WEIGHTS.markdown * occurrences(fields.markdown, p);
       if (tf > 0) score += (idf[i] as number) * ((tf * (K1 + 1)) / (tf + norm));
     });
     if (score > 0) out.push({ item, score });

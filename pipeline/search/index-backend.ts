@@ -6,8 +6,8 @@ import type { CrawlStore } from "../store/crawl-store.ts";
 import { headingsOf, rankBm25, snippet, tokens, type IndexedDoc } from "./bm25.ts";
 import type { SearchBackend, SearchHit, SearchQuery } from "./search-backend.ts";
 
-/** Candidates ranked per query: enough for a good top 100, bounded in memory. */
-const MAX_CANDIDATES = 2000;
+/** Candidates ranked per query (those with most query terms, newest first): transferring them dominates the cost in cluster mode (bench map-search). */
+const MAX_CANDIDATES = 300;
 const MAX_TERMS = 16;
 
 interface StoredDoc {

@@ -188,7 +188,8 @@ export class ClickHouseCrawlStore implements CrawlStore {
 
   async searchCandidates(terms: string[], since: number, maxDocs: number): Promise<SearchCandidates> {
     if (terms.length === 0) return { corpus: 0, df: [], docs: [] };
-    const has = terms.map((t) => sql`(positionCaseInsensitiveUTF8(doc, ${t}) > 0)`.text);
+    // the ASCII variant is several times faster on ClickHouse 18.16; non-ASCII terms need the UTF-8 case folding
+    const has = terms.map((t) => (/^[\x00-\x7f]*$/.test(t) ? sql`(positionCaseInsensitive(doc, ${t}) > 0)` : sql`(positionCaseInsensitiveUTF8(doc, ${t}) > 0)`).text);
     const counts = await this.ch.query<Record<string, number>>(
       sql`SELECT count() AS corpus, ${raw(has.map((h, i) => `countIf(${h}) AS df${i}`).join(", "))}
           FROM ${this.t("documents")} WHERE stored_at >= ${since}`,
