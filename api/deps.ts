@@ -3,8 +3,10 @@ import type { Bus, QueueStat } from "../pipeline/runtime/bus.ts";
 import type { Clock } from "../pipeline/runtime/clock.ts";
 import type { Config } from "../pipeline/runtime/config.ts";
 import type { Logger } from "../pipeline/runtime/logger.ts";
+import type { AuthStore } from "../pipeline/store/auth-store.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
 import type { ScrapeDeps } from "../pipeline/usecases/scrape-page.ts";
+import type { TeamAccess } from "../pipeline/usecases/team-access.ts";
 import type { MapDeps } from "../pipeline/usecases/map-site.ts";
 import type { SearchBackend } from "../pipeline/search/search-backend.ts";
 
@@ -17,6 +19,10 @@ export interface ApiDeps extends ScrapeDeps {
   log: Logger;
   /** Readiness of the dependencies (store reachable, bus connected). */
   ready: () => Promise<boolean>;
+  /** Keys, credits and rate limits of teams (USE_DB_AUTHENTICATION=true); absent: every caller is the team "bypass". */
+  access?: TeamAccess;
+  /** Teams and keys, for the admin key routes (whether authentication is on or not, so keys can be made first). */
+  authStore?: AuthStore;
   /** robots.txt rules for POST /v2/map (a cache over this process's fetcher). */
   robots: MapDeps["robots"];
   /** Where POST /v2/search gets its results. */

@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import type { Context, Next } from "koa";
 import type { Logger } from "../pipeline/runtime/logger.ts";
 import { RequestError, TrawlError, type RequestIssue } from "../pipeline/runtime/errors.ts";
+import { CreditsError } from "../pipeline/usecases/team-access.ts";
 
 export type Issue = RequestIssue;
 
@@ -41,6 +42,11 @@ export function errorMiddleware(log: Logger) {
       if (err instanceof HttpError) {
         ctx.status = err.status;
         ctx.body = err.body;
+        return;
+      }
+      if (err instanceof CreditsError) {
+        ctx.status = 402;
+        ctx.body = { success: false, error: err.message };
         return;
       }
       if (err instanceof RequestError) {

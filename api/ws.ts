@@ -10,13 +10,24 @@ import type { Logger } from "../pipeline/runtime/logger.ts";
 import type { Clock } from "../pipeline/runtime/clock.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
 import { expiresAtOf } from "../pipeline/usecases/crawl-status.ts";
+import type { TeamAccess } from "../pipeline/usecases/team-access.ts";
+import { authenticate, TEAM_BYPASS } from "./auth.ts";
+import { HttpError } from "./errors.ts";
 import type { EventHub } from "./event-hub.ts";
 
 const PATH = /^\/v2\/(?:crawl|batch\/scrape)\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/?$/i;
 const DONE = JSON.stringify({ type: "done" });
 const TERMINAL = new Set(["crawl.completed", "crawl.failed", "crawl.cancelled"]);
 
-export function attachWatch(server: Server, deps: { store: CrawlStore; hub: EventHub; clock: Clock; log: Logger }): WebSocketServer {
+/** The team of a watcher: from `Authorization: Bearer` or the only subprotocol (how the JS SDK sends its key). */
+async function watcherTeam(access: TeamAccess | undefined, req: IncomingMessage): Promise<string> {
+  if (!access) return TEAM_BYPASS;
+  const protocol = String(req.headers["sec-websocket-protocol"] ?? "").split(",")[0]?.trim();
+  const header = req.headers.authorization ?? (protocol ? `Bearer ${protocol}` : undefined);
+  return (await authenticate(access, header)).teamId;
+}
+
+export function attachWatch(server: Server, deps: { store: CrawlStore; hub: EventHub; clock: Clock; log: Logger; access?: TeamAccess }): WebSocketServer {
   const log = deps.log.child({ component: "ws" });
   // echo the offered subprotocol (the JS SDK offers its API key as the only one; browsers abort otherwise)
   const wss = new WebSocketServer({ noServer: true, handleProtocols: (protocols) => protocols.values().next().value ?? false });
@@ -29,14 +40,18 @@ export function attachWatch(server: Server, deps: { store: CrawlStore; hub: Even
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       const id = PATH.exec(path)?.[1];
-      watch(ws, id).catch((err) => {
+      watcherTeam(deps.access, req).then((teamId) => watch(ws, id, teamId)).catch((err) => {
+        if (err instanceof HttpError) {
+          ws.close(1008, JSON.stringify({ type: "error", error: err.message }));
+          return;
+        }
         log.error({ err, crawlId: id }, "watch failed");
         ws.close(1011, JSON.stringify({ type: "error", error: "unexpected error" }));
       });
     });
   });
 
-  async function watch(ws: WebSocket, crawlId: string | undefined): Promise<void> {
+  async function watch(ws: WebSocket, crawlId: string | undefined, teamId: string): Promise<void> {
     if (!crawlId) {
       ws.close(1008, JSON.stringify({ type: "error", error: "Job not found" }));
       return;
@@ -46,7 +61,7 @@ export function attachWatch(server: Server, deps: { store: CrawlStore; hub: Even
     const unsubscribe = deps.hub.subscribe(crawlId, (e) => (live ? live(e) : buffered.push(e)));
     ws.on("close", unsubscribe);
     const crawl = await deps.store.getCrawl(crawlId);
-    if (!crawl) {
+    if (!crawl || crawl.teamId !== teamId) {
       unsubscribe();
       ws.close(1008, JSON.stringify({ type: "error", error: "Job not found" }));
       return;

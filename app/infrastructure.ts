@@ -14,7 +14,10 @@ import { startRunner, type RunnerHandle } from "../pipeline/runtime/runner.ts";
 import { ClickHouseClient } from "../pipeline/store/clickhouse.ts";
 import { ClickHouseCrawlStore } from "../pipeline/store/clickhouse-crawl-store.ts";
 import { ClickHousePageCache } from "../pipeline/store/clickhouse-page-cache.ts";
+import type { AuthStore } from "../pipeline/store/auth-store.ts";
+import { ClickHouseAuthStore } from "../pipeline/store/clickhouse-auth-store.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
+import { EmbeddedAuthStore } from "../pipeline/store/embedded-auth-store.ts";
 import { EmbeddedCrawlStore } from "../pipeline/store/embedded-crawl-store.ts";
 import { migrate } from "../pipeline/store/migrations.ts";
 import { EmbeddedPageCache, type PageCache } from "../pipeline/store/page-cache.ts";
@@ -23,12 +26,16 @@ import { raw } from "../pipeline/store/sql.ts";
 export interface Infrastructure {
   bus: Bus;
   store: CrawlStore;
+  /** Teams, API keys and the credit ledger. */
+  auth: AuthStore;
   cache: PageCache;
   run<T, B>(processor: Processor<T, B>): Promise<RunnerHandle>;
   ready(): Promise<boolean>;
   queueStats(): Promise<QueueStat[]>;
   /** Every processor of this process is running. */
   started?(): void;
+  /** A crash left the embedded logs damaged (torn writes, lost records): running crawls must be resumed. */
+  damaged?: boolean;
   close(): Promise<void>;
 }
 
@@ -51,6 +58,7 @@ async function clusterInfrastructure(config: Config, log: Logger, client: string
   return {
     bus,
     store: new ClickHouseCrawlStore(ch),
+    auth: new ClickHouseAuthStore(ch),
     cache,
     run: (processor) => startRunner({ kafka, bus, config, log }, processor),
     ready: async () => (await ch.query(raw("SELECT 1 AS ok"))).length === 1,
@@ -68,20 +76,26 @@ async function embeddedInfrastructure(config: Config, log: Logger, clock: Clock)
   const bus = await EmbeddedBus.open({ partitions: config.embeddedPartitions, dir, log });
   const store = await EmbeddedCrawlStore.open(dir, clock.now());
   const cache = await EmbeddedPageCache.open(dir, clock.now() - config.cacheMaxAgeMs);
+  const auth = await EmbeddedAuthStore.open(dir);
+  const damaged = bus.damage.tornBytes + bus.damage.missingOffsets + store.repairedBytes > 0;
+  if (damaged) log.warn({ ...bus.damage, storeTornBytes: store.repairedBytes }, "the last run ended in the middle of a write: repaired; running crawls will be resumed");
   log.info({ dataDir: dir }, "embedded mode: no Kafka, no ClickHouse");
   if (config.schemaRegistryUrl) log.warn({ schemaRegistryUrl: config.schemaRegistryUrl }, "SCHEMA_REGISTRY_URL is ignored in embedded mode (no Kafka topics)");
   return {
     bus,
     store,
+    auth,
     cache,
     run: async (processor) => bus.consume(processor, log),
     ready: async () => true,
     queueStats: () => bus.queueStats(),
     started: () => bus.trimUnconsumed(),
+    damaged,
     close: async () => {
       await bus.close();
       await store.close();
       await cache.close();
+      await auth.close();
     },
   };
 }

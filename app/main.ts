@@ -9,6 +9,8 @@ const USAGE = `usage: trawl <role> | trawl crawl <url> [options] | trawl scrape 
 commands:
   crawl <url>    crawl a site to files, in this process, no server needed (trawl crawl --help)
   scrape <url>   print one page's document as JSON
+  keys ...       API keys of teams: create, list, revoke (trawl keys --help)
+  teams ...      teams: list, credits
 
 roles:
   all            every role in one process (add --embedded: no Kafka, no ClickHouse)
@@ -32,6 +34,10 @@ export async function main(argv: string[]): Promise<void> {
   }
   if (role === "config") {
     console.log(configTable());
+    return;
+  }
+  if (role === "keys" || role === "teams") {
+    process.exitCode = await (await import("./commands/keys-command.ts")).keysCommand(role, argv.slice(1), process.env, embedded);
     return;
   }
   if (role === "crawl" || role === "scrape") {

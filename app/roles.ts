@@ -21,7 +21,9 @@ import type { Logger } from "../pipeline/runtime/logger.ts";
 import type { RunnerHandle } from "../pipeline/runtime/runner.ts";
 import { SinkProcessor } from "../pipeline/sink/sink.ts";
 import { CancelCache } from "../pipeline/store/cancel-cache.ts";
-import { WebhookDeliverer } from "../pipeline/webhook-emit/deliverer.ts";
+import { ledgerRows } from "../pipeline/usecases/credits.ts";
+import { TeamAccess } from "../pipeline/usecases/team-access.ts";
+import { WebhookDeliverer, WebhookRetrier } from "../pipeline/webhook-emit/deliverer.ts";
 import { WebhookEmitter } from "../pipeline/webhook-emit/emitter.ts";
 import type { Infrastructure } from "./infrastructure.ts";
 import { pageFetcher, webhookAgent } from "./ports.ts";
@@ -35,6 +37,8 @@ export interface Wiring {
   /** One convert pool per process, shared by the convert stage and POST /v2/scrape (null: convert in-line). */
   pool: ConvertPool | null;
   runners: RunnerHandle[];
+  /** Run first when the process stops, before the consume loops drain (e.g. wake what waits for a due time). */
+  beforeStop: (() => void)[];
   closers: (() => Promise<void>)[];
 }
 
@@ -45,7 +49,8 @@ export async function startFrontier(w: Wiring): Promise<void> {
   w.runners.push(await infra.run(new FrontierProcessor({ store: infra.store, clock, log })));
   // retention: results are served for 24 h after a crawl ended, then deleted
   const sweep = setInterval(() => {
-    infra.store.deleteExpired(clock.now(), RETENTION_MS).then(
+    // expiring crawls' credits go to the ledger first, so that a team's usage outlives its results
+    infra.store.deleteExpired(clock.now(), RETENTION_MS, (crawls) => infra.auth.recordUsage(ledgerRows(crawls, clock.now()))).then(
       (ids) => ids.length && log.info({ crawls: ids.length }, "expired crawls deleted"),
       (err) => log.warn({ err: (err as Error).message }, "retention sweep failed; will retry"),
     );
@@ -98,10 +103,14 @@ export async function startWebhookEmit(w: Wiring): Promise<void> {
   const agent = webhookAgent(config);
   w.closers.push(() => agent.close());
   w.runners.push(await infra.run(new WebhookEmitter({ store: infra.store, clock, log, secret: config.webhookSecret })));
-  w.runners.push(await infra.run(new WebhookDeliverer({
+  const delivery = {
     agent, store: infra.store, clock, log, allowLocal: config.allowLocalWebhooks, timeoutMs: config.webhookTimeoutMs,
     maxAttempts: config.webhookMaxAttempts, retryDelaysMs: config.webhookRetryDelaysMs,
-  })));
+  };
+  const retrier = new WebhookRetrier(delivery);
+  w.beforeStop.push(() => retrier.prepareStop());
+  w.runners.push(await infra.run(new WebhookDeliverer(delivery)));
+  w.runners.push(await infra.run(retrier));
 }
 
 /** The HTTP and WebSocket API, listening on HOST:PORT. */
@@ -109,7 +118,9 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
   const { infra, clock, log, config } = w;
   const hub = new EventHub();
   w.runners.push(await infra.run(new ApiEventsProcessor(hub)));
-  log.warn("USE_DB_AUTHENTICATION is false: authentication is bypassed, every request is accepted");
+  const access = config.useDbAuthentication ? new TeamAccess({ store: infra.store, auth: infra.auth, cacheTtlMs: config.authCacheTtlMs, now: () => clock.now() }) : undefined;
+  if (access) log.info({ cacheTtlMs: config.authCacheTtlMs }, "authentication on: every /v2 request needs a team's API key");
+  else log.warn("USE_DB_AUTHENTICATION is false: authentication is bypassed, every request is accepted");
   const fetcher = pageFetcher(config);
   w.closers.push(() => fetcher.close());
   const robots = new RobotsCache({ fetcher, ttlMs: config.robotsCacheTtlMs, timeoutMs: Math.min(config.fetchTimeoutMs, 10_000), now: clock.now });
@@ -118,13 +129,13 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
     : new IndexBackend(infra.store, clock.now);
   const app = createApp({
     config, store: infra.store, bus: infra.bus, clock, log, ready: () => infra.ready(), fetcher, convert: pageConverter(w.pool),
-    cache: cacheDeps(w), queueStats: () => infra.queueStats(), robots, searchBackend,
+    cache: cacheDeps(w), queueStats: () => infra.queueStats(), authStore: infra.auth, ...(access ? { access } : {}), robots, searchBackend,
   });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.port, config.host, () => resolve(s));
     s.once("error", reject);
   });
-  const wss = attachWatch(server, { store: infra.store, hub, clock, log });
+  const wss = attachWatch(server, { store: infra.store, hub, clock, log, ...(access ? { access } : {}) });
   log.info({ address: server.address() }, "api listening");
   return { server, wss };
 }

@@ -9,7 +9,8 @@ describe("start refuses unsafe or invalid settings before touching anything", ()
   it("the default admin key on a public HOST", async () => {
     await expect(start(["api"], loadConfig({}, { host: "0.0.0.0" }), log)).rejects.toThrow(/BULL_AUTH_KEY/);
   });
-  it("database authentication (not available yet)", async () => {
-    await expect(start(["api"], loadConfig({}, { useDbAuthentication: true }), log)).rejects.toThrow(ConfigError);
+  it("a public HOST without authentication, unless explicitly allowed", async () => {
+    await expect(start(["api"], loadConfig({}, { host: "0.0.0.0", adminKey: "a-long-admin-key-0123456789" }), log)).rejects.toThrow(/ALLOW_UNAUTHENTICATED_PUBLIC_HOST/);
+    await expect(start(["api"], loadConfig({}, { host: "0.0.0.0", adminKey: "a-long-admin-key-0123456789" }), log)).rejects.toThrow(ConfigError);
   });
 });

@@ -8,6 +8,7 @@ import { systemClock, type Clock } from "../pipeline/runtime/clock.ts";
 import { ConfigError, type Config } from "../pipeline/runtime/config.ts";
 import type { Logger } from "../pipeline/runtime/logger.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
+import { keys } from "../pipeline/topology.ts";
 import { openInfrastructure } from "./infrastructure.ts";
 import { startApi, startConvert, startFetchRender, startFrontier, startSink, startWebhookEmit, type Wiring } from "./roles.ts";
 
@@ -27,11 +28,12 @@ export interface Running {
 
 /** Settings that are valid one by one but not together; refused before anything starts. */
 function checkSettings(roles: readonly RoleName[], config: Config): void {
-  if (config.useDbAuthentication) {
-    throw new ConfigError("config: USE_DB_AUTHENTICATION=true is not available in this version; set it to false (self-hosted, no authentication)");
-  }
-  if (roles.includes("api") && config.adminKey === "CHANGEME" && !/^(127\.|::1$|localhost$)/.test(config.host)) {
+  const loopback = /^(127\.|::1$|localhost$)/.test(config.host);
+  if (roles.includes("api") && config.adminKey === "CHANGEME" && !loopback) {
     throw new ConfigError(`config: BULL_AUTH_KEY is the default "CHANGEME" while HOST=${config.host} is not a loopback address; set a secret key for the queue admin UI`);
+  }
+  if (roles.includes("api") && !config.useDbAuthentication && !loopback && !config.allowUnauthenticatedPublicHost) {
+    throw new ConfigError(`config: HOST=${config.host} is not a loopback address while USE_DB_AUTHENTICATION=false: anyone who reaches the port could read and cancel every crawl. Set USE_DB_AUTHENTICATION=true (and create keys with npx trawl keys create), or ALLOW_UNAUTHENTICATED_PUBLIC_HOST=true to accept that`);
   }
 }
 
@@ -41,7 +43,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   const clock = systemClock;
   const infra = await openInfrastructure(config, log, clock, roles.length === 1 ? (roles[0] as string) : "all");
   const needsPool = (roles.includes("convert") || roles.includes("api")) && config.convertWorkers > 0;
-  const w: Wiring = { config, log, clock, infra, pool: needsPool ? new ConvertPool({ size: config.convertWorkers, timeoutMs: config.convertTimeoutMs }) : null, runners: [], closers: [] };
+  const w: Wiring = { config, log, clock, infra, pool: needsPool ? new ConvertPool({ size: config.convertWorkers, timeoutMs: config.convertTimeoutMs }) : null, runners: [], beforeStop: [], closers: [] };
   const pool = w.pool;
   if (pool) w.closers.push(() => pool.close());
 
@@ -52,6 +54,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   if (roles.includes("webhook-emit")) await startWebhookEmit(w);
   const api = roles.includes("api") ? await startApi(w) : undefined;
   infra.started?.();
+  if (infra.damaged && roles.includes("frontier")) await resumeCrawls(w);
 
   let stopped = false;
   return {
@@ -61,12 +64,20 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
       stopped = true;
       log.info("shutting down: draining in-flight work");
       if (api) await closeApi(api.server, api.wss);
+      for (const prepare of w.beforeStop) prepare();
       await Promise.all(w.runners.map((r) => r.stop()));
       await infra.close();
       for (const close of w.closers) await close();
       log.info("stopped");
     },
   };
+}
+
+/** After a crash damaged the embedded logs: every running crawl gets its queued fetch tasks again (the frontier). */
+async function resumeCrawls(w: Wiring): Promise<void> {
+  const ids = await w.infra.store.runningCrawlIds();
+  await w.infra.bus.produce(ids.map((crawlId) => ({ topic: "frontier.inbox" as const, key: keys.crawl(crawlId), value: { type: "ResumeRequested", crawlId } })));
+  w.log.warn({ crawls: ids.length }, "running crawls resumed after a crash");
 }
 
 /** Stops accepting: WebSocket watchers are told the server is going away, then the HTTP server closes. */

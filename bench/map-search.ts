@@ -80,7 +80,7 @@ function corpus(dir: string): DocumentRow[] {
     const copy = Math.floor(i / base.length);
     const u = copy ? `${url}?copy=${copy}` : url;
     const text = JSON.stringify({ ...doc, metadata: { ...doc.metadata, url: u, sourceURL: u } });
-    rows.push({ crawlId: `bench-${copy}`, seq: i, urlKey: u, finalKey: u, scrapeId: randomUUID(), url: u, statusCode: 200, credits: 1, storedAt: Date.now(), doc: text });
+    rows.push({ crawlId: `scrape:bench-${copy}-${i}`, seq: i, urlKey: u, finalKey: u, scrapeId: randomUUID(), url: u, statusCode: 200, credits: 1, storedAt: Date.now(), doc: text });
   }
   return rows;
 }
@@ -91,7 +91,7 @@ async function storeSearch(store: { searchCandidates: ClickHouseCrawlStore["sear
     const terms = [...new Set(tokens(q))];
     const [t] = await timed(async () => {
       // one retry: the ClickHouse client may reuse a keep-alive socket the server already closed
-      const found = await store.searchCandidates(terms, 0, 300).catch(() => store.searchCandidates(terms, 0, 300));
+      const found = await store.searchCandidates("bypass", terms, 0, 300).catch(() => store.searchCandidates("bypass", terms, 0, 300));
       const docs = found.docs.map((d) => JSON.parse(d)).map((d) => ({ url: d.metadata.url, title: d.metadata.title ?? "", description: "", headings: headingsOf(d.markdown ?? ""), markdown: d.markdown ?? "" }));
       return rankBm25(docs, terms, found.corpus, found.df).slice(0, 10);
     });

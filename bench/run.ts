@@ -85,6 +85,11 @@ const benches: Record<string, Bench> = {
       return [met(b <= a * 1.2, `RSS flat within 20% from 10% to 100% (${a} -> ${b} MB)`), met(Number(r.statusP99Ms) < 50, "status p99 < 50 ms")];
     },
   },
+  auth: {
+    describe: "GET /v2/crawl/:id latency with USE_DB_AUTHENTICATION on vs off (embedded, 2,000 sequential reads)",
+    run: script("auth.ts"),
+    targets: (r) => [met(Number(r.addedP50Ms) < 1, `the key check adds < 1 ms at p50 (${r.addedP50Ms} ms)`)],
+  },
   scale100k: {
     describe: "embedded mode, synthetic site of 100,000 pages (about 7 minutes; not in the default set)",
     run: script("e2e.ts", "embedded", "synthetic:100000"),

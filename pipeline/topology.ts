@@ -12,7 +12,8 @@ export type LogicalTopic =
   | "pages.fetched"
   | "crawl.pages"
   | "crawl.events"
-  | "webhook.deliveries";
+  | "webhook.deliveries"
+  | "webhook.retries";
 
 export interface TopicSpec {
   name: LogicalTopic;
@@ -89,6 +90,16 @@ export const topics: readonly TopicSpec[] = [
     producers: ["webhook-emit"],
     consumers: ["webhook-emit"],
   },
+  {
+    name: "webhook.retries",
+    key: "crawlId + event id",
+    why: "failed attempts wait here for their time, out of the way of fresh events; spread over the partitions",
+    schema: "webhook-delivery",
+    public: false,
+    retentionMs: 2 * DAY_MS,
+    producers: ["webhook-emit"],
+    consumers: ["webhook-emit"],
+  },
 ];
 
 /** Every consume loop of Trawl: which role runs it, on which topic, as which consumer group. */
@@ -111,6 +122,7 @@ export const processors = {
   sink: { role: "sink", topic: "crawl.pages", group: "sink" },
   "webhook-emit": { role: "webhook-emit", topic: "crawl.events", group: "webhook-emit" },
   "webhook-deliver": { role: "webhook-emit", topic: "webhook.deliveries", group: "webhook-deliver" },
+  "webhook-retry": { role: "webhook-emit", topic: "webhook.retries", group: "webhook-retry" },
   "api-events": { role: "api", topic: "crawl.events", group: "api-events", broadcast: true },
 } as const satisfies Record<string, ProcessorSpec>;
 
@@ -138,4 +150,5 @@ export const keys = {
   crawl: (crawlId: string) => crawlId,
   crawlHost: (crawlId: string, url: string) => `${crawlId}|${new URL(url).host}`,
   crawlUrl: (crawlId: string, urlKey: string) => `${crawlId}|${urlKey}`,
+  crawlEvent: (crawlId: string, eventId: string) => `${crawlId}|${eventId}`,
 };

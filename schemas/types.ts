@@ -223,7 +223,7 @@ export interface FetchTask {
  * Events of one crawl, keyed by crawlId, consumed by the frontier in order.
  */
 export type FrontierInboxMessage =
-  CrawlRequested | LinksDiscovered | PageDone | PageFailed | CancelRequested | DiscoveryDone;
+  CrawlRequested | LinksDiscovered | PageDone | PageFailed | CancelRequested | DiscoveryDone | ResumeRequested;
 
 export interface CrawlRequested {
   type: "CrawlRequested";
@@ -280,6 +280,14 @@ export interface DiscoveryDone {
   type: "DiscoveryDone";
   crawlId: string;
   sitemaps?: number;
+}
+
+/**
+ * Sent at start after a crash damaged the embedded logs: the frontier sends the fetch tasks of the crawl's queued URLs again (duplicates are harmless downstream), so no crawl waits for a message that was lost.
+ */
+export interface ResumeRequested {
+  type: "ResumeRequested";
+  crawlId: string;
 }
 
 /**
@@ -450,7 +458,7 @@ export interface SearchRequest {
 }
 
 /**
- * Internal topic webhook.deliveries: one signed webhook request to make (again), keyed by crawlId.
+ * Internal topics webhook.deliveries (first attempts, keyed by crawlId) and webhook.retries (later attempts, keyed by crawlId and event id): one signed webhook request to make.
  */
 export interface WebhookDelivery {
   crawlId: string;

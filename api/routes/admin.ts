@@ -4,10 +4,12 @@ import { timingSafeEqual } from "node:crypto";
 import Router from "@koa/router";
 import type { ApiDeps } from "../deps.ts";
 import { apiError } from "../errors.ts";
+import { TEAM_BYPASS } from "../../pipeline/runtime/constants.ts";
 
 const esc = (s: unknown) => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-function keyMatches(given: string, expected: string): boolean {
+/** The admin key check, in constant time. */
+export function adminKeyMatches(given: string, expected: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);
@@ -19,7 +21,8 @@ export function adminRoutes(deps: ApiDeps): Router {
 
   async function snapshot() {
     const queues = deps.queueStats ? await deps.queueStats() : [];
-    const crawls = await deps.store.activeCrawls("bypass");
+    const teams = [TEAM_BYPASS, ...(deps.authStore ? (await deps.authStore.listTeams()).map((t) => t.teamId) : [])];
+    const crawls = (await Promise.all(teams.map((t) => deps.store.activeCrawls(t)))).flat();
     return {
       queues,
       crawls: crawls.map((c) => ({ id: c.crawlId, url: c.url, total: c.total, completed: c.completed, failed: c.failed, createdAt: new Date(c.createdAt).toISOString() })),
@@ -27,12 +30,12 @@ export function adminRoutes(deps: ApiDeps): Router {
   }
 
   router.get("/admin/:key/queues.json", async (ctx) => {
-    if (!keyMatches(String(ctx.params.key), deps.config.adminKey)) throw notFound();
+    if (!adminKeyMatches(String(ctx.params.key), deps.config.adminKey)) throw notFound();
     ctx.body = await snapshot();
   });
 
   router.get("/admin/:key/queues", async (ctx) => {
-    if (!keyMatches(String(ctx.params.key), deps.config.adminKey)) throw notFound();
+    if (!adminKeyMatches(String(ctx.params.key), deps.config.adminKey)) throw notFound();
     const s = await snapshot();
     const queueRows = s.queues.map((q) => `<tr><td>${esc(q.topic)}</td><td>${esc(q.group)}</td><td>${q.produced}</td><td>${q.lag}</td></tr>`).join("");
     const crawlRows = s.crawls.map((c) => `<tr><td>${esc(c.id)}</td><td>${esc(c.url)}</td><td>${c.completed}/${c.total}</td><td>${c.failed}</td><td>${esc(c.createdAt)}</td></tr>`).join("");

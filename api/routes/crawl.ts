@@ -57,6 +57,7 @@ export function crawlRoutes(deps: ApiDeps): Router {
     const body = validateBody<CrawlRequest>("crawl-request", ctx.state.body);
     const url = checkStartUrl(body.url, config.allowPrivateCrawlTargets);
     const options = crawlOptions(body, config.defaultCrawlLimit);
+    if (deps.access) options.limit = (await deps.access.admit(ctx.state.teamId, options.limit, options.limit)) ?? options.limit;
     const webhook = body.webhook === undefined ? "" : JSON.stringify(body.webhook);
     const id = await submitCrawl(deps, { url, options, teamId: ctx.state.teamId, webhook });
     ctx.body = { success: true, id, url: `${publicBase(ctx, config.trustProxy)}/v2/crawl/${id}` };

@@ -19,6 +19,8 @@ export function mapRoutes(deps: ApiDeps): Router {
       throw invalidField(["location", "country"], "location.country is not supported by this server (no proxies per country); location.languages is sent as Accept-Language");
     }
     const languages = body.location?.languages ?? [];
+    const teamId = String(ctx.state.teamId);
+    await deps.access?.admit(teamId, 1);
     try {
       const result = await mapSite(deps, {
         url,
@@ -29,7 +31,7 @@ export function mapRoutes(deps: ApiDeps): Router {
         limit: body.limit ?? 5000,
         ...(body.timeout !== undefined ? { timeoutMs: body.timeout } : {}),
         ...(languages.length ? { headers: { "accept-language": languages.join(", ") } } : {}),
-        teamId: String(ctx.state.teamId),
+        teamId,
         maxPages: config.mapMaxPages,
         maxSitemaps: config.maxSitemaps,
         fetchTimeoutMs: config.fetchTimeoutMs,

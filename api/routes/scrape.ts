@@ -19,8 +19,12 @@ export function scrapeRoutes(deps: ApiDeps): Router {
     const url = checkStartUrl(body.url, config.allowPrivateCrawlTargets);
     const { url: _url, origin: _origin, integration: _integration, zeroDataRetention: _zdr, ...options } = body;
     const settings = scrapeSettings(options, []);
+    const teamId: string = ctx.state.teamId;
+    await deps.access?.admit(teamId, 1);
     try {
-      const { document, credits } = await scrapeAndStore(deps, url, settings, settings.timeoutMs ?? config.fetchTimeoutMs);
+      const { document, credits } = await scrapeAndStore(deps, teamId, url, settings, settings.timeoutMs ?? config.fetchTimeoutMs);
+      // the ledger also counts scrapes with authentication off (GET /v2/team/credit-usage reports them)
+      await deps.authStore?.recordUsage([{ teamId, jobId: String(document.metadata.scrapeId), credits, at: deps.clock.now() }]);
       deps.log.info({ scrapeId: document.metadata.scrapeId, url, credits }, "scraped");
       ctx.body = { success: true, data: document };
     } catch (err) {
@@ -30,7 +34,7 @@ export function scrapeRoutes(deps: ApiDeps): Router {
   });
 
   router.get("/v2/scrape/:id", async (ctx) => {
-    const doc = await readScrape(store, jobId(ctx));
+    const doc = await readScrape(store, ctx.state.teamId, jobId(ctx));
     if (doc === undefined) throw jobNotFound();
     ctx.type = "application/json";
     ctx.body = `{"success":true,"data":${doc}}`;

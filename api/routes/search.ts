@@ -28,6 +28,8 @@ export function searchRoutes(deps: ApiDeps): Router {
     });
     if (!body.query.trim()) throw invalidField(["query"], "query must not be blank");
     if (body.includeDomains?.length && body.excludeDomains?.length) throw invalidField(["includeDomains"], "includeDomains and excludeDomains cannot both be given");
+    const teamId = String(ctx.state.teamId);
+    await deps.access?.admit(teamId, 1);
     const scrape = body.scrapeOptions ? scrapeSettings(body.scrapeOptions, ["scrapeOptions"]) : undefined;
     try {
       const result = await searchWeb({ ...deps, backend: deps.searchBackend }, {
@@ -38,7 +40,7 @@ export function searchRoutes(deps: ApiDeps): Router {
         timeoutMs: body.timeout ?? 60_000,
         ...(scrape ? { scrape } : {}),
         fetchTimeoutMs: config.fetchTimeoutMs,
-        teamId: String(ctx.state.teamId),
+        teamId,
       });
       ctx.body = { success: true, data: { web: result.web }, warning: backendNote, id: result.id, creditsUsed: result.creditsUsed };
     } catch (err) {

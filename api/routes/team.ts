@@ -11,7 +11,7 @@ export function teamRoutes(deps: ApiDeps): Router {
     ctx.body = { success: true, data: await creditUsage(deps, String(ctx.state.teamId)) };
   });
   router.get("/v2/team/token-usage", async (ctx) => {
-    ctx.body = { success: true, data: await tokenUsage(deps, String(ctx.state.teamId)) };
+    ctx.body = { success: true, data: await tokenUsage() };
   });
   router.get("/v2/team/queue-status", async (ctx) => {
     ctx.body = { success: true, ...(await queueStatus(deps, maxConcurrency)) };

@@ -14,3 +14,6 @@ parentPort?.on("message", (job: Job) => {
     (err: unknown) => parentPort?.postMessage({ id: job.id, error: err instanceof Error ? err.message : String(err) }),
   );
 });
+
+// the modules are loaded: the pool starts a page's time limit only from here (loading takes seconds on a busy machine)
+parentPort?.postMessage({ ready: true });

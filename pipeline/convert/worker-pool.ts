@@ -14,6 +14,8 @@ interface Pending {
 
 interface Slot {
   worker: Worker;
+  /** The worker has loaded its modules: the time limit of a page counts conversion only, not start-up. */
+  ready: boolean;
   job: Pending | null;
   timer: NodeJS.Timeout | null;
 }
@@ -37,8 +39,13 @@ export class ConvertPool {
 
   private spawn(): Slot {
     const worker = new Worker(new URL("./convert-worker.ts", import.meta.url));
-    const slot: Slot = { worker, job: null, timer: null };
-    worker.on("message", (msg: { id: number; result?: Converted; error?: string }) => {
+    const slot: Slot = { worker, ready: false, job: null, timer: null };
+    worker.on("message", (msg: { id: number; result?: Converted; error?: string; ready?: true }) => {
+      if (msg.ready) {
+        slot.ready = true;
+        this.pump();
+        return;
+      }
       const job = slot.job;
       if (!job || job.id !== msg.id) return;
       this.finish(slot);
@@ -72,7 +79,7 @@ export class ConvertPool {
 
   private pump(): void {
     for (const slot of this.slots) {
-      if (slot.job || this.queue.length === 0) continue;
+      if (!slot.ready || slot.job || this.queue.length === 0) continue;
       const job = this.queue.shift() as Pending;
       slot.job = job;
       slot.timer = setTimeout(() => {

@@ -7,7 +7,8 @@ import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { CrawlStore, ErrorRow, UrlRow } from "../store/crawl-store.ts";
-import { reduce, restore, toRecord, type CrawlState } from "./reducer.ts";
+import { reduce, restore, resume, toRecord, type CrawlState } from "./reducer.ts";
+import { URL_STATE } from "../store/crawl-store.ts";
 import { processorIdentity } from "../topology.ts";
 
 interface Batch {
@@ -53,9 +54,17 @@ export class FrontierProcessor implements Processor<FrontierInboxMessage, Batch>
   }
 
   async handle(msg: Consumed<FrontierInboxMessage>, batch: Batch): Promise<Emission[]> {
-    const event = msg.value;
+    let event = msg.value;
     let state = this.states.get(event.crawlId) ?? null;
     if (!state) state = await this.load(event.crawlId);
+    if (event.type === "ResumeRequested") {
+      if (state) return this.resume(state, batch);
+      // the frontier never saw the crawl: its CrawlRequested was lost with the API's write; ask again from the record
+      const record = await this.store.getCrawl(event.crawlId);
+      if (!record || record.status !== "scraping") return [];
+      event = { type: "CrawlRequested", crawlId: record.crawlId, url: record.url, options: record.options, createdAt: record.createdAt, teamId: record.teamId, webhook: record.webhook };
+      this.log.warn({ crawlId: record.crawlId }, "crawl request lost in a crash: requested again from its record");
+    }
     if (!state && event.type !== "CrawlRequested") {
       this.log.warn({ crawlId: event.crawlId, type: event.type, partition: msg.partition, offset: msg.offset }, "event for an unknown crawl ignored");
       return [];
@@ -72,6 +81,19 @@ export class FrontierProcessor implements Processor<FrontierInboxMessage, Batch>
     if (step.emissions.some((e) => e.topic === "crawl.events")) {
       this.log.info({ crawlId: next.crawlId, status: next.status, done: next.done, failed: next.failed }, "crawl state changed");
     }
+    return step.emissions;
+  }
+
+  /** ResumeRequested: the fetch tasks of the queued URLs again (from the store, which has their URLs). */
+  private async resume(state: CrawlState, batch: Batch): Promise<Emission[]> {
+    const queued = (await this.store.loadUrls(state.crawlId)).filter((r) => r.state === URL_STATE.queued);
+    const step = resume(state, queued, this.clock.now());
+    if (step.changed) {
+      state.version++;
+      batch.dirty.add(state.crawlId);
+    }
+    this.states.set(state.crawlId, state);
+    this.log.warn({ crawlId: state.crawlId, tasks: step.emissions.length }, "crawl resumed after a crash: fetch tasks of its queued URLs sent again");
     return step.emissions;
   }
 

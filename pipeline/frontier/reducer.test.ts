@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { CrawlOptions, FetchTask, FrontierInboxMessage } from "../../schemas/index.ts";
 import { URL_STATE } from "../store/crawl-store.ts";
-import { depthOf, keyOf, reduce, restore, stateOf, toRecord, type CrawlState } from "./reducer.ts";
+import { depthOf, keyOf, reduce, restore, resume, stateOf, toRecord, type CrawlState } from "./reducer.ts";
 import { ROBOTS_BLOCKED } from "../runtime/errors.ts";
 
 const options: CrawlOptions = { limit: 100, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown"], onlyMainContent: true, sitemap: "skip" };
@@ -165,5 +165,21 @@ describe("terminal events", () => {
     expect(replay.step.emissions.map((e) => (e.value as { type: string }).type)).toEqual(["crawl.completed"]);
     expect(replay.state?.done).toBe(1);
     expect(replay.state?.creditsUsed).toBe(1);
+  });
+
+  it("resume after a crash: the fetch tasks of the queued URLs again, and the end when nothing is outstanding", () => {
+    const { state } = run([requested(), links("https://s.test/docs/", "https://s.test/docs/a", "https://s.test/docs/b"), done("https://s.test/docs/")]);
+    const rows = [
+      { crawlId: ID, urlKey: k("https://s.test/docs/a"), url: "https://s.test/docs/a", depth: 1, state: URL_STATE.queued, version: 3 },
+      { crawlId: ID, urlKey: k("https://s.test/docs/b"), url: "https://s.test/docs/b", depth: 1, state: URL_STATE.queued, version: 3 },
+      // a row that is stale in the store: the state says done
+      { crawlId: ID, urlKey: k("https://s.test/docs/"), url: "https://s.test/docs/", depth: 0, state: URL_STATE.queued, version: 1 },
+    ];
+    const step = resume(state, rows, 5000);
+    expect(step.emissions.map((e) => (e.value as FetchTask).url).sort()).toEqual(["https://s.test/docs/a", "https://s.test/docs/b"]);
+    const idle = run([requested(), done("https://s.test/docs/")]).state;
+    idle.status = "scraping";
+    idle.completedAt = 0;
+    expect(resume(idle, [], 5000).emissions.map((e) => (e.value as { type: string }).type)).toEqual(["crawl.completed"]);
   });
 });

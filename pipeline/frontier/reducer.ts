@@ -224,6 +224,9 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
       finishIfIdle(state, step, now);
       break;
     }
+    case "ResumeRequested":
+      // the adapter answers it with resume(), which needs the queued URLs from the store
+      break;
     case "CancelRequested": {
       if (state.status !== "scraping") break;
       state.status = "cancelled";
@@ -234,6 +237,23 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
     }
   }
   return { state, step };
+}
+
+/**
+ * After a crash that lost messages: the fetch tasks of every queued URL again, the discover task if discovery had
+ * not reported, and the end if nothing is outstanding. Duplicates are harmless: the sink stores a URL once and the
+ * frontier counts a URL's PageDone once.
+ */
+export function resume(state: CrawlState, queued: UrlRow[], now: number): Step {
+  const step = empty();
+  if (state.status !== "scraping") return step;
+  for (const row of queued) {
+    const packed = state.urls.get(row.urlKey);
+    if (packed !== undefined && stateOf(packed) === URL_STATE.queued && row.url) step.emissions.push(fetchTask(state, row.url, row.urlKey, depthOf(packed), "page"));
+  }
+  if (state.discovering) step.emissions.push(fetchTask(state, state.startUrl, keyOf(state.startUrl, state.options), 0, "discover"));
+  finishIfIdle(state, step, now);
+  return step;
 }
 
 /** The crawl record of a state, as persisted after a step. */

@@ -1,20 +1,60 @@
 // An append-only JSON-lines file: writes are serialised in call order; each resolves once its lines are written.
-import { mkdirSync } from "node:fs";
+// Framing: a record is one line of JSON, and it is complete exactly when its newline is on disk (JSON text never
+// holds a raw newline, and a line is written in order). A crash in the middle of an append leaves a torn tail
+// without its newline: opening the log truncates the file to its last complete record, so the next append can never
+// be glued onto the torn one (which was never acknowledged: its append had not resolved).
+import { closeSync, ftruncateSync, fstatSync, mkdirSync, openSync, readSync } from "node:fs";
 import { appendFile, open, rename, writeFile, type FileHandle } from "node:fs/promises";
-import { createReadStream, existsSync } from "node:fs";
+import { createReadStream, existsSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { createInterface } from "node:readline";
+
+/**
+ * Truncates `path` after its last newline (a torn, unacknowledged last record); returns the bytes dropped.
+ * A missing file is left missing.
+ */
+export function repairTail(path: string): number {
+  if (!existsSync(path)) return 0;
+  const fd = openSync(path, "r+");
+  try {
+    const size = fstatSync(fd).size;
+    const chunk = Buffer.alloc(64 * 1024);
+    let end = size;
+    // scan back from the end for the last newline
+    while (end > 0) {
+      const start = Math.max(0, end - chunk.length);
+      const n = readSync(fd, chunk, 0, end - start, start);
+      const nl = chunk.subarray(0, n).lastIndexOf(0x0a);
+      if (nl >= 0) {
+        end = start + nl + 1;
+        break;
+      }
+      end = start;
+    }
+    if (end < size) ftruncateSync(fd, end);
+    return size - end;
+  } finally {
+    closeSync(fd);
+  }
+}
 
 export class AppendLog {
   readonly path: string;
   private chain: Promise<void> = Promise.resolve();
   /** Bytes in the file, including what is queued. */
   size = 0;
+  /** Bytes of a torn last record dropped when the log was opened (0: the file was whole). */
+  readonly repairedBytes: number;
 
-  constructor(path: string, size = 0) {
+  /**
+   * Opens (creates the folder of) the log, repairing a torn tail left by a crash. `repair: false` for a file that
+   * another live process appends to (its tail may be a record being written right now).
+   */
+  constructor(path: string, opts: { repair?: boolean } = {}) {
     this.path = path;
-    this.size = size;
     mkdirSync(dirname(path), { recursive: true });
+    this.repairedBytes = opts.repair === false ? 0 : repairTail(path);
+    this.size = existsSync(path) ? statSync(path).size : 0;
   }
 
   /** Appends the lines (no newlines inside); returns the byte position of each line. */
@@ -49,7 +89,7 @@ export class AppendLog {
   }
 }
 
-/** Reads a JSON-lines file line by line with each line's byte position; a torn last line is skipped. */
+/** Reads a JSON-lines file line by line with each line's byte position (open it as an AppendLog first: torn tails are repaired there). */
 export async function* readLines(path: string): AsyncGenerator<{ line: string; pos: number; len: number }> {
   if (!existsSync(path)) return;
   const rl = createInterface({ input: createReadStream(path, { encoding: "utf8" }), crlfDelay: Infinity });

@@ -48,6 +48,9 @@ export function partitionOf(key: string, partitions: number): number {
   return (h >>> 0) % partitions;
 }
 
+/** Stands for a record lost from a log (only possible in logs written before torn tails were repaired). */
+const LOST: Entry = { key: "", value: "null" };
+
 const MAX_BATCH = 500;
 const COMPACT_BYTES = 64 * 1024 * 1024;
 
@@ -67,6 +70,8 @@ export class EmbeddedBus implements Bus, QueueStats {
   private offsets: Record<string, Record<string, number[]>> = {};
   private readonly consumersOf = new Map<string, Set<string>>();
   private offsetsDirty = false;
+  /** What opening the logs found broken by a crash: torn tails dropped, and offsets missing from a log. */
+  readonly damage = { tornBytes: 0, missingOffsets: 0 };
   private offsetsWrite: Promise<void> = Promise.resolve();
 
   private constructor(opts: EmbeddedBusOptions) {
@@ -102,24 +107,32 @@ export class EmbeddedBus implements Bus, QueueStats {
       const ps = this.partitionsOf(t);
       for (const part of ps) {
         if (!part.log) continue;
+        this.damage.tornBytes += part.log.repairedBytes;
+        if (part.log.repairedBytes) this.log.warn({ topic: t, file: part.log.path, bytes: part.log.repairedBytes }, "torn last record dropped (its write never completed)");
         let first = true;
         for await (const { line } of readLines(part.log.path)) {
           let rec: { o: number; k: string; v: string };
           try {
             rec = JSON.parse(line);
           } catch {
-            this.log.warn({ topic: t, file: part.log.path }, "torn line skipped");
+            // only a log written before tails were repaired can hold a broken line in the middle
+            this.log.error({ topic: t, file: part.log.path }, "unreadable record skipped");
             continue;
           }
           if (first) {
             part.base = rec.o;
             first = false;
           }
+          // offsets come from the records, not from counting lines: a lost record leaves a gap, never a shift
+          if (rec.o < part.end) continue;
+          if (rec.o > part.end) {
+            this.damage.missingOffsets += rec.o - part.end;
+            this.log.error({ topic: t, file: part.log.path, from: part.end, to: rec.o }, "records missing from the log");
+            while (part.end < rec.o) part.entries.push(LOST);
+          }
           part.entries.push({ key: rec.k, value: rec.v });
         }
         part.durableEnd = part.end;
-        part.log.size = 0;
-        if (existsSync(part.log.path)) part.log.size = readFileSync(part.log.path).byteLength;
       }
     }
   }

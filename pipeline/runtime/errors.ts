@@ -26,6 +26,7 @@ export type ErrorCode =
   | "SEARCH_BACKEND_ERROR"
   // a request that cannot be served as given (HTTP 400 in the API, exit status 2 in the CLI)
   | "BAD_REQUEST"
+  | "INSUFFICIENT_CREDITS"
   // infrastructure
   | "STORE_UNAVAILABLE"
   | "BUS_UNAVAILABLE"

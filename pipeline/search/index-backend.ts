@@ -28,7 +28,7 @@ export class IndexBackend implements SearchBackend {
   async search(q: SearchQuery): Promise<SearchHit[]> {
     const terms = [...new Set(tokens(q.query))].slice(0, MAX_TERMS);
     if (terms.length === 0) return [];
-    const found = await this.store.searchCandidates(terms, this.now() - RETENTION_MS, MAX_CANDIDATES);
+    const found = await this.store.searchCandidates(q.teamId, terms, this.now() - RETENTION_MS, MAX_CANDIDATES);
     const docs = found.docs.map(parseDoc).filter((d): d is IndexedDoc => d !== null);
     const seen = new Set<string>();
     const hits: SearchHit[] = [];

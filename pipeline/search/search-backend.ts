@@ -10,6 +10,8 @@ export interface SearchQuery {
   query: string;
   limit: number;
   timeoutMs: number;
+  /** whose documents Trawl's own index searches */
+  teamId: string;
 }
 
 export interface SearchBackend {

@@ -1,9 +1,9 @@
 // ClickHouse adapter of the CrawlStore port.
 import type { ClickHouseClient } from "./clickhouse.ts";
-import type { CrawlRecord, CrawlStatus, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, SearchCandidates, UrlRow, UrlState, UsageRow, UsageTotals } from "./crawl-store.ts";
+import type { CrawlRecord, CrawlStatus, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, ExpiredCrawl, SearchCandidates, UrlRow, UrlState } from "./crawl-store.ts";
 import { fitChunk } from "./paging.ts";
 import { raw, sql } from "./sql.ts";
-import { SCRAPE_JOB_PREFIX } from "../runtime/constants.ts";
+import { SCRAPE_JOB_PREFIX, TEAM_BYPASS } from "../runtime/constants.ts";
 
 const CRAWL_COLUMNS = [
   "crawl_id", "version", "team_id", "url", "options", "webhook", "status", "total", "completed", "failed",
@@ -129,12 +129,13 @@ export class ClickHouseCrawlStore implements CrawlStore {
     return rows.map((r) => ({ crawlId, urlKey: r.url_key, url: r.e_url, code: r.e_code, error: r.e_error, statusCode: n(r.e_status), at: n(r.e_at) }));
   }
 
-  async deleteExpired(now: number, retentionMs: number): Promise<string[]> {
-    const rows = await this.ch.query<{ crawl_id: string }>(
-      sql`SELECT crawl_id FROM ${this.t("crawls")} GROUP BY crawl_id
+  async deleteExpired(now: number, retentionMs: number, beforeDelete?: (crawls: ExpiredCrawl[]) => Promise<void>): Promise<string[]> {
+    const rows = await this.ch.query<{ crawl_id: string; team_id: string; credits_used: unknown }>(
+      sql`SELECT crawl_id, argMax(team_id, version) AS team_id, argMax(credits_used, version) AS credits_used FROM ${this.t("crawls")} GROUP BY crawl_id
           HAVING argMax(status, version) != 'scraping' AND argMax(expires_at, version) < ${now} LIMIT 10000`,
     );
     const ids = rows.map((r) => r.crawl_id);
+    if (beforeDelete && rows.length) await beforeDelete(rows.map((r) => ({ crawlId: r.crawl_id, teamId: r.team_id, creditsUsed: n(r.credits_used) })));
     const cutoff = now - retentionMs;
     // ALTER TABLE ... DELETE is an asynchronous mutation (ClickHouse 18.16 and later); reads of expired crawls already 404
     if (ids.length) {
@@ -145,6 +146,21 @@ export class ClickHouseCrawlStore implements CrawlStore {
     }
     await this.ch.exec(sql`ALTER TABLE ${this.t("documents")} DELETE WHERE startsWith(crawl_id, ${SCRAPE_JOB_PREFIX}) AND stored_at < ${cutoff}`);
     return ids;
+  }
+
+  async runningCrawlIds(): Promise<string[]> {
+    const rows = await this.ch.query<{ crawl_id: string }>(
+      sql`SELECT crawl_id FROM ${this.t("crawls")} GROUP BY crawl_id HAVING argMax(status, version) = 'scraping'
+          AND crawl_id NOT IN (SELECT crawl_id FROM ${this.t("crawl_cancels")})`,
+    );
+    return rows.map((r) => r.crawl_id);
+  }
+
+  async creditsByCrawl(teamId: string): Promise<Map<string, number>> {
+    const rows = await this.ch.query<{ crawl_id: string; c: unknown }>(
+      sql`SELECT crawl_id, argMax(credits_used, version) AS c FROM ${this.t("crawls")} WHERE team_id = ${teamId} GROUP BY crawl_id`,
+    );
+    return new Map(rows.map((r) => [r.crawl_id, n(r.c)]));
   }
 
   async logDeliveries(rows: DeliveryRow[]): Promise<void> {
@@ -159,26 +175,6 @@ export class ClickHouseCrawlStore implements CrawlStore {
     return rows.map((r) => ({ crawlId, eventId: r.event_id, event: r.event, url: r.url, statusCode: n(r.status_code), attempt: n(r.attempt), error: r.error, at: n(r.at) }));
   }
 
-  async recordUsage(rows: UsageRow[]): Promise<void> {
-    await this.ch.insert("usage", ["team_id", "job_id", "kind", "credits", "tokens", "at"],
-      rows.map((r) => [r.teamId, r.jobId, r.kind, r.credits, r.tokens, r.at]));
-  }
-
-  async usageSince(teamId: string, since: number): Promise<UsageTotals> {
-    // one row per job and kind even before the ReplacingMergeTree merged a repeated write
-    const used = await this.ch.query<{ credits: number; tokens: number }>(
-      sql`SELECT sum(c) AS credits, sum(t) AS tokens FROM (
-            SELECT job_id, kind, any(credits) AS c, any(tokens) AS t FROM ${this.t("usage")}
-            WHERE team_id = ${teamId} AND at >= ${since} GROUP BY job_id, kind)`,
-    );
-    const crawls = await this.ch.query<{ credits: number }>(
-      sql`SELECT sum(c) AS credits FROM (
-            SELECT crawl_id, argMax(credits_used, version) AS c, min(created_at) AS created FROM ${this.t("crawls")}
-            WHERE team_id = ${teamId} GROUP BY crawl_id) WHERE created >= ${since}`,
-    );
-    return { credits: n(used[0]?.credits ?? 0) + n(crawls[0]?.credits ?? 0), tokens: n(used[0]?.tokens ?? 0) };
-  }
-
   async mostRecentSuccess(since: number): Promise<number | null> {
     const rows = await this.ch.query<{ at: number; docs: number }>(
       sql`SELECT max(stored_at) AS at, count() AS docs FROM ${this.t("documents")} WHERE status_code < 400 AND stored_at >= ${since}`,
@@ -186,17 +182,21 @@ export class ClickHouseCrawlStore implements CrawlStore {
     return n(rows[0]?.docs ?? 0) > 0 ? n(rows[0]?.at) : null;
   }
 
-  async searchCandidates(terms: string[], since: number, maxDocs: number): Promise<SearchCandidates> {
+  async searchCandidates(teamId: string, terms: string[], since: number, maxDocs: number): Promise<SearchCandidates> {
     if (terms.length === 0) return { corpus: 0, df: [], docs: [] };
+    const scrapes = teamId === TEAM_BYPASS
+      ? sql`(startsWith(crawl_id, ${SCRAPE_JOB_PREFIX}) AND position(substring(crawl_id, ${SCRAPE_JOB_PREFIX.length + 1}), ':') = 0)`
+      : sql`startsWith(crawl_id, ${`${SCRAPE_JOB_PREFIX}${teamId}:`})`;
+    const owned = sql`(crawl_id IN (SELECT crawl_id FROM ${this.t("crawls")} WHERE team_id = ${teamId}) OR ${scrapes})`;
     // the ASCII variant is several times faster on ClickHouse 18.16; non-ASCII terms need the UTF-8 case folding
-    const has = terms.map((t) => (/^[\x00-\x7f]*$/.test(t) ? sql`(positionCaseInsensitive(doc, ${t}) > 0)` : sql`(positionCaseInsensitiveUTF8(doc, ${t}) > 0)`).text);
+    const has = terms.map((t) => (/^[ -~]*$/.test(t) ? sql`(positionCaseInsensitive(doc, ${t}) > 0)` : sql`(positionCaseInsensitiveUTF8(doc, ${t}) > 0)`).text);
     const counts = await this.ch.query<Record<string, number>>(
       sql`SELECT count() AS corpus, ${raw(has.map((h, i) => `countIf(${h}) AS df${i}`).join(", "))}
-          FROM ${this.t("documents")} WHERE stored_at >= ${since}`,
+          FROM ${this.t("documents")} WHERE stored_at >= ${since} AND ${owned}`,
     );
     const row = counts[0] ?? {};
     const docs = await this.ch.query<{ doc: string }>(
-      sql`SELECT doc FROM ${this.t("documents")} WHERE stored_at >= ${since} AND (${raw(has.join(" OR "))})
+      sql`SELECT doc FROM ${this.t("documents")} WHERE stored_at >= ${since} AND ${owned} AND (${raw(has.join(" OR "))})
           ORDER BY ${raw(has.map((h) => `toUInt8(${h})`).join(" + "))} DESC, stored_at DESC LIMIT ${maxDocs}`,
     );
     return { corpus: n(row.corpus ?? 0), df: terms.map((_, i) => n(row[`df${i}`] ?? 0)), docs: docs.map((d) => d.doc) };

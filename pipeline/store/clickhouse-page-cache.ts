@@ -11,6 +11,8 @@ export class ClickHousePageCache implements PageCache {
   private readonly ch: ClickHouseClient;
   private readonly log: Logger;
   private queued: CachedPage[] = [];
+  /** Batches being inserted: still read from here, so a page is never missing between the queue and the table. */
+  private readonly inserting = new Set<CachedPage[]>();
   private queuedBytes = 0;
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
@@ -26,7 +28,7 @@ export class ClickHousePageCache implements PageCache {
   }
 
   async get(key: string, notBefore: number): Promise<CachedPage | null> {
-    const waiting = this.queued.filter((p) => p.key === key && p.storedAt >= notBefore).at(-1);
+    const waiting = [...this.inserting, this.queued].flat().filter((p) => p.key === key && p.storedAt >= notBefore).at(-1);
     if (waiting) return waiting;
     const rows = await this.ch.query<{ key: string; url: string; final_url: string; status_code: number; content_type: string; body: string; body_base64: string; stored_at: number }>(
       sql`SELECT ${raw(COLUMNS.join(", "))} FROM ${raw(this.ch.table("page_cache"))} WHERE key = ${key} AND stored_at >= ${notBefore} ORDER BY stored_at DESC LIMIT 1`,
@@ -55,9 +57,11 @@ export class ClickHousePageCache implements PageCache {
     this.queued = [];
     this.queuedBytes = 0;
     if (batch.length === 0) return this.flushing;
+    this.inserting.add(batch);
     this.flushing = this.flushing.then(() =>
       this.ch.insert("page_cache", COLUMNS, batch.map((p) => [p.key, p.url, p.finalUrl, p.statusCode, p.contentType, p.body, p.bodyBase64 ?? "", p.storedAt]))
-        .catch((err: Error) => this.log.warn({ err: err.message, pages: batch.length }, "page cache write failed; those pages will be fetched again")),
+        .catch((err: Error) => this.log.warn({ err: err.message, pages: batch.length }, "page cache write failed; those pages will be fetched again"))
+        .finally(() => this.inserting.delete(batch)),
     );
     return this.flushing;
   }

@@ -76,6 +76,13 @@ export interface DeliveryRow {
   at: number;
 }
 
+/** What outlives a crawl's deletion: whose it was and what it cost. */
+export interface ExpiredCrawl {
+  crawlId: string;
+  teamId: string;
+  creditsUsed: number;
+}
+
 export interface DocumentPage {
   /** JSON texts of the documents, in completion order. */
   docs: string[];
@@ -83,22 +90,6 @@ export interface DocumentPage {
   nextSkip: number;
   /** More stored documents exist at or after nextSkip. */
   more: boolean;
-}
-
-/** One billable or metered use: a scrape, a map, a search (tokens: LLM tokens, 0 until extraction lands). */
-export interface UsageRow {
-  teamId: string;
-  /** the job's id (scrape id, map id, search id) */
-  jobId: string;
-  kind: string;
-  credits: number;
-  tokens: number;
-  at: number;
-}
-
-export interface UsageTotals {
-  credits: number;
-  tokens: number;
 }
 
 /** What a full-text search needs from the stored documents (every term is lower-case). */
@@ -130,16 +121,20 @@ export interface CrawlStore {
   activeCrawls(teamId: string): Promise<CrawlRecord[]>;
   insertErrors(rows: ErrorRow[]): Promise<void>;
   listErrors(crawlId: string): Promise<ErrorRow[]>;
-  /** Deletes every trace of crawls that ended before `now` - retention, and single scrapes older than that. */
-  deleteExpired(now: number, retentionMs: number): Promise<string[]>;
+  /**
+   * Deletes every trace of crawls whose results expired before `now`, and single scrapes older than the retention.
+   * `beforeDelete` sees the crawls about to go (e.g. to keep their credits in the ledger); when it throws, nothing is deleted.
+   */
+  deleteExpired(now: number, retentionMs: number, beforeDelete?: (crawls: ExpiredCrawl[]) => Promise<void>): Promise<string[]>;
+  /** Every crawl still running (not ended, not cancelled), of every team. */
+  runningCrawlIds(): Promise<string[]>;
+  /** Credits used by each crawl of a team still in the store. */
+  creditsByCrawl(teamId: string): Promise<Map<string, number>>;
   logDeliveries(rows: DeliveryRow[]): Promise<void>;
   /** The delivery log of a crawl, oldest first. */
   listDeliveries(crawlId: string): Promise<DeliveryRow[]>;
-  recordUsage(rows: UsageRow[]): Promise<void>;
-  /** Credits and tokens of a team since `since`: its crawls created since then (their creditsUsed) and its usage rows. */
-  usageSince(teamId: string, since: number): Promise<UsageTotals>;
   /** When the newest document with a status below 400 was stored, if one was stored since `since`. */
   mostRecentSuccess(since: number): Promise<number | null>;
-  /** Stored documents (crawls and scrapes) since `since` that contain any of the terms (case-insensitive substring). */
-  searchCandidates(terms: string[], since: number, maxDocs: number): Promise<SearchCandidates>;
+  /** A team's stored documents (its crawls and scrapes) since `since` that contain any of the terms (case-insensitive substring). */
+  searchCandidates(teamId: string, terms: string[], since: number, maxDocs: number): Promise<SearchCandidates>;
 }

@@ -3,10 +3,10 @@
 // on disk (memory keeps only an index). Both are replayed at start, so a restart keeps every crawl until it expires.
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
-import type { CrawlRecord, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, SearchCandidates, UrlRow, UsageRow, UsageTotals } from "./crawl-store.ts";
+import type { CrawlRecord, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, ExpiredCrawl, SearchCandidates, UrlRow } from "./crawl-store.ts";
 import { AppendLog, FileReader, readLines } from "../runtime/append-log.ts";
 import { fitChunk } from "./paging.ts";
-import { isScrapeJob } from "../runtime/constants.ts";
+import { isScrapeJob, isTeamScrape } from "../runtime/constants.ts";
 
 interface DocRef {
   storedAt?: number;
@@ -24,8 +24,7 @@ type JournalEntry =
   | { t: "cancel"; id: string; at: number }
   | { t: "urls"; rows: UrlRow[] }
   | { t: "errors"; rows: ErrorRow[] }
-  | { t: "deliveries"; rows: DeliveryRow[] }
-  | { t: "usage"; rows: UsageRow[] };
+  | { t: "deliveries"; rows: DeliveryRow[] };
 
 const newer = (a: CrawlRecord, b: CrawlRecord | undefined) => !b || a.version > b.version || (a.version === b.version && a.updatedAt >= b.updatedAt);
 
@@ -40,8 +39,6 @@ export class EmbeddedCrawlStore implements CrawlStore {
   private readonly docKeys = new Map<string, Set<string>>();
   private readonly errors = new Map<string, Map<string, ErrorRow>>();
   private readonly deliveries = new Map<string, DeliveryRow[]>();
-  /** usage rows by team, job and kind (a repeated write replaces) */
-  private readonly usage = new Map<string, UsageRow>();
   /** when the newest document with a status below 400 was stored */
   private lastSuccessAt: number | null = null;
   /** memory-only mode keeps URL rows and documents here */
@@ -73,7 +70,6 @@ export class EmbeddedCrawlStore implements CrawlStore {
       else if (e.t === "cancel") this.cancels.set(e.id, e.at);
       else if (e.t === "errors") this.applyErrors(e.rows);
       else if (e.t === "deliveries") this.applyDeliveries(e.rows);
-      else if (e.t === "usage") this.applyUsage(e.rows);
     }
     await this.indexDocuments();
     const expired = new Set([...this.crawls.values()].filter((c) => c.status !== "scraping" && c.expiresAt < now).map((c) => c.crawlId));
@@ -138,10 +134,6 @@ export class EmbeddedCrawlStore implements CrawlStore {
       list.push(r);
       this.deliveries.set(r.crawlId, list);
     }
-  }
-
-  private applyUsage(rows: UsageRow[]): void {
-    for (const r of rows) this.usage.set(`${r.teamId} ${r.jobId} ${r.kind}`, r);
   }
 
   private noteSuccess(at: number | undefined): void {
@@ -289,13 +281,28 @@ export class EmbeddedCrawlStore implements CrawlStore {
   }
 
   /** Forgets expired crawls at once; their lines leave the files at the next start (see `load`). */
-  async deleteExpired(now: number, retentionMs: number): Promise<string[]> {
-    const ids = [...this.crawls.values()].filter((c) => c.status !== "scraping" && c.expiresAt < now).map((c) => c.crawlId);
+  async deleteExpired(now: number, retentionMs: number, beforeDelete?: (crawls: ExpiredCrawl[]) => Promise<void>): Promise<string[]> {
+    const expired = [...this.crawls.values()].filter((c) => c.status !== "scraping" && c.expiresAt < now);
+    if (beforeDelete && expired.length) await beforeDelete(expired.map((c) => ({ crawlId: c.crawlId, teamId: c.teamId, creditsUsed: c.creditsUsed })));
+    const ids = expired.map((c) => c.crawlId);
     for (const id of ids) this.forget(id);
     for (const [id, refs] of this.docs) {
       if (isScrapeJob(id) && this.crawls.get(id) === undefined && (refs[0]?.storedAt ?? now) < now - retentionMs) this.forget(id);
     }
     return ids;
+  }
+
+  async runningCrawlIds(): Promise<string[]> {
+    return [...this.crawls.values()].filter((c) => c.status === "scraping" && !this.cancels.has(c.crawlId)).map((c) => c.crawlId);
+  }
+
+  /** Bytes of torn last records dropped when the files were opened (a crash in the middle of a write). */
+  get repairedBytes(): number {
+    return (this.journal?.repairedBytes ?? 0) + (this.docsLog?.repairedBytes ?? 0);
+  }
+
+  async creditsByCrawl(teamId: string): Promise<Map<string, number>> {
+    return new Map([...this.crawls.values()].filter((c) => c.teamId === teamId).map((c) => [c.crawlId, c.creditsUsed]));
   }
 
   private forget(id: string): void {
@@ -317,32 +324,17 @@ export class EmbeddedCrawlStore implements CrawlStore {
     return [...(this.deliveries.get(crawlId) ?? [])].sort((a, b) => a.at - b.at || a.attempt - b.attempt);
   }
 
-  async recordUsage(rows: UsageRow[]): Promise<void> {
-    await this.write({ t: "usage", rows });
-    this.applyUsage(rows);
-  }
-
-  async usageSince(teamId: string, since: number): Promise<UsageTotals> {
-    const totals = { credits: 0, tokens: 0 };
-    for (const r of this.usage.values()) {
-      if (r.teamId !== teamId || r.at < since) continue;
-      totals.credits += r.credits;
-      totals.tokens += r.tokens;
-    }
-    for (const c of this.crawls.values()) if (c.teamId === teamId && c.createdAt >= since) totals.credits += c.creditsUsed;
-    return totals;
-  }
-
   async mostRecentSuccess(since: number): Promise<number | null> {
     return this.lastSuccessAt !== null && this.lastSuccessAt >= since ? this.lastSuccessAt : null;
   }
 
   /** Reads every document stored since `since` (the embedded mode's corpus is one machine's crawls). */
-  async searchCandidates(terms: string[], since: number, maxDocs: number): Promise<SearchCandidates> {
+  async searchCandidates(teamId: string, terms: string[], since: number, maxDocs: number): Promise<SearchCandidates> {
     const df = terms.map(() => 0);
     const hits: { doc: string; matched: number; at: number }[] = [];
     let corpus = 0;
     for (const [crawlId, refs] of this.docs) {
+      if (isScrapeJob(crawlId) ? !isTeamScrape(teamId, crawlId) : this.crawls.get(crawlId)?.teamId !== teamId) continue;
       for (const ref of refs) {
         if ((ref.storedAt ?? 0) < since) continue;
         corpus++;
@@ -371,7 +363,6 @@ export class EmbeddedCrawlStore implements CrawlStore {
 function journalCrawlId(e: JournalEntry): string {
   if (e.t === "crawl") return e.r.crawlId;
   if (e.t === "cancel") return e.id;
-  if (e.t === "usage") return "";
   return e.rows[0]?.crawlId ?? "";
 }
 

@@ -29,14 +29,21 @@ export function migrations(db: string): string[] {
     `CREATE TABLE IF NOT EXISTS ${db}.webhook_deliveries (
       crawl_id String, event_id String, event String, url String, status_code UInt16, attempt UInt32, error String, at UInt64
     ) ENGINE = MergeTree() ORDER BY (crawl_id, at)`,
+    // authentication (USE_DB_AUTHENTICATION=true): teams and their credit balance, API keys stored as scrypt hashes
+    `CREATE TABLE IF NOT EXISTS ${db}.teams (team_id String, name String, credits Int64, created_at UInt64, version UInt64)
+      ENGINE = ReplacingMergeTree(version) ORDER BY team_id`,
+    `CREATE TABLE IF NOT EXISTS ${db}.api_keys (
+      key_id String, team_id String, hash String, salt String, rate_per_min UInt32, created_at UInt64, expires_at UInt64,
+      revoked_at UInt64, version UInt64
+    ) ENGINE = ReplacingMergeTree(version) ORDER BY (key_id, hash)`,
+    `CREATE TABLE IF NOT EXISTS ${db}.api_key_uses (key_id String, at UInt64) ENGINE = ReplacingMergeTree(at) ORDER BY key_id`,
+    // credits of jobs that are not (or no longer) in the crawls table: scrapes, maps, expired crawls
+    `CREATE TABLE IF NOT EXISTS ${db}.credit_usage (team_id String, job_id String, credits UInt64, at UInt64)
+      ENGINE = ReplacingMergeTree(at) ORDER BY (team_id, job_id)`,
     // fetched responses for maxAge / storeInCache, by URL + request headers; the newest wins
     `CREATE TABLE IF NOT EXISTS ${db}.page_cache (
       key String, url String, final_url String, status_code UInt16, content_type String, body String, body_base64 String, stored_at UInt64
     ) ENGINE = ReplacingMergeTree(stored_at) ORDER BY key`,
-    // billable and metered uses (scrapes, maps, searches; tokens of LLM extraction): one row per job and kind
-    `CREATE TABLE IF NOT EXISTS ${db}.usage (
-      team_id String, job_id String, kind String, credits UInt64, tokens UInt64, at UInt64
-    ) ENGINE = ReplacingMergeTree(at) ORDER BY (team_id, job_id, kind)`,
   ];
 }
 

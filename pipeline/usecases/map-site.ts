@@ -10,7 +10,7 @@ import type { Clock } from "../runtime/clock.ts";
 import { withDeadline } from "../runtime/deadline.ts";
 import { PageError, errorMessage } from "../runtime/errors.ts";
 import type { Logger } from "../runtime/logger.ts";
-import type { CrawlStore } from "../store/crawl-store.ts";
+import type { AuthStore } from "../store/auth-store.ts";
 import { inScope } from "../url/scope.ts";
 import { LinkSet, rankLinks, type MapLink } from "./map-rank.ts";
 
@@ -18,7 +18,8 @@ export interface MapDeps {
   fetcher: Fetcher;
   convert: Converter;
   robots: { get(url: string): Promise<Robots> };
-  store: CrawlStore;
+  /** the credit ledger (absent: the call is not counted) */
+  authStore?: Pick<AuthStore, "recordUsage">;
   clock: Clock;
   log: Logger;
 }
@@ -54,7 +55,7 @@ export async function mapSite(deps: MapDeps, s: MapSettings): Promise<MapResult>
   const id = randomUUID();
   const work = collect(deps, s);
   const result = s.timeoutMs === undefined ? await work : await withDeadline(work, s.timeoutMs, () => new PageError("MAP_TIMEOUT", `The map operation timed out after ${s.timeoutMs} ms`));
-  await deps.store.recordUsage([{ teamId: s.teamId, jobId: id, kind: "map", credits: 1, tokens: 0, at: deps.clock.now() }]);
+  await deps.authStore?.recordUsage([{ teamId: s.teamId, jobId: id, credits: 1, at: deps.clock.now() }]);
   return { id, ...result };
 }
 

@@ -44,25 +44,22 @@ export async function scrapePage(
 export interface StoredScrapeDeps extends ScrapeDeps {
   store: CrawlStore;
   clock: Clock;
-  /** whose credits the scrape uses (default: the self-hosted team "bypass") */
-  teamId?: string;
 }
 
 /** POST /v2/scrape: one page as a document, stored so that GET /v2/scrape/:id serves it for the retention time. */
-export async function scrapeAndStore(deps: StoredScrapeDeps, url: string, options: ScrapeOptions, timeoutMs: number): Promise<Converted> {
+export async function scrapeAndStore(deps: StoredScrapeDeps, teamId: string, url: string, options: ScrapeOptions, timeoutMs: number): Promise<Converted> {
   const converted = await scrapePage(deps, url, options, timeoutMs);
   const { document, credits } = converted;
   const scrapeId = String(document.metadata.scrapeId);
   await deps.store.insertDocuments([{
-    crawlId: scrapeJobId(scrapeId), seq: 0, urlKey: scrapeId, finalKey: scrapeId, scrapeId, url: String(document.metadata.url),
+    crawlId: scrapeJobId(teamId, scrapeId), seq: 0, urlKey: scrapeId, finalKey: scrapeId, scrapeId, url: String(document.metadata.url),
     statusCode: Number(document.metadata.statusCode), credits, storedAt: deps.clock.now(), doc: JSON.stringify(document),
   }]);
-  await deps.store.recordUsage([{ teamId: deps.teamId ?? "bypass", jobId: scrapeId, kind: "scrape", credits, tokens: 0, at: deps.clock.now() }]);
   return converted;
 }
 
-/** A stored scrape's document as JSON text, or undefined when there is none (unknown, or expired and swept). */
-export async function readScrape(store: CrawlStore, scrapeId: string): Promise<string | undefined> {
-  const page = await store.pageDocuments(scrapeJobId(scrapeId), 0, Number.MAX_SAFE_INTEGER, 1);
+/** A team's stored scrape as JSON text, or undefined when there is none (unknown, another team's, or expired and swept). */
+export async function readScrape(store: CrawlStore, teamId: string, scrapeId: string): Promise<string | undefined> {
+  const page = await store.pageDocuments(scrapeJobId(teamId, scrapeId), 0, Number.MAX_SAFE_INTEGER, 1);
   return page.docs[0];
 }

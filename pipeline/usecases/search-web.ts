@@ -7,12 +7,13 @@ import { errorMessage, PageError } from "../runtime/errors.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { SearchBackend, SearchHit } from "../search/search-backend.ts";
-import type { CrawlStore } from "../store/crawl-store.ts";
+import type { AuthStore } from "../store/auth-store.ts";
 import { scrapePage, type ScrapeDeps, type ScrapeOptions } from "./scrape-page.ts";
 
 export interface SearchDeps extends ScrapeDeps {
   backend: SearchBackend;
-  store: CrawlStore;
+  /** the credit ledger (absent: the search is not counted) */
+  authStore?: Pick<AuthStore, "recordUsage">;
   clock: Clock;
   log: Logger;
 }
@@ -43,7 +44,7 @@ export async function searchWeb(deps: SearchDeps, s: SearchSettings): Promise<Se
   const id = randomUUID();
   const work = async () => {
     const filtered = Boolean(s.includeDomains?.length || s.excludeDomains?.length);
-    const hits = (await deps.backend.search({ query: s.query, limit: filtered ? Math.min(100, s.limit * 3) : s.limit, timeoutMs: s.timeoutMs }))
+    const hits = (await deps.backend.search({ query: s.query, limit: filtered ? Math.min(100, s.limit * 3) : s.limit, timeoutMs: s.timeoutMs, teamId: s.teamId }))
       .filter((h) => domainAllowed(h.url, s.includeDomains, s.excludeDomains))
       .slice(0, s.limit);
     return s.scrape ? scrapeAll(deps, hits, s.scrape, Math.min(s.fetchTimeoutMs, s.timeoutMs)) : { web: hits as WebResult[], credits: 0 };
@@ -51,7 +52,7 @@ export async function searchWeb(deps: SearchDeps, s: SearchSettings): Promise<Se
   const { web, credits } = await withDeadline(work(), s.timeoutMs, () => new PageError("SEARCH_TIMEOUT", `The search timed out after ${s.timeoutMs} ms`));
   // Firecrawl's price: 2 credits per 10 results, plus each scraped page
   const creditsUsed = Math.ceil(web.length / 10) * 2 + credits;
-  await deps.store.recordUsage([{ teamId: s.teamId, jobId: id, kind: "search", credits: creditsUsed, tokens: 0, at: deps.clock.now() }]);
+  await deps.authStore?.recordUsage([{ teamId: s.teamId, jobId: id, credits: creditsUsed, at: deps.clock.now() }]);
   deps.log.info({ searchId: id, backend: deps.backend.name, results: web.length, creditsUsed }, "searched");
   return { id, web, creditsUsed };
 }

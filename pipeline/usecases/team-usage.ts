@@ -1,34 +1,42 @@
 // GET /v2/team/credit-usage, /v2/team/token-usage, /v2/team/queue-status and /v2/concurrency-check.
-// Without database authentication there is no plan and no billing: the plan is a notional unlimited allowance and
-// the "billing period" is the retention window, the span whose jobs Trawl still holds. Credits used are counted
-// from the real jobs of that window: crawls' creditsUsed plus the usage rows of scrapes, maps and searches.
+// Credits used are counted from real jobs: every crawl still in the store (its creditsUsed) plus the ledger of
+// scrapes, maps, searches and expired crawls (credits.ts). With authentication off there is no plan: the plan is a
+// notional unlimited allowance and there is no billing period (null: the count covers all jobs Trawl recorded).
 import type { QueueStat } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
 import { RETENTION_MS } from "../runtime/constants.ts";
+import type { AuthStore } from "../store/auth-store.ts";
 import type { CrawlStore } from "../store/crawl-store.ts";
+import { creditsUsed } from "./credits.ts";
+import type { TeamAccess } from "./team-access.ts";
 
-/** The allowance reported as plan credits / tokens when authentication is off (unlimited in fact). */
+/** The allowance reported as plan credits / tokens when a team has no limit (authentication off: every caller). */
 export const UNLIMITED = 99_999_999;
 
 export interface UsageDeps {
   store: CrawlStore;
   clock: Clock;
+  authStore?: AuthStore;
+  access?: TeamAccess;
 }
 
-function period(now: number) {
-  return { billingPeriodStart: new Date(now - RETENTION_MS).toISOString(), billingPeriodEnd: new Date(now).toISOString() };
+async function used(deps: UsageDeps, teamId: string): Promise<number> {
+  if (deps.authStore) return creditsUsed({ store: deps.store, auth: deps.authStore }, teamId);
+  let sum = 0;
+  for (const c of (await deps.store.creditsByCrawl(teamId)).values()) sum += c;
+  return sum;
 }
 
 export async function creditUsage(deps: UsageDeps, teamId: string) {
-  const now = deps.clock.now();
-  const { credits } = await deps.store.usageSince(teamId, now - RETENTION_MS);
-  return { remainingCredits: Math.max(0, UNLIMITED - credits), planCredits: UNLIMITED, creditsUsed: credits, ...period(now) };
+  const [count, balance] = await Promise.all([used(deps, teamId), deps.access?.balance(teamId)]);
+  const limited = balance !== undefined && balance >= 0;
+  const planCredits = limited ? balance : UNLIMITED;
+  return { remainingCredits: Math.max(0, planCredits - count), planCredits, creditsUsed: count, billingPeriodStart: null, billingPeriodEnd: null };
 }
 
-export async function tokenUsage(deps: UsageDeps, teamId: string) {
-  const now = deps.clock.now();
-  const { tokens } = await deps.store.usageSince(teamId, now - RETENTION_MS);
-  return { remainingTokens: Math.max(0, UNLIMITED - tokens), planTokens: UNLIMITED, tokensUsed: tokens, ...period(now) };
+/** No job uses LLM tokens yet (JSON extraction is not implemented): 0 used of a notional unlimited plan. */
+export async function tokenUsage() {
+  return { remainingTokens: UNLIMITED, planTokens: UNLIMITED, tokensUsed: 0, billingPeriodStart: null, billingPeriodEnd: null };
 }
 
 const lagOf = (stats: QueueStat[], topic: string) => stats.filter((q) => q.topic.endsWith(topic)).reduce((sum, q) => sum + q.lag, 0);

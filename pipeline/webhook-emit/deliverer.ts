@@ -1,6 +1,8 @@
-// webhook-emit, part 2: webhook.deliveries -> HTTP POSTs. One attempt per message; a failed attempt goes back to the
-// topic with attempt + 1 and a time before which it must not run, so retries survive a restart. Every attempt is
-// logged. Destinations on private addresses are refused (unless ALLOW_LOCAL_WEBHOOKS) and never retried.
+// webhook-emit, part 2: HTTP POSTs of webhook events. First attempts come from webhook.deliveries, in order per crawl
+// (WebhookDeliverer). A failed attempt goes to webhook.retries with attempt + 1 and the time before which it must not
+// run (WebhookRetrier), so retries survive a restart and never stand in front of fresh events: one dead endpoint
+// delays only retries, never another crawl's events. Every attempt is logged. Destinations on private addresses are
+// refused (unless ALLOW_LOCAL_WEBHOOKS) and never retried.
 import { request, type Agent } from "undici";
 import type { WebhookDelivery } from "../../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
@@ -23,19 +25,52 @@ export interface DelivererDeps {
   retryDelaysMs: number[];
 }
 
-/** How long a not-yet-due delivery is held before it goes back to the end of the topic. */
-const HOLD_MS = 1000;
+const toRetries = (d: WebhookDelivery): Emission => ({ topic: "webhook.retries", key: keys.crawlEvent(d.crawlId, d.eventId), value: d });
 
-/** Topic, schema and consumer group as pipeline/topology.ts declares them. */
-const ID = processorIdentity("webhook-deliver");
+/** One attempt of a delivery, logged; the next attempt (on webhook.retries) when it failed and may be retried. */
+async function deliver(deps: DelivererDeps, log: Logger, d: WebhookDelivery): Promise<Emission[]> {
+  const outcome = await attempt(deps, d);
+  await deps.store.logDeliveries([{ crawlId: d.crawlId, eventId: d.eventId, event: d.event, url: d.url, statusCode: outcome.status, attempt: d.attempt, error: outcome.error, at: deps.clock.now() }]);
+  const ctx = { crawlId: d.crawlId, event: d.event, attempt: d.attempt, status: outcome.status };
+  if (outcome.ok) {
+    log.debug(ctx, "webhook delivered");
+    return [];
+  }
+  if (!outcome.retriable || d.attempt >= deps.maxAttempts) {
+    log.warn({ ...ctx, err: outcome.error }, "webhook given up");
+    return [];
+  }
+  const delay = retryDelay(deps.retryDelaysMs, d.attempt);
+  log.info({ ...ctx, err: outcome.error, delayMs: delay }, "webhook failed, will retry");
+  return [toRetries({ ...d, attempt: d.attempt + 1, notBefore: deps.clock.now() + delay })];
+}
 
+async function attempt(deps: DelivererDeps, d: WebhookDelivery): Promise<{ ok: boolean; retriable: boolean; status: number; error: string }> {
+  const literal = refusedLiteral(d.url, deps.allowLocal);
+  if (literal) return { ok: false, retriable: false, status: 0, error: `refused: ${literal} is a private address (set ALLOW_LOCAL_WEBHOOKS=true to allow)` };
+  try {
+    const res = await request(d.url, { method: "POST", dispatcher: deps.agent, headers: d.headers, body: d.body, signal: AbortSignal.timeout(deps.timeoutMs) });
+    await res.body.dump();
+    const ok = res.statusCode >= 200 && res.statusCode < 300;
+    return { ok, retriable: !ok, status: res.statusCode, error: ok ? "" : `HTTP ${res.statusCode}` };
+  } catch (err) {
+    const e = err as { code?: string; cause?: { code?: string }; message?: string; name?: string };
+    const code = e.code ?? e.cause?.code ?? "";
+    if (code === PRIVATE_ADDRESS_REFUSED) return { ok: false, retriable: false, status: 0, error: `refused: ${e.message} (set ALLOW_LOCAL_WEBHOOKS=true to allow)` };
+    const why = e.name === "TimeoutError" ? `no answer within ${deps.timeoutMs} ms` : `${code || e.name}: ${e.message}`;
+    return { ok: false, retriable: true, status: 0, error: why };
+  }
+}
+
+const DELIVER = processorIdentity("webhook-deliver");
+
+/** First attempts, in order per crawl (started, pages, completed). */
 export class WebhookDeliverer implements Processor<WebhookDelivery, void> {
-  readonly name = ID.name;
-  readonly topic = ID.topic;
-  readonly schema = ID.schema;
-  readonly group = ID.group;
-  readonly broadcast = ID.broadcast;
-  // in order per crawl on the happy path (started, pages, completed); partitions run side by side
+  readonly name = DELIVER.name;
+  readonly topic = DELIVER.topic;
+  readonly schema = DELIVER.schema;
+  readonly group = DELIVER.group;
+  readonly broadcast = DELIVER.broadcast;
   readonly mode = "ordered" as const;
   readonly concurrency = 1;
   private readonly deps: DelivererDeps;
@@ -49,49 +84,51 @@ export class WebhookDeliverer implements Processor<WebhookDelivery, void> {
   createBatch(): void {}
 
   async handle(msg: Consumed<WebhookDelivery>): Promise<Emission[]> {
-    const d = msg.value;
-    const { deps } = this;
-    const wait = d.notBefore - deps.clock.now();
-    if (wait > 0) {
-      await sleep(Math.min(wait, HOLD_MS));
-      if (d.notBefore > deps.clock.now()) return [{ topic: "webhook.deliveries", key: keys.crawl(d.crawlId), value: d }];
-    }
-    const outcome = await this.attempt(d);
-    await deps.store.logDeliveries([{ crawlId: d.crawlId, eventId: d.eventId, event: d.event, url: d.url, statusCode: outcome.status, attempt: d.attempt, error: outcome.error, at: deps.clock.now() }]);
-    const ctx = { crawlId: d.crawlId, event: d.event, attempt: d.attempt, status: outcome.status };
-    if (outcome.ok) {
-      this.log.debug(ctx, "webhook delivered");
-      return [];
-    }
-    if (!outcome.retriable || d.attempt >= deps.maxAttempts) {
-      this.log.warn({ ...ctx, err: outcome.error }, "webhook given up");
-      return [];
-    }
-    const delay = retryDelay(deps.retryDelaysMs, d.attempt);
-    this.log.info({ ...ctx, err: outcome.error, delayMs: delay }, "webhook failed, will retry");
-    return [{ topic: "webhook.deliveries", key: keys.crawl(d.crawlId), value: { ...d, attempt: d.attempt + 1, notBefore: deps.clock.now() + delay } }];
+    // a retry written to this topic by an earlier version waits on webhook.retries instead
+    if (msg.value.notBefore > this.deps.clock.now()) return [toRetries(msg.value)];
+    return deliver(this.deps, this.log, msg.value);
+  }
+}
+
+/** How long the retrier sleeps at a time while the head of a partition is not due (it checks for a stop between). */
+const NAP_MS = 500;
+
+const RETRY = processorIdentity("webhook-retry");
+
+/**
+ * Later attempts. Within a partition retries are in the order they failed, so the head is the next one due: the
+ * retrier waits for it (nothing is written again while it waits, so a dead endpoint does not grow the log).
+ */
+export class WebhookRetrier implements Processor<WebhookDelivery, void> {
+  readonly name = RETRY.name;
+  readonly topic = RETRY.topic;
+  readonly schema = RETRY.schema;
+  readonly group = RETRY.group;
+  readonly broadcast = RETRY.broadcast;
+  readonly mode = "ordered" as const;
+  readonly concurrency = 1;
+  private readonly deps: DelivererDeps;
+  private readonly log: Logger;
+  private stopping = false;
+
+  constructor(deps: DelivererDeps) {
+    this.deps = deps;
+    this.log = deps.log.child({ component: "webhook-retry" });
   }
 
-  private async attempt(d: WebhookDelivery): Promise<{ ok: boolean; retriable: boolean; status: number; error: string }> {
-    const literal = refusedLiteral(d.url, this.deps.allowLocal);
-    if (literal) return { ok: false, retriable: false, status: 0, error: `refused: ${literal} is a private address (set ALLOW_LOCAL_WEBHOOKS=true to allow)` };
-    try {
-      const res = await request(d.url, {
-        method: "POST",
-        dispatcher: this.deps.agent,
-        headers: d.headers,
-        body: d.body,
-        signal: AbortSignal.timeout(this.deps.timeoutMs),
-      });
-      await res.body.dump();
-      const ok = res.statusCode >= 200 && res.statusCode < 300;
-      return { ok, retriable: !ok, status: res.statusCode, error: ok ? "" : `HTTP ${res.statusCode}` };
-    } catch (err) {
-      const e = err as { code?: string; cause?: { code?: string }; message?: string; name?: string };
-      const code = e.code ?? e.cause?.code ?? "";
-      if (code === PRIVATE_ADDRESS_REFUSED) return { ok: false, retriable: false, status: 0, error: `refused: ${e.message} (set ALLOW_LOCAL_WEBHOOKS=true to allow)` };
-      const why = e.name === "TimeoutError" ? `no answer within ${this.deps.timeoutMs} ms` : `${code || e.name}: ${e.message}`;
-      return { ok: false, retriable: true, status: 0, error: why };
+  /** Called before the consume loops stop: a retry still waiting goes back to its topic instead of holding the stop. */
+  prepareStop(): void {
+    this.stopping = true;
+  }
+
+  createBatch(): void {}
+
+  async handle(msg: Consumed<WebhookDelivery>): Promise<Emission[]> {
+    const d = msg.value;
+    for (let wait = d.notBefore - this.deps.clock.now(); wait > 0; wait = d.notBefore - this.deps.clock.now()) {
+      if (this.stopping) return [toRetries(d)];
+      await sleep(Math.min(wait, NAP_MS));
     }
+    return deliver(this.deps, this.log, d);
   }
 }

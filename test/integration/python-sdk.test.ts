@@ -24,14 +24,9 @@ describe("firecrawl-py", () => {
   });
 
   it("every supported method works; the report lists each method", async () => {
-    let stdout = "";
-    let stderr = "";
-    let code = 0;
-    try {
-      ({ stdout, stderr } = await run(python, ["test/sdk/firecrawl_py_check.py", trawl.api, site.origin], { timeout: 90_000 }));
-    } catch (err) {
-      ({ stdout = "", stderr = "", code = 1 } = err as { stdout?: string; stderr?: string; code?: number });
-    }
+    const { stdout, stderr, code } = await run(python, ["test/sdk/firecrawl_py_check.py", trawl.api, site.origin], { timeout: 90_000 })
+      .then((r) => ({ ...r, code: 0 }))
+      .catch((err: { stdout?: string; stderr?: string; code?: number }) => ({ stdout: err.stdout ?? "", stderr: err.stderr ?? "", code: err.code ?? 1 }));
     const report = stdout.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
     console.log(report.map((r) => `${r.ok ? "ok  " : "FAIL"} ${r.supported ? "" : "(pending) "}${r.method} ${r.ms} ms: ${r.detail}`).join("\n"));
     expect(report.map((r) => r.method)).toContain("get_queue_status");

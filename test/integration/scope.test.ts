@@ -140,7 +140,9 @@ describe("politeness", () => {
     await waitForEnd(trawl.api, res.body.id);
     const starts = site.starts.filter((s) => s.path.startsWith("site.test/docs/")).map((s) => s.at);
     expect(starts.length).toBe(5);
-    for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(290);
+    // measured where the requests arrive: on a loaded machine one arrival can lag its send by tens of ms, so the
+    // bound leaves room below the 300 ms delay (without delay, these fetches would start together)
+    for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(240);
     expect(site.maxInFlight).toBe(1);
   });
 

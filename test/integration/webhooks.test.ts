@@ -1,4 +1,6 @@
 // Signed webhooks with retries and a delivery log, in both modes, against a real receiver on loopback.
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectedDocPaths, startFixtureSite, type FixtureSite } from "../fixtures/site.ts";
 import { startReceiver, type Receiver } from "../fixtures/webhook-receiver.ts";
@@ -84,6 +86,56 @@ describe.each(MODES)("%s mode", (mode) => {
     const pages = () => new Set(receiver.received.filter((r) => r.id === id && r.type === "crawl.page").map((r) => r.eventId));
     await until("every event after the restart", () => pages().size === 4 && receiver.received.some((r) => r.id === id && r.type === "crawl.completed"));
     expect(pages().size).toBe(4);
+  });
+});
+
+describe.each(MODES)("a dead webhook endpoint (%s mode)", (mode) => {
+  let trawl: Instance;
+  let site: FixtureSite;
+  let receiver: Receiver;
+  beforeAll(async () => {
+    [site, receiver] = await Promise.all([startFixtureSite(), startReceiver(SECRET)]);
+    // one partition: every crawl's webhooks share it, as two crawls hashed to one partition do
+    trawl = await startTrawl({ mode, allowLocalWebhooks: true, webhookSecret: SECRET, webhookRetryDelaysMs: [4000], webhookMaxAttempts: 3, embeddedPartitions: 1, topicPartitions: 1 });
+  });
+  afterAll(async () => {
+    await trawl?.stop();
+    await site?.close();
+    await receiver?.close();
+  });
+
+  it("does not delay another crawl's webhooks while its retries wait", async () => {
+    const dead = await new Promise<string>((resolve) => {
+      const s = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = s.address() as AddressInfo;
+        s.close(() => resolve(`http://127.0.0.1:${port}/gone`));
+      });
+    });
+    // crawl A: every event (started, 11 pages, completed) fails at once and waits 4 s for its retry
+    const a = await postJson(`${trawl.api}/v2/crawl`, { url: `${site.origin}/docs/section-1/`, limit: 11, webhook: dead });
+    await waitForEnd(trawl.api, a.body.id);
+    let failedFirst = 0;
+    await until("A's first attempts failed", () => {
+      void trawl.running.store.listDeliveries(a.body.id).then((l) => (failedFirst = l.filter((d) => d.attempt === 1 && d.error !== "").length));
+      return failedFirst >= 10;
+    });
+    // crawl B, on the same partition: its events arrive while A's retries are still waiting
+    const submitted = Date.now();
+    const b = await postJson(`${trawl.api}/v2/crawl`, { url: `${site.origin}/docs/about`, limit: 1, webhook: receiver.url });
+    await until("B's crawl.started", () => receiver.received.some((r) => r.id === b.body.id && r.type === "crawl.started"), 15_000);
+    const started = receiver.received.find((r) => r.id === b.body.id && r.type === "crawl.started") as { at: number };
+    // well before A's first retry is due (4 s): fresh events never wait behind retries
+    expect(started.at - submitted).toBeLessThan(3000);
+    // and A's retries still happen, on time or later, never before
+    await until("A's retries", () => {
+      void trawl.running.store.listDeliveries(a.body.id).then((l) => (failedFirst = l.filter((d) => d.attempt === 2).length));
+      return failedFirst >= 10;
+    });
+    const log = await trawl.running.store.listDeliveries(a.body.id);
+    for (const retry of log.filter((d) => d.attempt === 2)) {
+      const first = log.find((d) => d.attempt === 1 && d.eventId === retry.eventId) as { at: number };
+      expect(retry.at - first.at).toBeGreaterThanOrEqual(3900);
+    }
   });
 });
 

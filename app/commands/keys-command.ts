@@ -1,0 +1,125 @@
+// `trawl keys create|list|revoke` and `trawl teams list|credits`: API keys and teams in Trawl's own store
+// (ClickHouse in cluster mode, DATA_DIR with --embedded). A created key is printed once and never stored.
+import { parseArgs } from "node:util";
+import { resolve } from "node:path";
+import { loadConfig, type Config } from "../../pipeline/runtime/config.ts";
+import { retry } from "../../pipeline/runtime/retry.ts";
+import type { AuthStore } from "../../pipeline/store/auth-store.ts";
+import { ClickHouseAuthStore } from "../../pipeline/store/clickhouse-auth-store.ts";
+import { ClickHouseClient } from "../../pipeline/store/clickhouse.ts";
+import { EmbeddedAuthStore } from "../../pipeline/store/embedded-auth-store.ts";
+import { migrate } from "../../pipeline/store/migrations.ts";
+import { createKey, ensureTeam, revokeKey } from "../../pipeline/usecases/api-keys.ts";
+
+export const KEYS_HELP = `usage: trawl keys create --team NAME [--credits N] [--rate R] [--expires-days D] [--embedded]
+       trawl keys list [--team NAME] [--embedded]
+       trawl keys revoke KEY_ID|KEY [--embedded]
+       trawl teams list [--embedded]
+       trawl teams credits NAME N [--embedded]        (N = -1: unlimited)
+
+Keys and teams live in Trawl's own store: ClickHouse (CLICKHOUSE_URL, cluster mode) or DATA_DIR (--embedded or
+TRAWL_MODE=embedded). --credits sets the team's balance when the team is created; --rate is requests per minute per
+key (0: no limit). A key is printed once; only its hash is kept. Revocation takes effect within AUTH_CACHE_TTL_MS.`;
+
+async function openAuthStore(config: Config): Promise<{ store: AuthStore; close(): Promise<void> }> {
+  if (config.mode === "embedded") {
+    const store = await EmbeddedAuthStore.open(resolve(config.dataDir), { repair: false });
+    return { store, close: () => store.close() };
+  }
+  const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase });
+  await retry(() => migrate(ch), { retries: 3, initialMs: 250, maxMs: 1000, retriable: () => true });
+  return { store: new ClickHouseAuthStore(ch), close: async () => {} };
+}
+
+const date = (ms: number) => (ms ? new Date(ms).toISOString() : "-");
+
+async function run(store: AuthStore, what: string, args: string[], values: Record<string, string | undefined>): Promise<number> {
+  const now = Date.now();
+  const int = (name: string, text: string | undefined, min: number): number | undefined => {
+    if (text === undefined) return undefined;
+    if (!/^-?\d+$/.test(text) || Number(text) < min) throw new Error(`--${name} must be an integer >= ${min}`);
+    return Number(text);
+  };
+  const teams = await store.listTeams();
+  const teamName = (id: string) => teams.find((t) => t.teamId === id)?.name ?? id;
+  switch (what) {
+    case "keys create": {
+      if (!values.team) throw new Error("--team NAME is required");
+      const days = int("expires-days", values["expires-days"], 1);
+      const credits = int("credits", values.credits, -1);
+      const ratePerMin = int("rate", values.rate?.replace(/\/min$/, ""), 0);
+      const { key, row, team } = await createKey(store, {
+        teamName: values.team, ...(credits !== undefined ? { credits } : {}), ...(ratePerMin !== undefined ? { ratePerMin } : {}),
+        ...(days !== undefined ? { expiresAt: now + days * 86_400_000 } : {}),
+      }, now);
+      console.log(key);
+      console.error(`key ${row.keyId} for team ${team.name} (${team.teamId}); credits ${team.credits < 0 ? "unlimited" : team.credits}; rate ${row.ratePerMin || "unlimited"}/min; expires ${date(row.expiresAt)}. Shown once: store it now.`);
+      return 0;
+    }
+    case "keys list": {
+      const team = values.team ? teams.find((t) => t.name === values.team) : undefined;
+      if (values.team && !team) throw new Error(`no team named ${values.team}`);
+      const used = await store.lastUsed();
+      console.log("key_id\tteam\tcreated\tlast_used\texpires\trevoked\trate_per_min");
+      for (const k of await store.listKeys(team?.teamId)) {
+        console.log([k.keyId, teamName(k.teamId), date(k.createdAt), date(used.get(k.keyId) ?? 0), date(k.expiresAt), date(k.revokedAt), k.ratePerMin || "-"].join("\t"));
+      }
+      return 0;
+    }
+    case "keys revoke": {
+      const id = args[0]?.replace(/^fc-/, "").slice(0, 8);
+      if (!id) throw new Error("give the key id (or the key) to revoke");
+      const n = await revokeKey(store, id, now);
+      console.log(n ? `revoked key ${id}` : `no active key ${id}`);
+      return n ? 0 : 1;
+    }
+    case "teams list": {
+      console.log("team_id\tname\tcredits\tcreated");
+      for (const t of teams) console.log([t.teamId, t.name, t.credits < 0 ? "unlimited" : t.credits, date(t.createdAt)].join("\t"));
+      return 0;
+    }
+    case "teams credits": {
+      const [name, n] = args;
+      if (!name || !teams.some((t) => t.name === name)) throw new Error(`no team named ${name ?? ""}`);
+      const team = await ensureTeam(store, name, int("credits", n, -1) ?? -1, now);
+      console.log(`team ${team.name}: credits ${team.credits < 0 ? "unlimited" : team.credits}`);
+      return 0;
+    }
+    default:
+      throw new Error(`unknown command "${what}"`);
+  }
+}
+
+export async function keysCommand(group: "keys" | "teams", argv: string[], env: Record<string, string | undefined>, embedded: boolean): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv, allowPositionals: true,
+      options: { team: { type: "string" }, credits: { type: "string" }, rate: { type: "string" }, "expires-days": { type: "string" }, help: { type: "boolean", short: "h" } },
+    });
+  } catch (err) {
+    console.error(`${(err as Error).message}\n\n${KEYS_HELP}`);
+    return 2;
+  }
+  if (parsed.values.help || parsed.positionals.length === 0) {
+    console.log(KEYS_HELP);
+    return parsed.values.help ? 0 : 2;
+  }
+  let config: Config;
+  try {
+    config = loadConfig(env, embedded ? { mode: "embedded" } : {});
+  } catch (err) {
+    console.error((err as Error).message);
+    return 2;
+  }
+  const [sub, ...rest] = parsed.positionals;
+  const { store, close } = await openAuthStore(config);
+  try {
+    return await run(store, `${group} ${sub}`, rest, parsed.values as Record<string, string | undefined>);
+  } catch (err) {
+    console.error(`${(err as Error).message}\n\n${KEYS_HELP}`);
+    return 2;
+  } finally {
+    await close();
+  }
+}

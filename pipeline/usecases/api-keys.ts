@@ -1,0 +1,104 @@
+// Teams and API keys: creation (the plain key is shown once), revocation, and the verification every request makes.
+// A key is `fc-<keyId><secret>` (hex); the store keeps scrypt(key, salt) only. Verified keys are cached for
+// `cacheTtlMs` per process, so a revocation takes effect in every API replica within that bound.
+import { randomBytes, randomUUID, scrypt as scryptCb, timingSafeEqual } from "node:crypto";
+import { promisify } from "node:util";
+import type { AuthStore, KeyRow, TeamRow } from "../store/auth-store.ts";
+import { invalidField } from "../runtime/errors.ts";
+
+const scrypt = promisify(scryptCb) as (key: string, salt: string, len: number) => Promise<Buffer>;
+const KEY_ID_CHARS = 8;
+const HASH_BYTES = 32;
+
+export const hashKey = async (key: string, salt: string) => (await scrypt(key, salt, HASH_BYTES)).toString("hex");
+
+/** `fc-` followed by 40 hex characters: the first 8 are the public id used for lookup. */
+export const KEY_FORMAT = /^fc-[0-9a-f]{40}$/;
+
+export interface NewKey {
+  teamName: string;
+  /** Credits of a team created for this key (-1: unlimited); an existing team keeps its balance. */
+  credits?: number;
+  ratePerMin?: number;
+  expiresAt?: number;
+}
+
+/** The team with that name, created when missing (with `credits`, -1 = unlimited). */
+export async function ensureTeam(store: AuthStore, name: string, credits: number | undefined, now: number): Promise<TeamRow> {
+  if (!/^[\w.@-]{1,64}$/.test(name)) throw invalidField(["team"], "A team name has 1 to 64 letters, digits, '.', '_', '@' or '-'");
+  const existing = (await store.listTeams()).find((t) => t.name === name);
+  if (existing && credits === undefined) return existing;
+  const team: TeamRow = existing ? { ...existing, credits: credits as number, version: existing.version + 1 } : { teamId: randomUUID(), name, credits: credits ?? -1, createdAt: now, version: 0 };
+  await store.saveTeam(team);
+  return team;
+}
+
+/** Creates a key for a team (creating the team when missing). Returns the plain key: it is never stored. */
+export async function createKey(store: AuthStore, req: NewKey, now: number): Promise<{ key: string; row: KeyRow; team: TeamRow }> {
+  const team = await ensureTeam(store, req.teamName, req.credits, now);
+  const key = `fc-${randomBytes(20).toString("hex")}`;
+  const salt = randomBytes(16).toString("hex");
+  const row: KeyRow = {
+    keyId: key.slice(3, 3 + KEY_ID_CHARS), teamId: team.teamId, hash: await hashKey(key, salt), salt,
+    ratePerMin: req.ratePerMin ?? 0, createdAt: now, expiresAt: req.expiresAt ?? 0, revokedAt: 0, version: 0,
+  };
+  await store.saveKey(row);
+  return { key, row, team };
+}
+
+/** Revokes every key with this id; returns how many were active. */
+export async function revokeKey(store: AuthStore, keyId: string, now: number): Promise<number> {
+  const active = (await store.keysById(keyId)).filter((k) => k.revokedAt === 0);
+  for (const k of active) await store.saveKey({ ...k, revokedAt: now, version: k.version + 1 });
+  return active.length;
+}
+
+export interface Caller {
+  teamId: string;
+  keyId: string;
+  ratePerMin: number;
+}
+
+/** Checks bearer keys against the store, with a per-process cache (positive for `cacheTtlMs`, negative for 1 s). */
+export class KeyVerifier {
+  private readonly cache = new Map<string, { caller: Caller | null; until: number }>();
+  private readonly uses = new Map<string, number>();
+  private readonly store: AuthStore;
+  private readonly cacheTtlMs: number;
+  private readonly now: () => number;
+
+  constructor(store: AuthStore, cacheTtlMs: number, now: () => number) {
+    this.store = store;
+    this.cacheTtlMs = cacheTtlMs;
+    this.now = now;
+  }
+
+  /** The caller a key belongs to, or null when it is unknown, revoked or expired. */
+  async verify(key: string): Promise<Caller | null> {
+    const now = this.now();
+    const hit = this.cache.get(key);
+    if (hit && hit.until > now) return this.used(hit.caller, now);
+    const caller = KEY_FORMAT.test(key) ? await this.lookup(key, now) : null;
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(key, { caller, until: now + (caller ? this.cacheTtlMs : 1000) });
+    return this.used(caller, now);
+  }
+
+  private async lookup(key: string, now: number): Promise<Caller | null> {
+    for (const row of await this.store.keysById(key.slice(3, 3 + KEY_ID_CHARS))) {
+      if (row.revokedAt !== 0 || (row.expiresAt !== 0 && row.expiresAt <= now)) continue;
+      const given = Buffer.from(await hashKey(key, row.salt), "hex");
+      const stored = Buffer.from(row.hash, "hex");
+      if (given.length === stored.length && timingSafeEqual(given, stored)) return { teamId: row.teamId, keyId: row.keyId, ratePerMin: row.ratePerMin };
+    }
+    return null;
+  }
+
+  private used(caller: Caller | null, now: number): Caller | null {
+    if (caller && now - (this.uses.get(caller.keyId) ?? 0) >= 60_000) {
+      this.uses.set(caller.keyId, now);
+      this.store.touchKeys([{ keyId: caller.keyId, at: now }]).catch(() => this.uses.delete(caller.keyId));
+    }
+    return caller;
+  }
+}

@@ -1,0 +1,191 @@
+// Authentication and teams (USE_DB_AUTHENTICATION=true), in both modes: keys made through the admin route, 401s in
+// the anchor's words, isolation of every route of a job between teams, credits (clamp, 402), per-key rate limits,
+// revocation within AUTH_CACHE_TTL_MS, and the official SDK with a key. Then the CLI and the logs, as processes.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import Firecrawl from "@mendable/firecrawl-js";
+import { startFixtureSite, type FixtureSite } from "../fixtures/site.ts";
+import { MODES, startTrawl, type Instance } from "./harness.ts";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+const NODE = join(ROOT, "node_modules", ".bin", "node");
+
+let site: FixtureSite;
+beforeAll(async () => {
+  site = await startFixtureSite();
+});
+afterAll(async () => {
+  await site.close();
+});
+
+async function call(api: string, method: string, path: string, key?: string, body?: unknown) {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (key !== undefined) headers.authorization = key === "" ? "Bearer" : `Bearer ${key}`;
+  const res = await fetch(`${api}${path}`, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined, retryAfter: res.headers.get("retry-after"), text };
+}
+
+async function waitDone(api: string, key: string, id: string) {
+  for (let i = 0; i < 600; i++) {
+    const { body } = await call(api, "GET", `/v2/crawl/${id}`, key);
+    if (body.status !== "scraping") return body;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error("crawl did not end");
+}
+
+/** The close of a WebSocket watch: code and reason. */
+function watchClose(api: string, id: string, key: string): Promise<{ code: number; reason: string }> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(`${api.replace("http", "ws")}/v2/crawl/${id}`, [key]);
+    ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() }));
+    ws.on("error", () => undefined);
+  });
+}
+
+describe.each(MODES)("authentication and teams (%s)", (mode) => {
+  let trawl: Instance;
+  let keyA: string;
+  let keyB: string;
+  const admin = (path: string) => `/admin/CHANGEME${path}`;
+
+  beforeAll(async () => {
+    trawl = await startTrawl({ mode, useDbAuthentication: true, authCacheTtlMs: 300 });
+    keyA = (await call(trawl.api, "POST", admin("/keys"), undefined, { team: `a-${mode}`, credits: 5 })).body.key;
+    keyB = (await call(trawl.api, "POST", admin("/keys"), undefined, { team: `b-${mode}` })).body.key;
+  });
+  afterAll(async () => {
+    await trawl?.stop();
+  });
+
+  it("answers 401 without a valid key, in the anchor's words", async () => {
+    expect(keyA).toMatch(/^fc-[0-9a-f]{40}$/);
+    expect(await call(trawl.api, "GET", "/v2/crawl/active")).toMatchObject({ status: 401, body: { success: false, error: "Unauthorized" } });
+    expect(await call(trawl.api, "GET", "/v2/crawl/active", "")).toMatchObject({ status: 401, body: { success: false, error: "Unauthorized: Token missing" } });
+    expect(await call(trawl.api, "GET", "/v2/crawl/active", "fc-0000000000000000000000000000000000000000")).toMatchObject({ status: 401, body: { error: "Unauthorized: Invalid token" } });
+    expect(await call(trawl.api, "GET", "/v2/crawl/active", keyA.slice(0, -1) + (keyA.endsWith("0") ? "1" : "0"))).toMatchObject({ status: 401 });
+    const expired = (await call(trawl.api, "POST", admin("/keys"), undefined, { team: `a-${mode}`, expiresAt: 1 })).body.key;
+    expect((await call(trawl.api, "GET", "/v2/crawl/active", expired)).status).toBe(401);
+    expect((await call(trawl.api, "GET", "/health")).status).toBe(200);
+  });
+
+  it("keeps a team's jobs from every other team: status, errors, cancel, active, watch, scrape", async () => {
+    const started = await call(trawl.api, "POST", "/v2/crawl", keyB, { url: `${site.origin}/docs/`, limit: 3 });
+    expect(started.status).toBe(200);
+    const id = started.body.id as string;
+    for (const path of [`/v2/crawl/${id}`, `/v2/crawl/${id}/errors`]) {
+      expect(await call(trawl.api, "GET", path, keyA), path).toMatchObject({ status: 404, body: { error: "Job not found" } });
+    }
+    expect((await call(trawl.api, "GET", "/v2/crawl/active", keyA)).body.crawls.map((c: { id: string }) => c.id)).not.toContain(id);
+    expect(await call(trawl.api, "DELETE", `/v2/crawl/${id}`, keyA)).toMatchObject({ status: 404, body: { error: "Job not found" } });
+    expect(await watchClose(trawl.api, id, keyA)).toEqual({ code: 1008, reason: JSON.stringify({ type: "error", error: "Job not found" }) });
+    expect((await watchClose(trawl.api, id, "fc-0000000000000000000000000000000000000000")).reason).toContain("Unauthorized");
+    const done = await waitDone(trawl.api, keyB, id);
+    expect(done).toMatchObject({ status: "completed", completed: 3 });
+    const scraped = await call(trawl.api, "POST", "/v2/scrape", keyB, { url: `${site.origin}/docs/about` });
+    expect(scraped.status).toBe(200);
+    const scrapeId = scraped.body.data.metadata.scrapeId;
+    expect((await call(trawl.api, "GET", `/v2/scrape/${scrapeId}`, keyB)).status).toBe(200);
+    expect((await call(trawl.api, "GET", `/v2/scrape/${scrapeId}`, keyA)).status).toBe(404);
+  });
+
+  it("counts credits exactly, lowers a crawl's limit to what is left, then answers 402", async () => {
+    const started = await call(trawl.api, "POST", "/v2/crawl", keyA, { url: `${site.origin}/docs/`, limit: 50 });
+    expect(started.status).toBe(200);
+    const done = await waitDone(trawl.api, keyA, started.body.id);
+    expect(done.completed).toBe(5);
+    expect(done.creditsUsed).toBe(5);
+    for (const [path, body] of [["/v2/crawl", { url: `${site.origin}/docs/` }], ["/v2/scrape", { url: `${site.origin}/docs/about` }]] as const) {
+      const refused = await call(trawl.api, "POST", path, keyA, body);
+      expect(refused.status, path).toBe(402);
+      expect(refused.body).toEqual({ success: false, error: expect.stringMatching(/^Insufficient credits/) });
+    }
+  });
+
+  it("limits requests per key per minute with 429 and Retry-After", async () => {
+    const limited = (await call(trawl.api, "POST", admin("/keys"), undefined, { team: `b-${mode}`, ratePerMin: 3 })).body.key;
+    for (let i = 0; i < 3; i++) expect((await call(trawl.api, "GET", "/v2/crawl/active", limited)).status).toBe(200);
+    const over = await call(trawl.api, "GET", "/v2/crawl/active", limited);
+    expect(over.status).toBe(429);
+    expect(Number(over.retryAfter)).toBeGreaterThan(0);
+    expect(over.body.error).toMatch(/^Rate limit exceeded/);
+  });
+
+  it("stops a revoked key within AUTH_CACHE_TTL_MS", async () => {
+    const key = (await call(trawl.api, "POST", admin("/keys"), undefined, { team: `b-${mode}` })).body.key as string;
+    expect((await call(trawl.api, "GET", "/v2/crawl/active", key)).status).toBe(200);
+    expect(await call(trawl.api, "DELETE", admin(`/keys/${key.slice(3, 11)}`))).toMatchObject({ status: 200, body: { revoked: 1 } });
+    await new Promise((r) => setTimeout(r, 400));
+    expect((await call(trawl.api, "GET", "/v2/crawl/active", key)).status).toBe(401);
+    const listed = (await call(trawl.api, "GET", admin("/keys"))).body.keys.find((k: { keyId: string }) => k.keyId === key.slice(3, 11));
+    expect(listed.revokedAt).toBeGreaterThan(0);
+    expect(JSON.stringify(listed)).not.toContain(key);
+  });
+
+  it("works with the official JS SDK and a key", async () => {
+    const firecrawl = new Firecrawl({ apiKey: keyB, apiUrl: trawl.api });
+    const job = await firecrawl.crawl(`${site.origin}/docs/`, { limit: 2, pollInterval: 1 });
+    expect(job.status).toBe("completed");
+    expect(job.data).toHaveLength(2);
+    await expect(new Firecrawl({ apiKey: "fc-0000000000000000000000000000000000000000", apiUrl: trawl.api }).crawl(`${site.origin}/docs/`, { limit: 1 })).rejects.toThrow();
+  });
+});
+
+describe("keys from the terminal, and keys never logged", () => {
+  it("`trawl keys create` prints a key the running server accepts; no key appears in its logs", async () => {
+    const tmp = mkdtempSync(join(tmpdir(), "trawl-auth-"));
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, "127.0.0.1", () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const env = { ...process.env, DATA_DIR: tmp, PORT: String(port), USE_DB_AUTHENTICATION: "true", AUTH_CACHE_TTL_MS: "200", LOG_LEVEL: "trace", ALLOW_PRIVATE_CRAWL_TARGETS: "true", MAX_CPU: "1", MAX_RAM: "1" };
+    const exec = (args: string[]) => new Promise<{ code: number; out: string; err: string }>((resolve) => {
+      const p = spawn(NODE, ["bin/trawl.js", ...args], { cwd: ROOT, env });
+      let out = "";
+      let err = "";
+      p.stdout.on("data", (d) => (out += d));
+      p.stderr.on("data", (d) => (err += d));
+      p.on("exit", (code) => resolve({ code: code ?? -1, out, err }));
+    });
+    const server = spawn(NODE, ["bin/trawl.js", "all", "--embedded"], { cwd: ROOT, env });
+    let logs = "";
+    server.stdout.on("data", (d) => (logs += d));
+    server.stderr.on("data", (d) => (logs += d));
+    const api = `http://127.0.0.1:${port}`;
+    try {
+      for (let i = 0; i < 300; i++) {
+        if (await fetch(`${api}/ready`).then((r) => r.ok, () => false)) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const created = await exec(["keys", "create", "--team", "cli-team", "--credits", "10", "--rate", "100/min", "--embedded"]);
+      expect(created.code, created.err).toBe(0);
+      const key = created.out.trim();
+      expect(key).toMatch(/^fc-[0-9a-f]{40}$/);
+      expect((await call(api, "GET", "/v2/crawl/active", key)).status).toBe(200);
+      expect((await call(api, "GET", "/v2/crawl/active", key.replace(/.$/, "x"))).status).toBe(401);
+      expect((await call(api, "POST", "/v2/scrape", key, { url: `${site.origin}/docs/about` })).status).toBe(200);
+      const listed = await exec(["keys", "list", "--embedded"]);
+      expect(listed.out).toContain(key.slice(3, 11));
+      expect(listed.out).toContain("cli-team");
+      expect((await exec(["teams", "list", "--embedded"])).out).toMatch(/cli-team\t10\t/);
+      expect((await exec(["keys", "revoke", key, "--embedded"])).code).toBe(0);
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await call(api, "GET", "/v2/crawl/active", key)).status).toBe(401);
+      expect(logs.length).toBeGreaterThan(1000);
+      expect(logs).not.toContain(key);
+      expect(logs).not.toContain(key.slice(11));
+    } finally {
+      server.kill("SIGTERM");
+      await new Promise((r) => server.on("exit", r));
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+});
