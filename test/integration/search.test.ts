@@ -74,7 +74,7 @@ describe.each(MODES)("%s mode", (mode) => {
       {}, { query: "" }, { query: "   " }, { query: 5 }, { query: "q", limit: 0 }, { query: "q", limit: 101 }, { query: "q", sources: ["news"] },
       { query: "q", sources: [{ type: "images" }] }, { query: "q", sources: ["podcasts"] }, { query: "q", tbs: "qdr:d" }, { query: "q", location: "Germany" },
       { query: "q", country: "de" }, { query: "q", categories: ["github"] }, { query: "q", timeout: 5 }, { query: "q", includeDomains: "a.com" },
-      { query: "q", includeDomains: ["a.com"], excludeDomains: ["b.com"] }, { query: "q", scrapeOptions: { formats: ["json"] } },
+      { query: "q", includeDomains: ["a.com"], excludeDomains: ["b.com"] }, { query: "q", scrapeOptions: { waitFor: 8000, timeout: 15000 } },
       { query: "q", scrapeOptions: { formats: ["nope"] } }, { query: "q", unknownKey: 1 },
     ];
     for (const body of bad) {
