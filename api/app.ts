@@ -14,6 +14,9 @@ import { adminKeyRoutes } from "./routes/admin-keys.ts";
 import { redactPath } from "./admin-key.ts";
 import { corsMiddleware, parseCorsOrigins } from "./cors.ts";
 import { openApiRoutes } from "./routes/openapi.ts";
+import { mapRoutes } from "./routes/map.ts";
+import { searchRoutes } from "./routes/search.ts";
+import { teamRoutes } from "./routes/team.ts";
 
 export function createApp(deps: ApiDeps): Koa {
   const app = new Koa({ proxy: deps.config.trustProxy });
@@ -48,6 +51,7 @@ export function createApp(deps: ApiDeps): Koa {
   // every router of the API (api/openapi/routes.ts documents each of their routes; a unit test compares the two)
   const routers = [
     health, crawlRoutes({ ...deps, log }), adminRoutes({ ...deps, log }), adminKeyRoutes({ ...deps, log }), openApiRoutes(),
+    mapRoutes({ ...deps, log }), searchRoutes({ ...deps, log }), teamRoutes({ ...deps, log }),
     batchRoutes({ ...deps, log }), scrapeRoutes({ ...deps, log }), extractRoutes({ ...deps, log }),
   ];
   for (const router of routers) app.use(router.routes());

@@ -9,6 +9,8 @@ import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
 import type { ScrapeDeps } from "../pipeline/usecases/scrape-page.ts";
 import type { LlmClient } from "../pipeline/usecases/crawl-prompt.ts";
 import type { TeamAccess } from "../pipeline/usecases/team-access.ts";
+import type { MapDeps } from "../pipeline/usecases/map-site.ts";
+import type { SearchBackend } from "../pipeline/search/search-backend.ts";
 
 /** `fetcher`, `convert` and `cache` (ScrapeDeps) serve POST /v2/scrape: this process's fetcher and convert pool. */
 export interface ApiDeps extends ScrapeDeps {
@@ -27,6 +29,10 @@ export interface ApiDeps extends ScrapeDeps {
   authStore?: AuthStore;
   /** Served at /metrics (Prometheus text format). */
   metrics?: Metrics;
-  /** For the queue admin UI. */
+  /** robots.txt rules for POST /v2/map (a cache over this process's fetcher). */
+  robots: MapDeps["robots"];
+  /** Where POST /v2/search gets its results. */
+  searchBackend: SearchBackend;
+  /** For the queue admin UI, /v2/team/queue-status and /v2/concurrency-check. */
   queueStats?: () => Promise<QueueStat[]>;
 }

@@ -14,6 +14,8 @@ import { LoadGuard, loadSource, systemSampler } from "../pipeline/fetch-render/l
 import { readCgroup } from "../pipeline/fetch-render/cgroup.ts";
 import { Politeness } from "../pipeline/fetch-render/politeness.ts";
 import { RobotsCache } from "../pipeline/fetch-render/robots.ts";
+import { IndexBackend } from "../pipeline/search/index-backend.ts";
+import { SearxngBackend } from "../pipeline/search/searxng-backend.ts";
 import { FrontierProcessor } from "../pipeline/frontier/frontier.ts";
 import type { Clock } from "../pipeline/runtime/clock.ts";
 import type { Config } from "../pipeline/runtime/config.ts";
@@ -138,9 +140,13 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
   else log.warn("USE_DB_AUTHENTICATION is false: authentication is bypassed, every request is accepted");
   const fetcher = pageFetcher(config);
   w.closers.push(() => fetcher.close());
+  const robots = new RobotsCache({ fetcher, ttlMs: config.robotsCacheTtlMs, timeoutMs: Math.min(config.fetchTimeoutMs, 10_000), now: clock.now });
+  const searchBackend = config.searxngEndpoint
+    ? new SearxngBackend({ endpoint: config.searxngEndpoint, engines: config.searxngEngines, categories: config.searxngCategories })
+    : new IndexBackend(infra.store, clock.now);
   const app = createApp({
     config, store: infra.store, bus: infra.bus, clock, log, ready: () => infra.ready(), fetcher, convert: pageConverter(w.pool), extractor: w.providers.provider, ...(w.providers.llm ? { llm: w.providers.llm } : {}),
-    cache: cacheDeps(w), queueStats: () => infra.queueStats(), metrics: w.metrics, authStore: infra.auth, ...(access ? { access } : {}),
+    cache: cacheDeps(w), queueStats: () => infra.queueStats(), metrics: w.metrics, authStore: infra.auth, ...(access ? { access } : {}), robots, searchBackend,
   });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.port, config.host, () => resolve(s));

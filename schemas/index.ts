@@ -38,7 +38,9 @@ export type SchemaName =
   | "crawl-event"
   | "webhook-delivery"
   | "scrape-request"
-  | "batch-scrape-request";
+  | "batch-scrape-request"
+  | "map-request"
+  | "search-request";
 
 /** The compiled validator of one schema. */
 export function validator<T>(name: SchemaName): ValidateFunction<T> {

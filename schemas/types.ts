@@ -473,6 +473,49 @@ export interface SeedsAdded {
 }
 
 /**
+ * Body of POST /v2/map. Unknown keys are rejected.
+ */
+export interface MapRequest {
+  url: string;
+  /**
+   * Ranks the links by relevance to these words (URL, title, description) and keeps only those that match.
+   */
+  search?: string;
+  /**
+   * include (default): sitemap URLs and links of fetched pages; skip: links only; only: sitemap URLs only.
+   */
+  sitemap?: "include" | "skip" | "only";
+  /**
+   * Keep links on subdomains of the site (default true).
+   */
+  includeSubdomains?: boolean;
+  /**
+   * Drop query strings: URLs that differ only there are one link (default true).
+   */
+  ignoreQueryParameters?: boolean;
+  /**
+   * Most links returned (default 5000).
+   */
+  limit?: number;
+  /**
+   * Time limit of the whole map in ms; exceeded: 408 MAP_TIMEOUT.
+   */
+  timeout?: number;
+  /**
+   * languages: sent as Accept-Language on every fetch. country is not supported (no geo proxies).
+   */
+  location?: {
+    country?: string;
+    /**
+     * @maxItems 20
+     */
+    languages?: string[];
+  };
+  origin?: string;
+  integration?: string;
+}
+
+/**
  * Internal topic pages.extract: a converted page whose formats ask for json or summary, on its way to the extract-json stage (which produces it to crawl.pages). Keyed by crawlId + url key.
  */
 export interface PageExtract {
@@ -598,6 +641,49 @@ export interface ScrapeRequest {
   origin?: string;
   integration?: string | null;
   zeroDataRetention?: boolean;
+}
+
+/**
+ * Body of POST /v2/search. Unknown keys are rejected.
+ */
+export interface SearchRequest {
+  query: string;
+  /**
+   * Most results (default 5).
+   */
+  limit?: number;
+  /**
+   * @maxItems 3
+   */
+  sources?: (
+    | ("web" | "news" | "images")
+    | {
+        type: "web" | "news" | "images";
+      }
+  )[];
+  /**
+   * @maxItems 100
+   */
+  includeDomains?: string[];
+  /**
+   * @maxItems 100
+   */
+  excludeDomains?: string[];
+  /**
+   * Time limit of the whole search in ms (default 60000).
+   */
+  timeout?: number;
+  ignoreInvalidURLs?: boolean;
+  scrapeOptions?: ScrapeOptions;
+  tbs?: string;
+  location?: string;
+  country?: string;
+  /**
+   * @maxItems 10
+   */
+  categories?: unknown[];
+  origin?: string;
+  integration?: string;
 }
 
 /**

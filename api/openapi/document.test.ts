@@ -26,7 +26,7 @@ function appRoutes(app: Koa): string[] {
 const app = createApp({
   config: loadConfig({}), log: createLogger("silent"), clock: systemClock, ready: async () => true,
   // never called: the routes are only listed
-  store: {} as never, bus: {} as never, fetcher: {} as never, convert: {} as never,
+  store: {} as never, bus: {} as never, fetcher: {} as never, convert: {} as never, robots: {} as never, searchBackend: {} as never,
 });
 const doc = buildOpenApiDocument() as { paths: Record<string, Record<string, unknown>>; components: { schemas: Record<string, unknown> } };
 

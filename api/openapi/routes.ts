@@ -12,7 +12,7 @@ export interface RouteDoc {
   /** Koa form: `/v2/crawl/:id` */
   path: string;
   summary: string;
-  tag: "crawl" | "scrape" | "batch" | "extract" | "meta" | "admin";
+  tag: "crawl" | "scrape" | "batch" | "extract" | "map" | "search" | "team" | "meta" | "admin";
   /** JSON request body: a schema of schemas/ (validated against it), or a $defs entry of api-bodies.schema.json */
   body?: SchemaName | `api-bodies#${string}`;
   /** a valid body, shown in the document (and tried first by fuzzers, so that linked operations get real ids) */
@@ -155,4 +155,16 @@ export const routeDocs: RouteDoc[] = [
     method: "get", path: "/v2/extract/:id", tag: "extract", summary: "Status and result of an extraction", params: uuid,
     responses: { 200: { description: "status", body: "api-bodies#ExtractStatus" }, 400: error("invalid id"), 404: error("unknown extraction"), ...AUTH, ...SERVER },
   },
+  {
+    method: "post", path: "/v2/map", tag: "map", summary: "The URLs of a site, from its sitemaps and links", body: "map-request",
+    responses: { 200: { description: "links", body: "api-bodies#MapResult" }, 408: error("past the time limit"), ...BODY, ...CREDITS, ...SERVER },
+  },
+  {
+    method: "post", path: "/v2/search", tag: "search", summary: "Search (SearXNG when configured, else Trawl's own index of stored documents)", body: "search-request",
+    responses: { 200: { description: "results", body: "api-bodies#SearchResult" }, 408: error("past the time limit"), ...BODY, ...CREDITS, ...SERVER },
+  },
+  ...(["/v2/team/credit-usage", "/v2/team/token-usage", "/v2/team/queue-status", "/v2/concurrency-check"] as const).map((path): RouteDoc => ({
+    method: "get", path, tag: "team", summary: `The team's ${path.split("/").at(-1)?.replace("-", " ")}`,
+    responses: { 200: { description: "figures", body: "api-bodies#TeamFigures" }, ...AUTH, ...SERVER },
+  })),
 ];

@@ -24,7 +24,8 @@ export function scrapeRoutes(deps: ApiDeps): Router {
     await deps.access?.admit(teamId, 1);
     try {
       const { document, credits } = await scrapeAndStore(deps, teamId, url, settings, settings.timeoutMs ?? config.fetchTimeoutMs);
-      await deps.access?.recordUsage(teamId, String(document.metadata.scrapeId), credits);
+      // the ledger also counts scrapes with authentication off (GET /v2/team/credit-usage reports them)
+      await deps.authStore?.recordUsage([{ teamId, jobId: String(document.metadata.scrapeId), credits, at: deps.clock.now() }]);
       deps.log.info({ scrapeId: document.metadata.scrapeId, url, credits }, "scraped");
       ctx.body = { success: true, data: document };
     } catch (err) {

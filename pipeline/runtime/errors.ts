@@ -22,6 +22,10 @@ export type ErrorCode =
   | "ROBOTS_BLOCKED"
   // crawl warnings (error rows that are not a page's failure)
   | "SITEMAP_TOO_LARGE"
+  // a synchronous request (map, search) that ran out of its time limit
+  | "MAP_TIMEOUT"
+  | "SEARCH_TIMEOUT"
+  | "SEARCH_BACKEND_ERROR"
   // extraction (json / summary formats): the page is still stored, with the error in its metadata
   | "EXTRACT_FAILED"
   | "LLM_TIMEOUT"

@@ -3,10 +3,10 @@
 // on disk (memory keeps only an index). Both are replayed at start, so a restart keeps every crawl until it expires.
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
-import type { CrawlRecord, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, ExpiredCrawl, UrlRow } from "./crawl-store.ts";
+import type { CrawlRecord, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, ExpiredCrawl, SearchCandidates, UrlRow } from "./crawl-store.ts";
 import { AppendLog, FileReader, readLines } from "../runtime/append-log.ts";
 import { fitChunk } from "./paging.ts";
-import { isStandaloneJob, RETENTION_MS } from "../runtime/constants.ts";
+import { isScrapeJob, isStandaloneJob, isTeamScrape, RETENTION_MS } from "../runtime/constants.ts";
 
 interface DocRef {
   storedAt?: number;
@@ -42,6 +42,8 @@ export class EmbeddedCrawlStore implements CrawlStore {
   private readonly deliveries = new Map<string, DeliveryRow[]>();
   /** idempotency keys (team + key) -> when claimed */
   private readonly idem = new Map<string, number>();
+  /** when the newest document with a status below 400 was stored */
+  private lastSuccessAt: number | null = null;
   /** memory-only mode keeps URL rows and documents here */
   private readonly memUrls = new Map<string, UrlRow[]>();
   private readonly memDocs = new Map<string, string[]>();
@@ -103,7 +105,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
   private async indexDocuments(): Promise<void> {
     if (!this.docsLog) return;
     for await (const { line, pos, len } of readLines(this.docsLog.path)) {
-      let head: { c: string; s: number; k: string; f?: string; t?: number };
+      let head: { c: string; s: number; k: string; f?: string; t?: number; sc?: number };
       try {
         head = JSON.parse(line.slice(0, line.indexOf(',"d":')) + "}");
         JSON.parse(line);
@@ -113,6 +115,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
       if (!isStandaloneJob(head.c) && !this.crawls.has(head.c)) continue; // a crawl that expired
       const docStart = Buffer.byteLength(line.slice(0, line.indexOf(',"d":') + 5));
       this.addDocRef(head.c, { seq: head.s, urlKey: head.k, finalKey: head.f ?? head.k, pos, len, docStart, storedAt: head.t });
+      if ((head.sc ?? 200) < 400) this.noteSuccess(head.t);
     }
   }
 
@@ -135,6 +138,10 @@ export class EmbeddedCrawlStore implements CrawlStore {
       list.push(r);
       this.deliveries.set(r.crawlId, list);
     }
+  }
+
+  private noteSuccess(at: number | undefined): void {
+    if (at !== undefined && (this.lastSuccessAt === null || at > this.lastSuccessAt)) this.lastSuccessAt = at;
   }
 
   private addDocRef(crawlId: string, ref: DocRef): void {
@@ -207,6 +214,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
   }
 
   async insertDocuments(rows: DocumentRow[]): Promise<void> {
+    for (const r of rows) if (r.statusCode < 400) this.noteSuccess(r.storedAt);
     if (!this.docsLog) {
       for (const r of rows) {
         const list = this.memDocs.get(r.crawlId) ?? [];
@@ -216,7 +224,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
       }
       return;
     }
-    const lines = rows.map((r) => `${JSON.stringify({ c: r.crawlId, s: r.seq, k: r.urlKey, f: r.finalKey, t: r.storedAt }).slice(0, -1)},"d":${r.doc}}`);
+    const lines = rows.map((r) => `${JSON.stringify({ c: r.crawlId, s: r.seq, k: r.urlKey, f: r.finalKey, t: r.storedAt, sc: r.statusCode }).slice(0, -1)},"d":${r.doc}}`);
     const { positions, written } = this.docsLog.append(lines);
     await written;
     rows.forEach((r, i) => {
@@ -327,6 +335,35 @@ export class EmbeddedCrawlStore implements CrawlStore {
 
   async listDeliveries(crawlId: string): Promise<DeliveryRow[]> {
     return [...(this.deliveries.get(crawlId) ?? [])].sort((a, b) => a.at - b.at || a.attempt - b.attempt);
+  }
+
+  async mostRecentSuccess(since: number): Promise<number | null> {
+    return this.lastSuccessAt !== null && this.lastSuccessAt >= since ? this.lastSuccessAt : null;
+  }
+
+  /** Reads every document stored since `since` (the embedded mode's corpus is one machine's crawls). */
+  async searchCandidates(teamId: string, terms: string[], since: number, maxDocs: number): Promise<SearchCandidates> {
+    const df = terms.map(() => 0);
+    const hits: { doc: string; matched: number; at: number }[] = [];
+    let corpus = 0;
+    for (const [crawlId, refs] of this.docs) {
+      if (isScrapeJob(crawlId) ? !isTeamScrape(teamId, crawlId) : this.crawls.get(crawlId)?.teamId !== teamId) continue;
+      for (const ref of refs) {
+        if ((ref.storedAt ?? 0) < since) continue;
+        corpus++;
+        const doc = await this.readDoc(crawlId, ref);
+        const lower = doc.toLowerCase();
+        let matched = 0;
+        terms.forEach((t, i) => {
+          if (!lower.includes(t)) return;
+          df[i] = (df[i] as number) + 1;
+          matched++;
+        });
+        if (matched > 0) hits.push({ doc, matched, at: ref.storedAt ?? 0 });
+      }
+    }
+    hits.sort((a, b) => b.matched - a.matched || b.at - a.at);
+    return { corpus, df, docs: hits.slice(0, maxDocs).map((h) => h.doc) };
   }
 
   async close(): Promise<void> {
