@@ -43,6 +43,12 @@ export class EmbeddedCrawlStore implements CrawlStore {
   private readonly memUrls = new Map<string, UrlRow[]>();
   private readonly memDocs = new Map<string, string[]>();
 
+  /** Records in the middle of the files whose checksum failed when they were read (skipped). */
+  damagedRecords = 0;
+  private readonly countDamaged = (): void => {
+    this.damagedRecords++;
+  };
+
   private constructor(dir: string | null) {
     this.journal = dir ? new AppendLog(join(dir, "store", "journal.jsonl")) : null;
     this.docsLog = dir ? new AppendLog(join(dir, "store", "documents.jsonl")) : null;
@@ -57,7 +63,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
 
   private async load(now: number): Promise<void> {
     if (!this.journal || !this.docsLog) return;
-    for await (const { line } of readLines(this.journal.path)) {
+    for await (const { line } of readLines(this.journal.path, this.countDamaged)) {
       let e: JournalEntry;
       try {
         e = JSON.parse(line);
@@ -98,7 +104,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
 
   private async indexDocuments(): Promise<void> {
     if (!this.docsLog) return;
-    for await (const { line, pos, len } of readLines(this.docsLog.path)) {
+    for await (const { line, pos, len } of readLines(this.docsLog.path, this.countDamaged)) {
       let head: { c: string; s: number; k: string; f?: string; t?: number };
       try {
         head = JSON.parse(line.slice(0, line.indexOf(',"d":')) + "}");
