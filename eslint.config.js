@@ -1,7 +1,7 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
-const STAGES = ["frontier", "fetch-render", "convert", "sink", "webhook-emit"];
+const STAGES = ["frontier", "fetch-render", "convert", "extract-json", "sink", "webhook-emit"];
 const anyOf = (folders) => folders.map((f) => `**/${f}/**`);
 
 /**
@@ -30,7 +30,7 @@ const layers = [
 }));
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", ".infra/**", "bench/results/**", "schemas/types.ts"] },
+  { ignores: ["node_modules/**", ".venv/**", ".infra/**", "bench/results/**", "schemas/types.ts"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -6,6 +6,8 @@ export default defineConfig({
       {
         test: {
           name: "unit",
+          // pure logic, but a busy 2-core machine can make the first compile of every schema take seconds
+          testTimeout: 20_000,
           include: ["pipeline/**/*.test.ts", "app/**/*.test.ts", "api/**/*.test.ts", "schemas/**/*.test.ts", "scripts/**/*.test.ts", "clients/**/*.test.ts"],
           environment: "node",
         },

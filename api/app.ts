@@ -7,6 +7,8 @@ import { jsonBody } from "./body.ts";
 import { errorMiddleware, routeNotFound } from "./errors.ts";
 import { crawlRoutes } from "./routes/crawl.ts";
 import { scrapeRoutes } from "./routes/scrape.ts";
+import { batchRoutes } from "./routes/batch.ts";
+import { extractRoutes } from "./routes/extract.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { adminKeyRoutes } from "./routes/admin-keys.ts";
 
@@ -44,9 +46,15 @@ export function createApp(deps: ApiDeps): Koa {
   app.use(crawl.allowedMethods());
   app.use(adminRoutes({ ...deps, log }).routes());
   app.use(adminKeyRoutes({ ...deps, log }).routes());
+  const batch = batchRoutes({ ...deps, log });
+  app.use(batch.routes());
+  app.use(batch.allowedMethods());
   const scrape = scrapeRoutes({ ...deps, log });
   app.use(scrape.routes());
   app.use(scrape.allowedMethods());
+  const extract = extractRoutes({ ...deps, log });
+  app.use(extract.routes());
+  app.use(extract.allowedMethods());
   app.use((ctx) => {
     throw routeNotFound(ctx.method, ctx.path);
   });

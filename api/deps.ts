@@ -6,6 +6,7 @@ import type { Logger } from "../pipeline/runtime/logger.ts";
 import type { AuthStore } from "../pipeline/store/auth-store.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
 import type { ScrapeDeps } from "../pipeline/usecases/scrape-page.ts";
+import type { LlmClient } from "../pipeline/usecases/crawl-prompt.ts";
 import type { TeamAccess } from "../pipeline/usecases/team-access.ts";
 
 /** `fetcher`, `convert` and `cache` (ScrapeDeps) serve POST /v2/scrape: this process's fetcher and convert pool. */
@@ -17,6 +18,8 @@ export interface ApiDeps extends ScrapeDeps {
   log: Logger;
   /** Readiness of the dependencies (store reachable, bus connected). */
   ready: () => Promise<boolean>;
+  /** The chat-completions model when one is configured (crawl prompts, params-preview). */
+  llm?: LlmClient;
   /** Keys, credits and rate limits of teams (USE_DB_AUTHENTICATION=true); absent: every caller is the team "bypass". */
   access?: TeamAccess;
   /** Teams and keys, for the admin key routes (whether authentication is on or not, so keys can be made first). */

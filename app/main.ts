@@ -17,7 +17,8 @@ roles:
   api            HTTP API (POST/GET/DELETE /v2/crawl)
   frontier       crawl state machine over frontier.inbox
   fetch-render   fetches pages (fetch.tasks -> pages.fetched)
-  convert        HTML -> markdown, links, metadata (pages.fetched -> crawl.pages)
+  convert        HTML -> markdown, links, metadata (pages.fetched -> crawl.pages, or pages.extract for json/summary)
+  extract-json   json and summary formats: rules or LLM provider (pages.extract -> crawl.pages)
   sink           stores documents (crawl.pages -> ClickHouse)
   webhook-emit   signed webhooks with retries (crawl.events -> webhook.deliveries -> HTTP)
   config         print the configuration variables as a markdown table

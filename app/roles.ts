@@ -7,6 +7,8 @@ import { attachWatch } from "../api/ws.ts";
 import { ConvertProcessor } from "../pipeline/convert/convert.ts";
 import { pageConverter } from "../pipeline/convert/converter.ts";
 import type { ConvertPool } from "../pipeline/convert/worker-pool.ts";
+import { ExtractJsonProcessor } from "../pipeline/extract-json/extract-json.ts";
+import type { Providers } from "../pipeline/extract-json/providers.ts";
 import { FetchRenderProcessor } from "../pipeline/fetch-render/fetch-render.ts";
 import { LoadGuard, systemSampler } from "../pipeline/fetch-render/load-guard.ts";
 import { Politeness } from "../pipeline/fetch-render/politeness.ts";
@@ -36,6 +38,8 @@ export interface Wiring {
   infra: Infrastructure;
   /** One convert pool per process, shared by the convert stage and POST /v2/scrape (null: convert in-line). */
   pool: ConvertPool | null;
+  /** json / summary: the provider EXTRACT_PROVIDER chose, and the model when one is configured */
+  providers: Providers;
   runners: RunnerHandle[];
   /** Run first when the process stops, before the consume loops drain (e.g. wake what waits for a due time). */
   beforeStop: (() => void)[];
@@ -92,6 +96,11 @@ export async function startConvert(w: Wiring): Promise<void> {
   w.runners.push(await w.infra.run(new ConvertProcessor(w.pool, w.config.convertWorkers)));
 }
 
+export async function startExtractJson(w: Wiring): Promise<void> {
+  w.log.info({ provider: w.providers.provider.name }, "extract-json: json and summary formats");
+  w.runners.push(await w.infra.run(new ExtractJsonProcessor({ provider: w.providers.provider, log: w.log, concurrency: w.config.extractConcurrency })));
+}
+
 export async function startSink(w: Wiring): Promise<void> {
   const { infra, clock, log } = w;
   w.runners.push(await infra.run(new SinkProcessor({ store: infra.store, cancels: new CancelCache(infra.store, 0, clock.now), clock, log })));
@@ -125,7 +134,7 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
   const fetcher = pageFetcher(config);
   w.closers.push(() => fetcher.close());
   const app = createApp({
-    config, store: infra.store, bus: infra.bus, clock, log, ready: () => infra.ready(), fetcher, convert: pageConverter(w.pool),
+    config, store: infra.store, bus: infra.bus, clock, log, ready: () => infra.ready(), fetcher, convert: pageConverter(w.pool), extractor: w.providers.provider, ...(w.providers.llm ? { llm: w.providers.llm } : {}),
     cache: cacheDeps(w), queueStats: () => infra.queueStats(), authStore: infra.auth, ...(access ? { access } : {}),
   });
   const server = await new Promise<Server>((resolve, reject) => {

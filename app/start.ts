@@ -3,6 +3,8 @@
 import type { Server } from "node:http";
 import type { WebSocketServer } from "ws";
 import { ConvertPool } from "../pipeline/convert/worker-pool.ts";
+import { parseHtml } from "../pipeline/convert/parse-html.ts";
+import { chooseProviders } from "../pipeline/extract-json/providers.ts";
 import type { Bus } from "../pipeline/runtime/bus.ts";
 import { systemClock, type Clock } from "../pipeline/runtime/clock.ts";
 import { ConfigError, type Config } from "../pipeline/runtime/config.ts";
@@ -10,9 +12,9 @@ import type { Logger } from "../pipeline/runtime/logger.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
 import { keys } from "../pipeline/topology.ts";
 import { openInfrastructure } from "./infrastructure.ts";
-import { startApi, startConvert, startFetchRender, startFrontier, startSink, startWebhookEmit, type Wiring } from "./roles.ts";
+import { startApi, startConvert, startExtractJson, startFetchRender, startFrontier, startSink, startWebhookEmit, type Wiring } from "./roles.ts";
 
-export const ROLES = ["api", "frontier", "fetch-render", "convert", "sink", "webhook-emit"] as const;
+export const ROLES = ["api", "frontier", "fetch-render", "convert", "extract-json", "sink", "webhook-emit"] as const;
 export type RoleName = (typeof ROLES)[number];
 
 export interface Running {
@@ -43,13 +45,14 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   const clock = systemClock;
   const infra = await openInfrastructure(config, log, clock, roles.length === 1 ? (roles[0] as string) : "all");
   const needsPool = (roles.includes("convert") || roles.includes("api")) && config.convertWorkers > 0;
-  const w: Wiring = { config, log, clock, infra, pool: needsPool ? new ConvertPool({ size: config.convertWorkers, timeoutMs: config.convertTimeoutMs }) : null, runners: [], beforeStop: [], closers: [] };
+  const w: Wiring = { config, log, clock, infra, pool: needsPool ? new ConvertPool({ size: config.convertWorkers, timeoutMs: config.convertTimeoutMs }) : null, providers: chooseProviders(config, parseHtml, log), runners: [], beforeStop: [], closers: [] };
   const pool = w.pool;
   if (pool) w.closers.push(() => pool.close());
 
   if (roles.includes("frontier")) await startFrontier(w);
   if (roles.includes("fetch-render")) await startFetchRender(w);
   if (roles.includes("convert")) await startConvert(w);
+  if (roles.includes("extract-json")) await startExtractJson(w);
   if (roles.includes("sink")) await startSink(w);
   if (roles.includes("webhook-emit")) await startWebhookEmit(w);
   const api = roles.includes("api") ? await startApi(w) : undefined;

@@ -30,7 +30,7 @@ const pidOf = (file: string) => {
   }
 };
 
-export async function e2e(mode: "embedded" | "cluster", siteSpec: string) {
+export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrapeOptions?: Record<string, unknown>) {
   const site = siteSpec === "pg" ? await serveDirectory(ensurePostgresManual()) : await startSyntheticSite(Number(siteSpec.split(":")[1] ?? 1000));
   const start = siteSpec === "pg" ? `${site.origin}/docs/index.html` : `${site.origin}/site/p0.html`;
   const expected = siteSpec === "pg" ? undefined : Number(siteSpec.split(":")[1]);
@@ -58,7 +58,7 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string) {
   const rss = peakRss(pids);
   const cpu0 = cpuSeconds(child.pid as number);
   const t1 = performance.now();
-  const res = await fetch(`${api}/v2/crawl`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: start, limit: 200_000, crawlEntireDomain: true }) });
+  const res = await fetch(`${api}/v2/crawl`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: start, limit: 200_000, crawlEntireDomain: true, ...(scrapeOptions ? { scrapeOptions } : {}) }) });
   const { id } = (await res.json()) as { id: string };
   const latencies: number[] = [];
   let firstPageMs = 0;

@@ -59,6 +59,15 @@ const benches: Record<string, Bench> = {
       return JSON.parse(out.trim().split("\n").at(-1) as string);
     },
   },
+  extract: {
+    describe: "extract-json: rules provider on the PostgreSQL manual with a table schema; embedded crawl of the manual with and without a json format",
+    run: script("extract.ts"),
+    summary: (r) => {
+      const x = r as { rules: { pages: number; pagesPerSecond: number; pagesWithRows: number; rows: number }; crawlWithoutJson: { pagesPerSecond: number; again: number }; crawlWithJson: { pages: number; pagesPerSecond: number } };
+      return `rules: ${x.rules.pagesPerSecond} pages/s over ${x.rules.pages} pages (${x.rules.rows} rows from ${x.rules.pagesWithRows} pages)<br>` +
+        `crawl without json ${x.crawlWithoutJson.pagesPerSecond} / ${x.crawlWithoutJson.again} pages/s, with json ${x.crawlWithJson.pagesPerSecond} pages/s (${x.crawlWithJson.pages} pages)`;
+    },
+  },
   embedded: {
     describe: "embedded mode end to end, PostgreSQL manual through the API",
     run: script("e2e.ts", "embedded", "pg"),

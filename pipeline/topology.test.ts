@@ -13,6 +13,7 @@ const codeOf: Record<Role, string[]> = {
   frontier: ["pipeline/frontier"],
   "fetch-render": ["pipeline/fetch-render"],
   convert: ["pipeline/convert"],
+  "extract-json": ["pipeline/extract-json"],
   sink: ["pipeline/sink"],
   "webhook-emit": ["pipeline/webhook-emit"],
 };

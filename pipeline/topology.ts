@@ -4,12 +4,13 @@
 // and the roles that emit to a topic are the ones declared as its producers.
 import type { SchemaName } from "../schemas/index.ts";
 
-export type Role = "api" | "frontier" | "fetch-render" | "convert" | "sink" | "webhook-emit";
+export type Role = "api" | "frontier" | "fetch-render" | "convert" | "extract-json" | "sink" | "webhook-emit";
 
 export type LogicalTopic =
   | "frontier.inbox"
   | "fetch.tasks"
   | "pages.fetched"
+  | "pages.extract"
   | "crawl.pages"
   | "crawl.events"
   | "webhook.deliveries"
@@ -61,13 +62,23 @@ export const topics: readonly TopicSpec[] = [
     consumers: ["convert"],
   },
   {
+    name: "pages.extract",
+    key: "crawlId + url key",
+    why: "spreads CPU-bound extraction",
+    schema: "page-extract",
+    public: false,
+    retentionMs: 1 * DAY_MS,
+    producers: ["convert"],
+    consumers: ["extract-json"],
+  },
+  {
     name: "crawl.pages",
     key: "crawlId",
     why: "downstream consumers read one crawl in order; sink owns ordering per crawl",
     schema: "crawl-page",
     public: true,
     retentionMs: 7 * DAY_MS,
-    producers: ["convert"],
+    producers: ["convert", "extract-json"],
     consumers: ["sink"],
   },
   {
@@ -119,6 +130,7 @@ export const processors = {
   frontier: { role: "frontier", topic: "frontier.inbox", group: "frontier" },
   "fetch-render": { role: "fetch-render", topic: "fetch.tasks", group: "fetch-render" },
   convert: { role: "convert", topic: "pages.fetched", group: "convert" },
+  "extract-json": { role: "extract-json", topic: "pages.extract", group: "extract-json" },
   sink: { role: "sink", topic: "crawl.pages", group: "sink" },
   "webhook-emit": { role: "webhook-emit", topic: "crawl.events", group: "webhook-emit" },
   "webhook-deliver": { role: "webhook-emit", topic: "webhook.deliveries", group: "webhook-deliver" },

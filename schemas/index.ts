@@ -32,9 +32,13 @@ export type SchemaName =
   | "fetch-task"
   | "page-fetched"
   | "crawl-page"
+  | "page-extract"
+  | "extract-request"
+  | "params-preview-request"
   | "crawl-event"
   | "webhook-delivery"
-  | "scrape-request";
+  | "scrape-request"
+  | "batch-scrape-request";
 
 /** The compiled validator of one schema. */
 export function validator<T>(name: SchemaName): ValidateFunction<T> {

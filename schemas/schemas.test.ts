@@ -19,9 +19,11 @@ describe("schemas", () => {
 });
 
 describe("scrape-request", () => {
-  it("offers every scrape option at the top level (no drift from scrape-options)", () => {
-    const scrape = schemas["scrape-request"] as unknown as { properties: Record<string, unknown> };
+  it("offers every scrape option at the top level (no drift from scrape-options), as the batch scrape does", () => {
     const options = schemas["scrape-options"] as unknown as { properties: Record<string, unknown> };
-    for (const [key, value] of Object.entries(options.properties)) expect(scrape.properties[key], key).toEqual(value);
+    for (const name of ["scrape-request", "batch-scrape-request"]) {
+      const request = schemas[name] as unknown as { properties: Record<string, unknown> };
+      for (const [key, value] of Object.entries(options.properties)) expect(request.properties[key], `${name}: ${key}`).toEqual(value);
+    }
   });
 });

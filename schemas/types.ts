@@ -2,6 +2,91 @@
 /* eslint-disable */
 
 /**
+ * Webhook settings: a URL string or an object.
+ */
+export type Webhook =
+  | string
+  | {
+      url: string;
+      headers?: {
+        [k: string]: string;
+      };
+      metadata?: {};
+      events?: ("started" | "page" | "completed" | "failed" | "cancelled")[];
+    };
+
+/**
+ * Body of POST /v2/batch/scrape: urls plus every scrape option at the top level, webhook and batch settings. Unknown keys are rejected.
+ */
+export interface BatchScrapeRequest {
+  /**
+   * The pages to scrape (at most 10,000 per request); each is checked like a scrape's url.
+   *
+   * @minItems 1
+   * @maxItems 10000
+   */
+  urls: [string, ...string[]];
+  /**
+   * @maxItems 20
+   */
+  formats?: (
+    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary")
+    | {
+        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary";
+        /**
+         * json format: the JSON Schema of document.json (compiled with ajv at submit; an invalid schema is a 400)
+         */
+        schema?: {};
+        /**
+         * json format: instructions for the llm provider (the rules provider follows the schema only)
+         */
+        prompt?: string;
+      }
+  )[];
+  onlyMainContent?: boolean;
+  includeTags?: string[];
+  excludeTags?: string[];
+  headers?: {
+    [k: string]: string;
+  };
+  waitFor?: number;
+  timeout?: number;
+  mobile?: boolean;
+  parsers?: (
+    | "pdf"
+    | {
+        type: "pdf";
+        maxPages?: number;
+        mode?: "fast" | "auto" | "ocr";
+      }
+  )[];
+  skipTlsVerification?: boolean;
+  removeBase64Images?: boolean;
+  blockAds?: boolean;
+  fastMode?: boolean;
+  proxy?: "basic" | "stealth" | "auto" | "enhanced";
+  maxAge?: number;
+  storeInCache?: boolean;
+  location?: {
+    country?: string;
+    languages?: string[];
+  };
+  origin?: string;
+  integration?: string | null;
+  zeroDataRetention?: boolean;
+  webhook?: Webhook;
+  /**
+   * Add these URLs to an existing batch scrape (not supported by this server: refused with 400).
+   */
+  appendToId?: string;
+  /**
+   * Skip invalid URLs (listed in invalidURLs) instead of refusing the request.
+   */
+  ignoreInvalidURLs?: boolean;
+  maxConcurrency?: number;
+}
+
+/**
  * Public topic crawl.events: lifecycle of a crawl, keyed by crawlId, in order per crawl.
  */
 export interface CrawlEvent {
@@ -17,6 +102,10 @@ export interface CrawlEvent {
   seq?: number;
   document?: PageDocument;
   error?: string | null;
+  /**
+   * the job's kind (absent: crawl); webhooks of a batch use batch_scrape.* event names
+   */
+  kind?: "crawl" | "batch";
 }
 
 /**
@@ -51,7 +140,14 @@ export interface CrawlOptions {
   limit: number;
   crawlEntireDomain: boolean;
   allowSubdomains: boolean;
-  formats: ("markdown" | "html" | "rawHtml" | "links" | "images")[];
+  formats: ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary")[];
+  /**
+   * the json format's schema and prompt (formats holds "json")
+   */
+  json?: {
+    schema?: {};
+    prompt?: string;
+  };
   onlyMainContent: boolean;
   timeoutMs?: number;
   headers?: {
@@ -90,6 +186,14 @@ export interface CrawlOptions {
   includeTags?: string[];
   excludeTags?: string[];
   removeBase64Images?: boolean;
+  /**
+   * batch: a batch scrape (the given URLs, no link following, no discovery); absent: a crawl
+   */
+  kind?: "crawl" | "batch";
+  /**
+   * the crawl's prompt and why it was not turned into options (no LLM configured); shown as a status warning
+   */
+  promptNotApplied?: string;
 }
 
 /**
@@ -104,21 +208,11 @@ export interface CrawlPage {
    * dedup key of the URL after redirects
    */
   finalUrlKey?: string;
+  /**
+   * the job's kind (absent: crawl)
+   */
+  kind?: "crawl" | "batch";
 }
-
-/**
- * Webhook settings: a URL string or an object.
- */
-export type Webhook =
-  | string
-  | {
-      url: string;
-      headers?: {
-        [k: string]: string;
-      };
-      metadata?: {};
-      events?: ("started" | "page" | "completed" | "failed" | "cancelled")[];
-    };
 
 /**
  * Body of POST /v2/crawl. Unknown keys are rejected.
@@ -162,10 +256,16 @@ export interface ScrapeOptions {
    * @maxItems 20
    */
   formats?: (
-    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json")
+    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary")
     | {
-        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json";
+        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary";
+        /**
+         * json format: the JSON Schema of document.json (compiled with ajv at submit; an invalid schema is a 400)
+         */
         schema?: {};
+        /**
+         * json format: instructions for the llm provider (the rules provider follows the schema only)
+         */
         prompt?: string;
       }
   )[];
@@ -197,6 +297,39 @@ export interface ScrapeOptions {
     country?: string;
     languages?: string[];
   };
+}
+
+/**
+ * POST /v2/extract: structured data from pages (a URL ending in /* means a crawl of that path), or from a finished crawl's stored pages (crawlId, no fetch).
+ */
+export interface ExtractRequest {
+  /**
+   * @maxItems 100
+   */
+  urls?: string[];
+  /**
+   * Trawl: extract again from this finished crawl's stored documents, without fetching
+   */
+  crawlId?: string;
+  prompt?: string;
+  schema?: {};
+  systemPrompt?: string;
+  allowExternalLinks?: boolean;
+  includeSubdomains?: boolean;
+  enableWebSearch?: boolean;
+  showSources?: boolean;
+  ignoreInvalidURLs?: boolean;
+  ignoreSitemap?: boolean;
+  /**
+   * Trawl: pages per /* crawl (default 50)
+   */
+  limit?: number;
+  scrapeOptions?: ScrapeOptions;
+  origin?: string;
+  integration?: string;
+  agent?: {};
+  webhook?: unknown;
+  threatProtection?: unknown;
 }
 
 /**
@@ -236,6 +369,10 @@ export interface CrawlRequested {
    * the webhook setting as JSON text, or empty
    */
   webhook?: string;
+  /**
+   * a batch scrape's URLs (besides url, the first of them)
+   */
+  urls?: string[];
 }
 
 export interface LinksDiscovered {
@@ -291,6 +428,35 @@ export interface ResumeRequested {
 }
 
 /**
+ * Internal topic pages.extract: a converted page whose formats ask for json or summary, on its way to the extract-json stage (which produces it to crawl.pages). Keyed by crawlId + url key.
+ */
+export interface PageExtract {
+  crawlId: string;
+  urlKey: string;
+  credits: number;
+  document: PageDocument;
+  /**
+   * dedup key of the URL after redirects
+   */
+  finalUrlKey?: string;
+  /**
+   * the page as fetched (JSON-LD, meta, tables)
+   */
+  html: string;
+  /**
+   * the page's markdown when the document does not carry it (markdown not among the formats)
+   */
+  markdown?: string;
+  extract: {
+    json?: {
+      schema?: {};
+      prompt?: string;
+    };
+    summary?: boolean;
+  };
+}
+
+/**
  * A fetched page on its way to conversion, keyed by crawlId + url key.
  */
 export interface PageFetched {
@@ -323,6 +489,15 @@ export interface PageFetched {
 }
 
 /**
+ * POST /v2/crawl/params-preview: the crawl options a prompt would give (needs an LLM).
+ */
+export interface ParamsPreviewRequest {
+  url: string;
+  prompt: string;
+  [k: string]: unknown;
+}
+
+/**
  * Body of POST /v2/scrape: url plus every scrape option at the top level. Unknown keys are rejected.
  */
 export interface ScrapeRequest {
@@ -331,10 +506,16 @@ export interface ScrapeRequest {
    * @maxItems 20
    */
   formats?: (
-    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json")
+    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary")
     | {
-        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json";
+        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary";
+        /**
+         * json format: the JSON Schema of document.json (compiled with ajv at submit; an invalid schema is a 400)
+         */
         schema?: {};
+        /**
+         * json format: instructions for the llm provider (the rules provider follows the schema only)
+         */
         prompt?: string;
       }
   )[];

@@ -51,7 +51,19 @@ function topLevelDeclarations(ts: string): string[] {
   return out;
 }
 
+/**
+ * batch-scrape-request.schema.json offers every scrape option at the top level: its scrape options are copied from
+ * scrape-options.schema.json (the batch's own fields stay as written), so the two cannot drift.
+ */
+export async function renderBatchSchema(): Promise<string> {
+  const read = async (name: string) => JSON.parse(await readFile(join(dir, `${name}.schema.json`), "utf8"));
+  const [options, batch] = await Promise.all([read("scrape-options"), read("batch-scrape-request")]);
+  batch.properties = { urls: batch.properties.urls, ...options.properties, ...Object.fromEntries(Object.entries(batch.properties).filter(([k]) => k !== "urls" && !(k in options.properties))) };
+  return JSON.stringify(batch, null, 2) + "\n";
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
+  await writeFile(join(dir, "batch-scrape-request.schema.json"), await renderBatchSchema());
   await writeFile(join(dir, "types.ts"), await renderSchemaTypes());
   console.log("wrote schemas/types.ts");
 }

@@ -11,6 +11,7 @@ import { checkStartUrl } from "../../pipeline/url/start-url.ts";
 import { crawlOptions } from "../../pipeline/usecases/request-options.ts";
 import { crawlErrors, crawlStatus, findCrawl } from "../../pipeline/usecases/crawl-status.ts";
 import { cancelCrawl, submitCrawl } from "../../pipeline/usecases/submit-crawl.ts";
+import { crawlParamsFromPrompt, mergePromptOptions, NO_LLM, type GeneratedParams } from "../../pipeline/usecases/crawl-prompt.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DEFAULT_PAGE_DOCS = 100;
@@ -41,11 +42,14 @@ export function pagination(query: Record<string, string | string[] | undefined>)
   return { skip, limit };
 }
 
-export function crawlRoutes(deps: ApiDeps): Router {
+/**
+ * Status (paged), cancel and errors of a job under `base` (/v2/crawl or /v2/batch/scrape: the same store, the same
+ * shapes, as the anchor serves both from one controller).
+ */
+export function jobRoutes(router: Router, deps: ApiDeps, base: string): void {
   const { config, store, clock } = deps;
-  const router = new Router();
 
-  /** The caller's crawl, or the anchor's 404. */
+  /** The caller's job, or the anchor's 404. */
   async function readable(ctx: Context, id: string): Promise<CrawlRecord> {
     const crawl = await findCrawl(store, id, ctx.state.teamId, clock.now());
     if (crawl === "missing") throw jobNotFound();
@@ -53,14 +57,60 @@ export function crawlRoutes(deps: ApiDeps): Router {
     return crawl;
   }
 
+  router.get(`${base}/:id`, async (ctx) => {
+    const id = jobId(ctx);
+    const { skip, limit } = pagination(ctx.query);
+    const crawl = await readable(ctx, id);
+    const { head, docs, nextSkip } = await crawlStatus(store, crawl, clock.now(), { skip, limit: limit ?? DEFAULT_PAGE_DOCS, maxBytes: config.statusChunkMaxBytes });
+    if (nextSkip !== undefined) head.next = `${publicBase(ctx, config.trustProxy)}${base}/${id}?skip=${nextSkip}${limit !== undefined ? `&limit=${limit}` : ""}`;
+    // documents are stored as JSON text: splice them in without parsing
+    ctx.type = "application/json";
+    ctx.body = `${JSON.stringify(head).slice(0, -1)},"data":[${docs.join(",")}]}`;
+  });
+
+  router.delete(`${base}/:id`, async (ctx) => {
+    const id = jobId(ctx);
+    const crawl = await store.getCrawl(id);
+    if (!crawl || crawl.teamId !== ctx.state.teamId) throw cancelError(404, "Job not found");
+    if (crawl.status !== "cancelled") {
+      if (crawl.status !== "scraping") throw cancelError(409, "Crawl is already completed");
+      await cancelCrawl(deps, id);
+    }
+    ctx.body = { status: "cancelled" };
+  });
+
+  router.get(`${base}/:id/errors`, async (ctx) => {
+    const id = jobId(ctx);
+    await readable(ctx, id);
+    ctx.body = await crawlErrors(store, id);
+  });
+}
+
+export function crawlRoutes(deps: ApiDeps): Router {
+  const { config, store } = deps;
+  const router = new Router();
+
   router.post("/v2/crawl", async (ctx) => {
-    const body = validateBody<CrawlRequest>("crawl-request", ctx.state.body);
+    let body = validateBody<CrawlRequest>("crawl-request", ctx.state.body);
     const url = checkStartUrl(body.url, config.allowPrivateCrawlTargets);
+    let generated: GeneratedParams | undefined;
+    if (body.prompt && deps.llm) {
+      generated = await crawlParamsFromPrompt(deps.llm, url, body.prompt, deps.log);
+      body = mergePromptOptions(body, generated);
+    }
     const options = crawlOptions(body, config.defaultCrawlLimit);
     if (deps.access) options.limit = (await deps.access.admit(ctx.state.teamId, options.limit, options.limit)) ?? options.limit;
+    if (body.prompt && !generated) options.promptNotApplied = `The prompt was not applied: ${NO_LLM}; the crawl runs with the options as sent.`;
     const webhook = body.webhook === undefined ? "" : JSON.stringify(body.webhook);
     const id = await submitCrawl(deps, { url, options, teamId: ctx.state.teamId, webhook });
-    ctx.body = { success: true, id, url: `${publicBase(ctx, config.trustProxy)}/v2/crawl/${id}` };
+    ctx.body = { success: true, id, url: `${publicBase(ctx, config.trustProxy)}/v2/crawl/${id}`, ...(generated ? { promptGeneratedOptions: generated, finalCrawlerOptions: options } : {}) };
+  });
+
+  router.post("/v2/crawl/params-preview", async (ctx) => {
+    const body = validateBody<{ url: string; prompt: string }>("params-preview-request", ctx.state.body);
+    const url = checkStartUrl(body.url, config.allowPrivateCrawlTargets);
+    const data = await crawlParamsFromPrompt(deps.llm, url, body.prompt, deps.log);
+    ctx.body = { success: true, data: { url, ...data } };
   });
 
   for (const path of ["/v2/crawl/active", "/v2/crawl/ongoing"]) {
@@ -73,33 +123,7 @@ export function crawlRoutes(deps: ApiDeps): Router {
     });
   }
 
-  router.get("/v2/crawl/:id", async (ctx) => {
-    const id = jobId(ctx);
-    const { skip, limit } = pagination(ctx.query);
-    const crawl = await readable(ctx, id);
-    const { head, docs, nextSkip } = await crawlStatus(store, crawl, clock.now(), { skip, limit: limit ?? DEFAULT_PAGE_DOCS, maxBytes: config.statusChunkMaxBytes });
-    if (nextSkip !== undefined) head.next = `${publicBase(ctx, config.trustProxy)}/v2/crawl/${id}?skip=${nextSkip}${limit !== undefined ? `&limit=${limit}` : ""}`;
-    // documents are stored as JSON text: splice them in without parsing
-    ctx.type = "application/json";
-    ctx.body = `${JSON.stringify(head).slice(0, -1)},"data":[${docs.join(",")}]}`;
-  });
-
-  router.delete("/v2/crawl/:id", async (ctx) => {
-    const id = jobId(ctx);
-    const crawl = await store.getCrawl(id);
-    if (!crawl || crawl.teamId !== ctx.state.teamId) throw cancelError(404, "Job not found");
-    if (crawl.status !== "cancelled") {
-      if (crawl.status !== "scraping") throw cancelError(409, "Crawl is already completed");
-      await cancelCrawl(deps, id);
-    }
-    ctx.body = { status: "cancelled" };
-  });
-
-  router.get("/v2/crawl/:id/errors", async (ctx) => {
-    const id = jobId(ctx);
-    await readable(ctx, id);
-    ctx.body = await crawlErrors(store, id);
-  });
+  jobRoutes(router, deps, "/v2/crawl");
 
   return router;
 }

@@ -6,7 +6,7 @@ import { apiError, jobNotFound } from "../errors.ts";
 import { validateBody } from "../validate.ts";
 import { jobId } from "./crawl.ts";
 import { checkStartUrl } from "../../pipeline/url/start-url.ts";
-import { scrapeSettings } from "../../pipeline/usecases/request-options.ts";
+import { refuseZeroDataRetention, scrapeSettings } from "../../pipeline/usecases/request-options.ts";
 import { readScrape, scrapeAndStore } from "../../pipeline/usecases/scrape-page.ts";
 import { errorCode, errorMessage, PageError } from "../../pipeline/runtime/errors.ts";
 
@@ -17,7 +17,8 @@ export function scrapeRoutes(deps: ApiDeps): Router {
   router.post("/v2/scrape", async (ctx) => {
     const body = validateBody<ScrapeRequest>("scrape-request", ctx.state.body);
     const url = checkStartUrl(body.url, config.allowPrivateCrawlTargets);
-    const { url: _url, origin: _origin, integration: _integration, zeroDataRetention: _zdr, ...options } = body;
+    const { url: _url, origin: _origin, integration: _integration, zeroDataRetention, ...options } = body;
+    refuseZeroDataRetention(zeroDataRetention);
     const settings = scrapeSettings(options, []);
     const teamId: string = ctx.state.teamId;
     await deps.access?.admit(teamId, 1);

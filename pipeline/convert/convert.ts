@@ -1,10 +1,12 @@
-// convert stage: pages.fetched -> LinksDiscovered (phase 0, acked first) -> crawl.pages (phase 1).
-import type { CrawlPage, FrontierInboxMessage, PageFetched } from "../../schemas/index.ts";
+// convert stage: pages.fetched -> LinksDiscovered (phase 0, acked first) -> crawl.pages (phase 1), or pages.extract
+// (phase 1) when the page's formats ask for json or summary: only those pages go through the extract-json stage.
+import type { CrawlPage, FrontierInboxMessage, PageExtract, PageFetched } from "../../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import { errorCode, errorMessage } from "../runtime/errors.ts";
 import { keys, processorIdentity } from "../topology.ts";
 import { pageConverter, type Converter } from "./converter.ts";
 import type { ConvertPool } from "./worker-pool.ts";
+import { markHttpError, wantsExtraction } from "./document.ts";
 
 /** Topic, schema and consumer group as pipeline/topology.ts declares them. */
 const ID = processorIdentity("convert");
@@ -30,14 +32,26 @@ export class ConvertProcessor implements Processor<PageFetched, void> {
   async handle(msg: Consumed<PageFetched>): Promise<Emission[]> {
     const page = msg.value;
     const bytes = page.bodyBase64 === undefined ? undefined : Buffer.from(page.bodyBase64, "base64");
-    const { document, links, credits } = await this.convert({ ...page, ...(bytes ? { bytes } : {}) }, page.options);
+    const { document, links, credits, extractMarkdown } = markHttpError(await this.convert({ ...page, ...(bytes ? { bytes } : {}) }, page.options), page.statusCode);
     const out: Emission[] = [];
-    if (links.length > 0) {
+    // a batch scrape follows no link: its pages' links are not sent to the frontier
+    if (links.length > 0 && page.options.kind !== "batch") {
       const discovered: FrontierInboxMessage = { type: "LinksDiscovered", crawlId: page.crawlId, urlKey: page.urlKey, url: page.finalUrl, depth: page.depth, links };
       out.push({ topic: "frontier.inbox", key: keys.crawl(page.crawlId), value: discovered, phase: 0 });
     }
-    const crawlPage: CrawlPage = { crawlId: page.crawlId, urlKey: page.urlKey, credits, document, ...(page.finalUrlKey ? { finalUrlKey: page.finalUrlKey } : {}) };
-    out.push({ topic: "crawl.pages", key: keys.crawl(page.crawlId), value: crawlPage, phase: 1 });
+    const crawlPage: CrawlPage = {
+      crawlId: page.crawlId, urlKey: page.urlKey, credits, document, ...(page.finalUrlKey ? { finalUrlKey: page.finalUrlKey } : {}), ...(page.options.kind === "batch" ? { kind: "batch" as const } : {}),
+    };
+    const formats = page.options.formats;
+    if (wantsExtraction(formats)) {
+      const extract: PageExtract = {
+        ...crawlPage,
+        html: page.body,
+        ...(extractMarkdown !== undefined ? { markdown: extractMarkdown } : {}),
+        extract: { ...(formats.includes("json") ? { json: page.options.json ?? {} } : {}), ...(formats.includes("summary") ? { summary: true } : {}) },
+      };
+      out.push({ topic: "pages.extract", key: keys.crawlUrl(page.crawlId, page.urlKey), value: extract, phase: 1 });
+    } else out.push({ topic: "crawl.pages", key: keys.crawl(page.crawlId), value: crawlPage, phase: 1 });
     return out;
   }
 

@@ -3,6 +3,7 @@ import type { CrawlOptions, PageDocument } from "../../schemas/index.ts";
 import { processHtml } from "./html.ts";
 import { renderMarkdown } from "./render-markdown.ts";
 import { pdfToMarkdown } from "./pdf.ts";
+import { STATUS_CODES } from "node:http";
 
 export interface FetchedPage {
   url: string;
@@ -23,7 +24,12 @@ export interface Converted {
   document: PageDocument;
   links: string[];
   credits: number;
+  /** json / summary formats without markdown: the markdown extraction reads (not part of the document) */
+  extractMarkdown?: string;
 }
+
+/** The formats that need the extract-json stage. */
+export const wantsExtraction = (formats: readonly string[]): boolean => formats.includes("json") || formats.includes("summary");
 
 const escapeHtml = (s: string) => s.replace(/[&<>]/g, (c) => (c === "&" ? "&amp;" : c === "<" ? "&lt;" : "&gt;"));
 
@@ -68,7 +74,8 @@ export function convertPage(page: FetchedPage, options: PageOptions): Converted 
   if (formats.has("rawHtml")) document.rawHtml = page.body;
   if (formats.has("links")) document.links = links;
   if (formats.has("images")) document.images = images();
-  return { document, links, credits: 1 };
+  const extractMarkdown = wantsExtraction(options.formats) && document.markdown === undefined ? markdown() : undefined;
+  return { document, links, credits: 1, ...(extractMarkdown !== undefined ? { extractMarkdown } : {}) };
 }
 
 /**
@@ -88,7 +95,7 @@ export async function convertPdf(page: FetchedPage & { bytes: Uint8Array }, opti
   if (formats.has("markdown")) document.markdown = text.markdown;
   if (formats.has("html")) document.html = `<pre>${escapeHtml(text.markdown)}</pre>`;
   if (formats.has("links")) document.links = [];
-  return { document, links: [], credits };
+  return { document, links: [], credits, ...(wantsExtraction(options.formats) && !formats.has("markdown") ? { extractMarkdown: text.markdown } : {}) };
 }
 
 /** The options that shape a document. */
@@ -101,5 +108,11 @@ export async function convertAny(page: FetchedPage, options: ConvertOptions): Pr
     converted.document.metadata.cacheState = page.cacheState;
     if (page.cachedAt !== undefined) converted.document.metadata.cachedAt = new Date(page.cachedAt).toISOString();
   }
+  return converted;
+}
+
+/** A page answered with an HTTP error status is still a document (a scrape's or a batch's), saying so in metadata. */
+export function markHttpError(converted: Converted, statusCode: number): Converted {
+  if (statusCode >= 400) converted.document.metadata.error = `HTTP ${statusCode}${STATUS_CODES[statusCode] ? ` ${STATUS_CODES[statusCode]}` : ""}`;
   return converted;
 }

@@ -123,7 +123,7 @@ export class FetchRenderProcessor implements Processor<FetchTask, Batch> {
       { key: `crawl:${task.crawlId}`, maxConcurrent: crawlSerial ? 1 : (task.options.maxConcurrency ?? Number.MAX_SAFE_INTEGER), spacingMs: task.options.delayMs ?? 0 },
     ];
     const fetchWithRetries = () => retry(
-      () => deps.politeness.run(rules, () => deps.fetcher.fetch({ url: task.url, timeoutMs, headers: task.options.headers })),
+      () => deps.politeness.run(rules, () => deps.fetcher.fetch({ url: task.url, timeoutMs, headers: task.options.headers, errorPages: task.options.kind === "batch" })),
       {
         retries: deps.retries,
         initialMs: 500,

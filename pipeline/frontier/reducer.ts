@@ -67,7 +67,7 @@ const TERMINAL_EVENTS = new Set<CrawlEvent["type"]>(["crawl.completed", "crawl.f
 
 /** Terminal events go out in phase 1, after the frontier persisted the state that explains them. */
 function event(state: CrawlState, type: CrawlEvent["type"], now: number, error: string | null = null): Emission {
-  const value: CrawlEvent = { crawlId: state.crawlId, type, at: now, error };
+  const value: CrawlEvent = { crawlId: state.crawlId, type, at: now, error, ...(state.options.kind === "batch" ? { kind: "batch" as const } : {}) };
   return { topic: "crawl.events", key: keys.crawl(state.crawlId), value, phase: TERMINAL_EVENTS.has(type) ? 1 : 0 };
 }
 
@@ -121,7 +121,9 @@ function refill(state: CrawlState, step: Step): void {
 function finishIfIdle(state: CrawlState, step: Step, now: number): void {
   if (state.status !== "scraping" || state.queued > 0 || state.discovering) return;
   state.completedAt = now;
-  if (state.done === 0 && state.failed > 0) {
+  // a batch scrape completes whatever its pages did (their failures are listed by /errors); a crawl whose every page
+  // failed has failed
+  if (state.done === 0 && state.failed > 0 && state.options.kind !== "batch") {
     state.status = "failed";
     const start = state.urls.get(keyOf(state.startUrl, state.options));
     state.error = start !== undefined && stateOf(start) === URL_STATE.failed ? `the start URL could not be crawled: ${state.error || "fetch failed"}` : "no page could be crawled";
@@ -148,6 +150,13 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
     if (state) return { state, step }; // replay
     const s = newState(msg);
     step.emissions.push(event(s, "crawl.started", now));
+    if (msg.options.kind === "batch") {
+      // a batch scrape: exactly the given URLs (each distinct URL once), no discovery
+      for (const url of msg.urls ?? [msg.url]) if (!s.urls.has(keyOf(url, msg.options))) enqueue(s, step, url, 0);
+      step.changed = true;
+      finishIfIdle(s, step, now);
+      return { state: s, step };
+    }
     // the start URL is always crawled, whatever the filters say
     enqueue(s, step, msg.url, 0);
     const sitemap = msg.options.sitemap ?? "include";
@@ -162,7 +171,7 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
   const o = state.options;
   switch (msg.type) {
     case "LinksDiscovered": {
-      if (state.status !== "scraping") break;
+      if (state.status !== "scraping" || o.kind === "batch") break;
       const fromSitemap = msg.source === "sitemap";
       // sitemap=only: pages are scraped, their links are not followed
       if (!fromSitemap && o.sitemap === "only") break;

@@ -16,3 +16,11 @@ export const TEAM_BYPASS = "bypass";
 export const scrapeJobId = (teamId: string, scrapeId: string) => (teamId === TEAM_BYPASS ? `${SCRAPE_JOB_PREFIX}${scrapeId}` : `${SCRAPE_JOB_PREFIX}${teamId}:${scrapeId}`);
 
 export const isScrapeJob = (id: string) => id.startsWith(SCRAPE_JOB_PREFIX);
+
+/** Prefix of the pseudo crawl id under which a POST /v2/extract job's states are stored. */
+export const EXTRACT_JOB_PREFIX = "extract:";
+
+export const extractJobId = (id: string) => `${EXTRACT_JOB_PREFIX}${id}`;
+
+/** Documents stored without a crawl record (scrapes, extract jobs): kept across restarts, deleted by age. */
+export const isStandaloneJob = (id: string) => isScrapeJob(id) || id.startsWith(EXTRACT_JOB_PREFIX);

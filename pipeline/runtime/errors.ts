@@ -20,6 +20,11 @@ export type ErrorCode =
   | "SCRAPE_RACED_REDIRECT"
   | "SCRAPE_RETRY_AFTER_TOO_LONG"
   | "ROBOTS_BLOCKED"
+  // extraction (json / summary formats): the page is still stored, with the error in its metadata
+  | "EXTRACT_FAILED"
+  | "LLM_TIMEOUT"
+  | "LLM_HTTP_ERROR"
+  | "LLM_BAD_OUTPUT"
   // a request that cannot be served as given (HTTP 400 in the API, exit status 2 in the CLI)
   | "BAD_REQUEST"
   | "INSUFFICIENT_CREDITS"

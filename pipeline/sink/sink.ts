@@ -130,7 +130,7 @@ export class SinkProcessor implements Processor<CrawlPage, Batch> {
       storedAt: now,
       doc: JSON.stringify(page.document),
     });
-    const event: CrawlEvent = { crawlId: page.crawlId, type: "crawl.page", at: now, seq, document: page.document };
+    const event: CrawlEvent = { crawlId: page.crawlId, type: "crawl.page", at: now, seq, document: page.document, ...(page.kind ? { kind: page.kind } : {}) };
     return [{ topic: "crawl.events", key: keys.crawl(page.crawlId), value: event, phase: 0 }, doneEmission];
   }
 

@@ -3,7 +3,7 @@ import type { ClickHouseClient } from "./clickhouse.ts";
 import type { CrawlRecord, CrawlStatus, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, ExpiredCrawl, UrlRow, UrlState } from "./crawl-store.ts";
 import { fitChunk } from "./paging.ts";
 import { raw, sql } from "./sql.ts";
-import { SCRAPE_JOB_PREFIX } from "../runtime/constants.ts";
+import { EXTRACT_JOB_PREFIX, SCRAPE_JOB_PREFIX } from "../runtime/constants.ts";
 
 const CRAWL_COLUMNS = [
   "crawl_id", "version", "team_id", "url", "options", "webhook", "status", "total", "completed", "failed",
@@ -144,7 +144,7 @@ export class ClickHouseCrawlStore implements CrawlStore {
         await this.ch.exec(sql`ALTER TABLE ${this.t(table)} DELETE WHERE crawl_id IN (${list})`);
       }
     }
-    await this.ch.exec(sql`ALTER TABLE ${this.t("documents")} DELETE WHERE startsWith(crawl_id, ${SCRAPE_JOB_PREFIX}) AND stored_at < ${cutoff}`);
+    await this.ch.exec(sql`ALTER TABLE ${this.t("documents")} DELETE WHERE (startsWith(crawl_id, ${SCRAPE_JOB_PREFIX}) OR startsWith(crawl_id, ${EXTRACT_JOB_PREFIX})) AND stored_at < ${cutoff}`);
     return ids;
   }
 

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { CrawlRecord, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, ExpiredCrawl, UrlRow } from "./crawl-store.ts";
 import { AppendLog, FileReader, readLines } from "../runtime/append-log.ts";
 import { fitChunk } from "./paging.ts";
-import { isScrapeJob } from "../runtime/constants.ts";
+import { isStandaloneJob } from "../runtime/constants.ts";
 
 interface DocRef {
   storedAt?: number;
@@ -112,7 +112,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
       } catch {
         continue;
       }
-      if (!isScrapeJob(head.c) && !this.crawls.has(head.c)) continue; // a crawl that expired
+      if (!isStandaloneJob(head.c) && !this.crawls.has(head.c)) continue; // a crawl that expired
       const docStart = Buffer.byteLength(line.slice(0, line.indexOf(',"d":') + 5));
       this.addDocRef(head.c, { seq: head.s, urlKey: head.k, finalKey: head.f ?? head.k, pos, len, docStart, storedAt: head.t });
     }
@@ -285,7 +285,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
     const ids = expired.map((c) => c.crawlId);
     for (const id of ids) this.forget(id);
     for (const [id, refs] of this.docs) {
-      if (isScrapeJob(id) && this.crawls.get(id) === undefined && (refs[0]?.storedAt ?? now) < now - retentionMs) this.forget(id);
+      if (isStandaloneJob(id) && this.crawls.get(id) === undefined && (refs[0]?.storedAt ?? now) < now - retentionMs) this.forget(id);
     }
     return ids;
   }

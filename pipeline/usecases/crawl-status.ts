@@ -50,12 +50,17 @@ export async function crawlStatus(store: CrawlStore, crawl: CrawlRecord, now: nu
 
 /** The status `warning`, as the anchor words it (only once a crawl has ended). */
 export function statusWarning(crawl: CrawlRecord, robotsBlocked: number): string | undefined {
-  if (crawl.status === "scraping") return undefined;
+  const prompt = crawl.options.promptNotApplied;
+  if (prompt) return [prompt, crawl.status === "scraping" ? undefined : endWarning(crawl, robotsBlocked)].filter(Boolean).join(" ");
+  return crawl.status === "scraping" ? undefined : endWarning(crawl, robotsBlocked);
+}
+
+function endWarning(crawl: CrawlRecord, robotsBlocked: number): string | undefined {
   if (robotsBlocked > 0) {
     return `${robotsBlocked} URL(s) were not crawled because robots.txt disallows them (see robotsBlocked at GET /v2/crawl/${crawl.crawlId}/errors). To fetch a single such page, use the /scrape endpoint.`;
   }
   const start = new URL(crawl.url);
-  if (crawl.completed <= 1 && start.pathname !== "/" && !crawl.options.crawlEntireDomain) {
+  if (crawl.options.kind !== "batch" && crawl.completed <= 1 && start.pathname !== "/" && !crawl.options.crawlEntireDomain) {
     return `Only ${crawl.completed} result(s) found. For broader coverage, try crawling with crawlEntireDomain=true or start from a higher-level path like ${start.origin}/`;
   }
   return undefined;

@@ -23,11 +23,13 @@ describe("crawl options", () => {
 
 describe("refusals", () => {
   it("names the field of a refused option", () => {
-    const err = fails(() => crawlOptions({ url: "u", scrapeOptions: { formats: [{ type: "json" } as never] } }, 1));
-    expect(err.issues).toEqual([{ code: "custom", path: ["scrapeOptions", "formats"], message: err.message }]);
+    const err = fails(() => crawlOptions({ url: "u", scrapeOptions: { formats: [{ type: "json", schema: { type: 7 } }] } }, 1));
+    expect(err.issues).toEqual([{ code: "custom", path: ["scrapeOptions", "formats", 0, "schema"], message: err.message }]);
     expect(fails(() => crawlOptions({ url: "u", includePaths: ["(?=x)"] }, 1)).issues[0]?.path).toEqual(["includePaths", 0]);
     expect(fails(() => crawlOptions({ url: "u", scrapeOptions: { includeTags: ["a[["] } }, 1)).issues[0]?.path).toEqual(["scrapeOptions", "includeTags", 0]);
     expect(fails(() => crawlOptions({ url: "u", scrapeOptions: { proxy: "stealth" } }, 1)).message).toMatch(/not available/);
+    expect(fails(() => crawlOptions({ url: "u", zeroDataRetention: true }, 1)).issues[0]?.path).toEqual(["zeroDataRetention"]);
+    expect(crawlOptions({ url: "u", zeroDataRetention: false }, 1).limit).toBe(1);
   });
   it("maps parsers to the pdf option and delay to milliseconds", () => {
     expect(crawlOptions({ url: "u", scrapeOptions: { parsers: [] } }, 1).pdf).toEqual({ parse: false });

@@ -2,21 +2,26 @@
 // a crawl's options, with defaults applied. Shared by the HTTP API and the CLI; refusals are RequestErrors (HTTP 400).
 import type { CrawlOptions, CrawlRequest, ScrapeOptions } from "../../schemas/index.ts";
 import { parseSelector } from "../convert/selector.ts";
+import { compileUserSchema, InvalidSchemaError } from "../extract-json/user-schema.ts";
 import { invalidField } from "../runtime/errors.ts";
 import { patternError } from "../url/scope.ts";
 
 type Format = CrawlOptions["formats"][number];
 
-export type ScrapeSettings = Pick<CrawlOptions, "formats" | "onlyMainContent" | "timeoutMs" | "headers" | "pdf" | "includeTags" | "excludeTags" | "removeBase64Images" | "maxAgeMs" | "storeInCache">;
+export type ScrapeSettings = Pick<CrawlOptions, "formats" | "json" | "onlyMainContent" | "timeoutMs" | "headers" | "pdf" | "includeTags" | "excludeTags" | "removeBase64Images" | "maxAgeMs" | "storeInCache">;
 
 /** The page-level options with defaults applied; `path` is where they sit in the request (for error details). */
 export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSettings {
   const formats: Format[] = [];
-  for (const f of so.formats ?? ["markdown"]) {
+  let json: CrawlOptions["json"];
+  (so.formats ?? ["markdown"]).forEach((f, i) => {
     const type = typeof f === "string" ? f : f.type;
-    if (type === "json") throw invalidField([...path, "formats"], "The json format is not supported by this server yet");
+    if (type === "json" && typeof f === "object") {
+      if (json) throw invalidField([...path, "formats", i], "at most one json format");
+      json = jsonFormat(f, [...path, "formats", i]);
+    }
     if (!formats.includes(type)) formats.push(type);
-  }
+  });
   if (so.waitFor !== undefined && so.timeout !== undefined && so.waitFor > so.timeout / 2) {
     throw invalidField([...path, "waitFor"], "waitFor must not exceed half of timeout");
   }
@@ -35,6 +40,7 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
   }
   return {
     formats,
+    ...(json && (json.schema || json.prompt) ? { json } : {}),
     onlyMainContent: so.onlyMainContent ?? true,
     ...(so.includeTags?.length ? { includeTags: so.includeTags } : {}),
     ...(so.excludeTags?.length ? { excludeTags: so.excludeTags } : {}),
@@ -47,8 +53,22 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
   };
 }
 
+/** The json format's schema, compiled with ajv: an invalid JSON Schema is a 400 naming the problem. */
+function jsonFormat(f: { schema?: Record<string, unknown>; prompt?: string }, path: (string | number)[]): NonNullable<CrawlOptions["json"]> {
+  if (f.schema !== undefined) {
+    try {
+      compileUserSchema(f.schema);
+    } catch (err) {
+      if (!(err instanceof InvalidSchemaError)) throw err;
+      throw invalidField([...path, "schema"], err.message);
+    }
+  }
+  return { ...(f.schema ? { schema: f.schema } : {}), ...(f.prompt ? { prompt: f.prompt } : {}) };
+}
+
 /** A crawl request's options with defaults applied (`defaultLimit` when the request sets no `limit`). */
 export function crawlOptions(body: CrawlRequest, defaultLimit: number): CrawlOptions {
+  refuseZeroDataRetention(body.zeroDataRetention);
   const page = scrapeSettings(body.scrapeOptions ?? {}, ["scrapeOptions"]);
   checkPatterns(body);
   const opt = <K extends keyof CrawlOptions>(key: K, value: CrawlOptions[K] | undefined) => (value === undefined ? {} : { [key]: value });
@@ -70,6 +90,11 @@ export function crawlOptions(body: CrawlRequest, defaultLimit: number): CrawlOpt
     ...opt("delayMs", body.delay === undefined ? undefined : Math.round(body.delay * 1000)),
     ...opt("maxConcurrency", body.maxConcurrency),
   };
+}
+
+/** zeroDataRetention: true is refused, not accepted and ignored (results are kept for their retention time). */
+export function refuseZeroDataRetention(value: boolean | undefined): void {
+  if (value) throw invalidField(["zeroDataRetention"], "zeroDataRetention is not supported by this server: results are kept for 24 hours");
 }
 
 /** `parsers`: absent -> parse PDFs; [] -> PDFs as base64 (1 credit); "pdf" / {type:"pdf", maxPages} -> parse, capped. */

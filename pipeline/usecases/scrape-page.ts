@@ -1,8 +1,13 @@
 // The fetch -> convert -> document use case for one page, shared by POST /v2/scrape and the CLI (`trawl scrape`).
 // The crawl stages run the same parts (Fetcher.fetch in fetch-render, the Converter in convert).
 import { randomUUID } from "node:crypto";
-import { STATUS_CODES } from "node:http";
-import type { Converted } from "../convert/document.ts";
+import { markHttpError, wantsExtraction, type Converted } from "../convert/document.ts";
+import { parseHtml } from "../convert/parse-html.ts";
+import { extractInto } from "../extract-json/extract-page.ts";
+import { JSON_FORMAT_CREDITS } from "../extract-json/extract-json.ts";
+import type { JsonProvider } from "../extract-json/provider.ts";
+import { rulesProvider } from "../extract-json/rules.ts";
+import { createLogger, type Logger } from "../runtime/logger.ts";
 import type { ConvertOptions, Converter } from "../convert/converter.ts";
 import type { Fetcher } from "../fetch-render/fetcher.ts";
 import { cachedFetch, type CacheDeps } from "../fetch-render/cached-fetch.ts";
@@ -11,14 +16,19 @@ import { scrapeJobId } from "../runtime/constants.ts";
 import type { CrawlStore } from "../store/crawl-store.ts";
 
 /** What one page's scrape takes: conversion options plus request headers and the page cache settings. */
-export type ScrapeOptions = ConvertOptions & { headers?: Record<string, string>; maxAgeMs?: number; storeInCache?: boolean };
+export type ScrapeOptions = ConvertOptions & { json?: { schema?: Record<string, unknown>; prompt?: string }; headers?: Record<string, string>; maxAgeMs?: number; storeInCache?: boolean };
 
 export interface ScrapeDeps {
   fetcher: Fetcher;
   convert: Converter;
   /** maxAge / storeInCache (absent: no page cache) */
   cache?: CacheDeps;
+  /** json / summary formats (absent: the rules provider) */
+  extractor?: JsonProvider;
+  log?: Logger;
 }
+
+const defaultExtractor = rulesProvider(parseHtml);
 
 /**
  * One page as a document. A page answered with an HTTP error status is still a document (its content, with
@@ -35,8 +45,16 @@ export async function scrapePage(
     ? await cachedFetch(deps.cache, { url, headers: options.headers, maxAgeMs: options.maxAgeMs, storeInCache: options.storeInCache }, fetch)
     : { result: await fetch(), cacheState: undefined, cachedAt: undefined };
   const converted = await deps.convert({ ...fetched, scrapeId: randomUUID(), ...(cacheState ? { cacheState } : {}), ...(cachedAt !== undefined ? { cachedAt } : {}) }, options);
-  if (fetched.statusCode >= 400) {
-    converted.document.metadata.error = `HTTP ${fetched.statusCode}${STATUS_CODES[fetched.statusCode] ? ` ${STATUS_CODES[fetched.statusCode]}` : ""}`;
+  markHttpError(converted, fetched.statusCode);
+  if (wantsExtraction(options.formats)) {
+    // the same step as the extract-json stage of a crawl
+    const { document } = converted;
+    const input = { url: fetched.finalUrl, html: fetched.body, markdown: document.markdown ?? converted.extractMarkdown ?? "" };
+    const json = options.formats.includes("json") ? { json: options.json ?? {} } : {};
+    await extractInto(document, input, { ...json, ...(options.formats.includes("summary") ? { summary: true } : {}) }, deps.extractor ?? defaultExtractor, deps.log ?? createLogger("silent", {}));
+    if (options.formats.includes("json")) converted.credits = Math.max(converted.credits, JSON_FORMAT_CREDITS);
+    document.metadata.creditsUsed = converted.credits;
+    delete converted.extractMarkdown;
   }
   return converted;
 }

@@ -33,10 +33,12 @@ export function signature(body: string, secret: string): string {
 /** The first attempt of an event's delivery, or null when the webhook does not want this event. */
 export function firstDelivery(e: CrawlEvent, setting: WebhookSetting, secret: string, now: number): WebhookDelivery | null {
   const short = e.type.slice("crawl.".length);
-  if (!setting.events.includes(short) && !setting.events.includes(e.type)) return null;
+  // a batch scrape's events are batch_scrape.started / .page / .completed (the anchor's names)
+  const type = e.kind === "batch" ? `batch_scrape.${short}` : e.type;
+  if (!setting.events.includes(short) && !setting.events.includes(type)) return null;
   const payload = {
     success: e.type !== "crawl.failed",
-    type: e.type,
+    type,
     id: e.crawlId,
     data: e.type === "crawl.page" && e.document ? [e.document] : [],
     metadata: setting.metadata,
@@ -48,7 +50,7 @@ export function firstDelivery(e: CrawlEvent, setting: WebhookSetting, secret: st
     headers["x-service-signature"] = signature(body, secret);
     headers["x-firecrawl-signature"] = headers["x-service-signature"];
   }
-  return { crawlId: e.crawlId, eventId: eventId(e), event: e.type, url: setting.url, headers, body, attempt: 1, notBefore: now };
+  return { crawlId: e.crawlId, eventId: eventId(e), event: type, url: setting.url, headers, body, attempt: 1, notBefore: now };
 }
 
 /** Wait before attempt `attempt + 1` (the last delay repeats). */

@@ -196,7 +196,7 @@ describe.each(MODES)("%s mode", (mode) => {
       ["bad webhook", { url: "https://example.com", webhook: { url: "not a url" } }, "Bad Request"],
       ["unsupported protocol", { url: "ftp://example.com/x" }, "URL uses unsupported protocol"],
       ["no TLD", { url: "https://intranet/x" }, "URL must have a valid top-level domain or be a valid path"],
-      ["json format", { url: "https://example.com", scrapeOptions: { formats: [{ type: "json", schema: { type: "object" } }] } }, /not supported/],
+      ["invalid json schema", { url: "https://example.com", scrapeOptions: { formats: [{ type: "json", schema: { type: "objekt" } }] } }, /invalid JSON Schema/],
       ["waitFor > timeout/2", { url: "https://example.com", scrapeOptions: { waitFor: 8000, timeout: 15000 } }, /waitFor must not exceed half of timeout/],
       ["not an object", [1, 2], "Bad Request"],
     ];

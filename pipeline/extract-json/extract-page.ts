@@ -1,0 +1,63 @@
+// The use case shared by the extract-json stage, POST /v2/scrape and re-extraction: a converted page's document gets
+// `json` and/or `summary`, validated against the caller's schema, with the provider, the sources and the tokens in
+// `metadata.extract`. A failed extraction never loses the page: the document keeps its content and gets
+// `metadata.error` and a `warning`.
+import type { PageDocument } from "../../schemas/index.ts";
+import { errorCode, errorMessage } from "../runtime/errors.ts";
+import type { Logger } from "../runtime/logger.ts";
+import type { ExtractInput, JsonProvider, JsonRequest } from "./provider.ts";
+import { compileUserSchema, validationErrors } from "./user-schema.ts";
+
+export interface ExtractSpec {
+  json?: JsonRequest;
+  summary?: boolean;
+}
+
+export interface ExtractMetadata {
+  provider: JsonProvider["name"];
+  tokens: number;
+  /** the json output fits the schema */
+  valid?: boolean;
+  sources?: Record<string, unknown>;
+  warnings?: string[];
+}
+
+/** Adds json / summary to the document in place; returns the tokens used. */
+export async function extractInto(document: PageDocument, input: ExtractInput, spec: ExtractSpec, provider: JsonProvider, log: Logger): Promise<number> {
+  const meta: ExtractMetadata = { provider: provider.name, tokens: 0 };
+  const warnings: string[] = [];
+  const errors: string[] = [];
+  if (spec.json) {
+    try {
+      const result = await provider.json(input, spec.json);
+      meta.tokens += result.tokens;
+      warnings.push(...result.warnings);
+      document.json = result.data;
+      meta.sources = result.sources;
+      if (spec.json.schema) {
+        const validate = compileUserSchema(spec.json.schema);
+        meta.valid = validate(result.data);
+        if (!meta.valid) warnings.push(`json does not fit the schema: ${validationErrors(validate)}`);
+      } else meta.valid = true;
+    } catch (err) {
+      log.warn({ url: input.url, code: errorCode(err), err: errorMessage(err) }, "json extraction failed; the page is stored without json");
+      errors.push(`json extraction failed (${errorCode(err)}): ${errorMessage(err)}`);
+    }
+  }
+  if (spec.summary) {
+    try {
+      const s = await provider.summary(input);
+      meta.tokens += s.tokens;
+      document.summary = s.summary;
+    } catch (err) {
+      log.warn({ url: input.url, code: errorCode(err), err: errorMessage(err) }, "summary failed; the page is stored without it");
+      errors.push(`summary failed (${errorCode(err)}): ${errorMessage(err)}`);
+    }
+  }
+  if (warnings.length > 0) meta.warnings = warnings;
+  document.metadata.extract = meta;
+  if (errors.length > 0) document.metadata.error = errors.join("; ");
+  const warning = [...errors, ...warnings].join("; ");
+  if (warning) document.warning = document.warning ? `${String(document.warning)}; ${warning}` : warning;
+  return meta.tokens;
+}

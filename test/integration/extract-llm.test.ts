@@ -1,0 +1,51 @@
+// The llm provider wired end to end in both modes, against a local chat-completions server (no model runs here):
+// scrape and crawl json through the model, tokens counted, the params-preview and a crawl's prompt.
+import Firecrawl from "@mendable/firecrawl-js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startChatServer, type ChatServer } from "../fixtures/chat-server.ts";
+import { startExtractSite, type ExtractSite } from "../fixtures/extract-site.ts";
+import { MODES, postJson, startTrawl, type Instance } from "./harness.ts";
+
+const schema = { type: "object", required: ["name"], properties: { name: { type: "string" }, price: { type: "number" } } };
+
+describe.each(MODES)("%s mode", (mode) => {
+  let trawl: Instance;
+  let site: ExtractSite;
+  let chat: ChatServer;
+  let fc: Firecrawl;
+  beforeAll(async () => {
+    chat = await startChatServer((req) => {
+      if (req.response_format?.json_schema?.name === "crawl_options") return JSON.stringify({ includePaths: ["^/shop/blog/.*"], limit: 5 });
+      if (!req.response_format) return "A shoe shop.";
+      return JSON.stringify({ data: { name: "Trail Runner 3", price: 129.9 }, evidence: { "/name": "Trail Runner 3", "/price": "costs 999" } });
+    });
+    [site, trawl] = await Promise.all([startExtractSite(), startTrawl({ mode, openaiBaseUrl: chat.baseUrl, openaiApiKey: "sk-local", modelName: "local-model" })]);
+    fc = new Firecrawl({ apiKey: "", apiUrl: trawl.api });
+  });
+  afterAll(async () => {
+    await trawl?.stop();
+    await site?.close();
+    await chat?.close();
+  });
+
+  it("scrape: json and summary from the model, evidence checked, tokens in metadata", async () => {
+    const doc = await fc.scrape(`${site.origin}/shop/trail-runner`, { formats: [{ type: "json", schema, prompt: "the product" }, "summary"] });
+    expect(doc.json).toEqual({ name: "Trail Runner 3", price: 129.9 });
+    expect(doc.summary).toBe("A shoe shop.");
+    const extract = (doc.metadata as Record<string, any>).extract;
+    expect(extract).toMatchObject({ provider: "llm", valid: true, tokens: 200 });
+    expect(extract.sources).toEqual({ "/name": { kind: "llm", text: "Trail Runner 3", foundInMarkdown: true }, "/price": { kind: "llm", text: "costs 999", foundInMarkdown: false } });
+    const asked = chat.requests.find((r) => r.response_format?.json_schema?.name === "extraction");
+    expect(asked?.model).toBe("local-model");
+    expect(asked?.messages.at(-1)?.content).toContain("Trail Runner 3");
+  });
+
+  it("params-preview and a crawl's prompt: the model's options, explicit options win", async () => {
+    const preview = await fc.crawlParamsPreview(`${site.origin}/shop/`, "only the blog");
+    expect(preview).toMatchObject({ url: `${site.origin}/shop/`, includePaths: ["^/shop/blog/.*"], limit: 5 });
+    const crawl = await postJson(`${trawl.api}/v2/crawl`, { url: `${site.origin}/shop/`, prompt: "only the blog", limit: 3 });
+    expect(crawl.status).toBe(200);
+    expect(crawl.body.promptGeneratedOptions).toEqual({ includePaths: ["^/shop/blog/.*"], limit: 5 });
+    expect(crawl.body.finalCrawlerOptions).toMatchObject({ includePaths: ["^/shop/blog/.*"], limit: 3 });
+  });
+});
