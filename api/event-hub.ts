@@ -2,12 +2,9 @@
 // crawl.events) publishes, WebSocket connections subscribe per crawl.
 import type { CrawlEvent } from "../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../pipeline/runtime/bus.ts";
-import { processorIdentity } from "../pipeline/topology.ts";
+import { DeclaredProcessor } from "../pipeline/runtime/declared-processor.ts";
 
 type Listener = (e: CrawlEvent) => void;
-
-/** Topic, schema and consumer group as pipeline/topology.ts declares them. */
-const ID = processorIdentity("api-events");
 
 export class EventHub {
   private readonly listeners = new Map<string, Set<Listener>>();
@@ -27,17 +24,13 @@ export class EventHub {
   }
 }
 
-export class ApiEventsProcessor implements Processor<CrawlEvent, void> {
-  readonly name = ID.name;
-  readonly topic = ID.topic;
-  readonly schema = ID.schema;
-  readonly group = ID.group;
-  readonly broadcast = ID.broadcast;
+export class ApiEventsProcessor extends DeclaredProcessor implements Processor<CrawlEvent, void> {
   readonly mode = "ordered" as const;
   readonly concurrency = 1;
   private readonly hub: EventHub;
 
   constructor(hub: EventHub) {
+    super("api-events");
     this.hub = hub;
   }
 

@@ -64,7 +64,7 @@ describe("topology", () => {
 
   it("every processor takes its identity from the topology, and each declared processor exists in the code", () => {
     const code = [...Object.values(codeOf).flat()].flatMap(sources).join("\n");
-    for (const [name] of specs) expect(code.match(new RegExp(`processorIdentity\\("${name}"\\)`, "g"))?.length, name).toBe(1);
+    for (const [name] of specs) expect(code.match(new RegExp(`super\\("${name}"\\)`, "g"))?.length, name).toBe(1);
     expect(code).not.toMatch(/readonly topic = "/);
   });
 });

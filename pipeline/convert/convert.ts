@@ -3,26 +3,20 @@
 import type { CrawlPage, FrontierInboxMessage, PageExtract, PageFetched } from "../../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import { errorCode, errorMessage } from "../runtime/errors.ts";
-import { keys, processorIdentity } from "../topology.ts";
+import {keys } from "../topology.ts";
 import { pageConverter, type Converter } from "./converter.ts";
 import type { ConvertPool } from "./worker-pool.ts";
 import { markHttpError, wantsExtraction } from "./document.ts";
+import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 
-/** Topic, schema and consumer group as pipeline/topology.ts declares them. */
-const ID = processorIdentity("convert");
-
-export class ConvertProcessor implements Processor<PageFetched, void> {
-  readonly name = ID.name;
-  readonly topic = ID.topic;
-  readonly schema = ID.schema;
-  readonly group = ID.group;
-  readonly broadcast = ID.broadcast;
+export class ConvertProcessor extends DeclaredProcessor implements Processor<PageFetched, void> {
   readonly mode = "parallel" as const;
   readonly concurrency: number;
   private readonly convert: Converter;
 
   /** With a pool, pages convert in worker threads (as many at once as it has workers), each under a time limit. */
   constructor(pool: ConvertPool | null = null, workers = 1) {
+    super("convert");
     this.convert = pageConverter(pool);
     this.concurrency = pool ? workers : 1;
   }

@@ -5,27 +5,22 @@ import type { CrawlPage, PageExtract } from "../../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import { errorCode, errorMessage } from "../runtime/errors.ts";
 import type { Logger } from "../runtime/logger.ts";
-import { keys, processorIdentity } from "../topology.ts";
+import {keys } from "../topology.ts";
 import { extractInto } from "./extract-page.ts";
 import type { JsonProvider } from "./provider.ts";
-
-const ID = processorIdentity("extract-json");
+import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 
 /** Credits of a page with the json format (Firecrawl bills 5 in place of 1). */
 export const JSON_FORMAT_CREDITS = 5;
 
-export class ExtractJsonProcessor implements Processor<PageExtract, void> {
-  readonly name = ID.name;
-  readonly topic = ID.topic;
-  readonly schema = ID.schema;
-  readonly group = ID.group;
-  readonly broadcast = ID.broadcast;
+export class ExtractJsonProcessor extends DeclaredProcessor implements Processor<PageExtract, void> {
   readonly mode = "parallel" as const;
   readonly concurrency: number;
   private readonly provider: JsonProvider;
   private readonly log: Logger;
 
   constructor(deps: { provider: JsonProvider; log: Logger; concurrency: number }) {
+    super("extract-json");
     this.provider = deps.provider;
     this.log = deps.log.child({ component: "extract-json" });
     this.concurrency = deps.concurrency;

@@ -6,7 +6,7 @@ import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import { errorCode, errorMessage, PageError, ROBOTS_BLOCKED, TrawlError } from "../runtime/errors.ts";
 import type { Logger } from "../runtime/logger.ts";
 import { retry } from "../runtime/retry.ts";
-import { keys, processorIdentity } from "../topology.ts";
+import {keys } from "../topology.ts";
 import type { CancelCache } from "../store/cancel-cache.ts";
 import { crawlUrlKey } from "../url/normalize-url.ts";
 import { inScope } from "../url/scope.ts";
@@ -17,6 +17,7 @@ import type { LoadGuard } from "./load-guard.ts";
 import { discoverSitemapUrls } from "./sitemaps.ts";
 import { cachedFetch } from "./cached-fetch.ts";
 import type { PageCache } from "../store/page-cache.ts";
+import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 
 export interface FetchRenderDeps {
   fetcher: Fetcher;
@@ -45,21 +46,14 @@ interface Batch {
 
 const inbox = (crawlId: string, value: FrontierInboxMessage, phase?: number): Emission => ({ topic: "frontier.inbox", key: keys.crawl(crawlId), value, phase });
 
-/** Topic, schema and consumer group as pipeline/topology.ts declares them. */
-const ID = processorIdentity("fetch-render");
-
-export class FetchRenderProcessor implements Processor<FetchTask, Batch> {
-  readonly name = ID.name;
-  readonly topic = ID.topic;
-  readonly schema = ID.schema;
-  readonly group = ID.group;
-  readonly broadcast = ID.broadcast;
+export class FetchRenderProcessor extends DeclaredProcessor implements Processor<FetchTask, Batch> {
   readonly mode = "parallel" as const;
   readonly concurrency: number;
   private readonly deps: FetchRenderDeps;
   private readonly log: Logger;
 
   constructor(deps: FetchRenderDeps, concurrency: number) {
+    super("fetch-render");
     this.deps = deps;
     this.concurrency = concurrency;
     this.log = deps.log.child({ component: "fetch-render" });

@@ -9,7 +9,7 @@ import type { Logger } from "../runtime/logger.ts";
 import type { CrawlStore, ErrorRow, UrlRow } from "../store/crawl-store.ts";
 import { reduce, restore, resume, toRecord, type CrawlState } from "./reducer.ts";
 import { URL_STATE } from "../store/crawl-store.ts";
-import { processorIdentity } from "../topology.ts";
+import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 
 interface Batch {
   urls: UrlRow[];
@@ -17,15 +17,7 @@ interface Batch {
   dirty: Set<string>;
 }
 
-/** Topic, schema and consumer group as pipeline/topology.ts declares them. */
-const ID = processorIdentity("frontier");
-
-export class FrontierProcessor implements Processor<FrontierInboxMessage, Batch> {
-  readonly name = ID.name;
-  readonly topic = ID.topic;
-  readonly schema = ID.schema;
-  readonly group = ID.group;
-  readonly broadcast = ID.broadcast;
+export class FrontierProcessor extends DeclaredProcessor implements Processor<FrontierInboxMessage, Batch> {
   readonly mode = "ordered" as const;
   readonly concurrency = 1;
   private readonly states = new Map<string, CrawlState>();
@@ -37,6 +29,7 @@ export class FrontierProcessor implements Processor<FrontierInboxMessage, Batch>
   private readonly log: Logger;
 
   constructor(deps: { store: CrawlStore; clock: Clock; log: Logger }) {
+    super("frontier");
     this.store = deps.store;
     this.clock = deps.clock;
     this.log = deps.log.child({ component: "frontier" });

@@ -4,9 +4,10 @@ import type { CrawlEvent, CrawlPage, FrontierInboxMessage } from "../../schemas/
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Logger } from "../runtime/logger.ts";
-import { keys, processorIdentity } from "../topology.ts";
+import {keys } from "../topology.ts";
 import type { CancelCache } from "../store/cancel-cache.ts";
 import type { CrawlStore, DocumentRow } from "../store/crawl-store.ts";
+import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 
 /** A crawl's cursor unused this long is dropped from memory (it is rebuilt from the store if the crawl goes on). */
 export const CURSOR_IDLE_MS = 10 * 60 * 1000;
@@ -27,15 +28,7 @@ interface Batch {
   cancelled: Set<string>;
 }
 
-/** Topic, schema and consumer group as pipeline/topology.ts declares them. */
-const ID = processorIdentity("sink");
-
-export class SinkProcessor implements Processor<CrawlPage, Batch> {
-  readonly name = ID.name;
-  readonly topic = ID.topic;
-  readonly schema = ID.schema;
-  readonly group = ID.group;
-  readonly broadcast = ID.broadcast;
+export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlPage, Batch> {
   readonly mode = "ordered" as const;
   readonly concurrency = 1;
   private readonly cursors = new Map<string, CrawlCursor>();
@@ -46,6 +39,7 @@ export class SinkProcessor implements Processor<CrawlPage, Batch> {
   private sweptAt = 0;
 
   constructor(deps: { store: CrawlStore; cancels: CancelCache; clock: Clock; log: Logger }) {
+    super("sink");
     this.store = deps.store;
     this.cancels = deps.cancels;
     this.clock = deps.clock;

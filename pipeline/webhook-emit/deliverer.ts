@@ -11,9 +11,10 @@ import type { Logger } from "../runtime/logger.ts";
 import { sleep } from "../runtime/retry.ts";
 import type { CrawlStore } from "../store/crawl-store.ts";
 import { PRIVATE_ADDRESS_REFUSED, refusedLiteral } from "../net/guarded-agent.ts";
-import { keys, processorIdentity } from "../topology.ts";
+import { keys } from "../topology.ts";
 import type { EndpointBreaker } from "./endpoint-breaker.ts";
 import { retryDelay } from "./payload.ts";
+import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 
 export interface DelivererDeps {
   agent: Agent;
@@ -74,21 +75,15 @@ async function httpAttempt(deps: DelivererDeps, d: WebhookDelivery): Promise<{ o
   }
 }
 
-const DELIVER = processorIdentity("webhook-deliver");
-
 /** First attempts, in order per crawl (started, pages, completed). */
-export class WebhookDeliverer implements Processor<WebhookDelivery, void> {
-  readonly name = DELIVER.name;
-  readonly topic = DELIVER.topic;
-  readonly schema = DELIVER.schema;
-  readonly group = DELIVER.group;
-  readonly broadcast = DELIVER.broadcast;
+export class WebhookDeliverer extends DeclaredProcessor implements Processor<WebhookDelivery, void> {
   readonly mode = "ordered" as const;
   readonly concurrency = 1;
   private readonly deps: DelivererDeps;
   private readonly log: Logger;
 
   constructor(deps: DelivererDeps) {
+    super("webhook-deliver");
     this.deps = deps;
     this.log = deps.log.child({ component: "webhook-deliver" });
   }
@@ -105,18 +100,11 @@ export class WebhookDeliverer implements Processor<WebhookDelivery, void> {
 /** How long the retrier sleeps at a time while the head of a partition is not due (it checks for a stop between). */
 const NAP_MS = 500;
 
-const RETRY = processorIdentity("webhook-retry");
-
 /**
  * Later attempts. Within a partition retries are in the order they failed, so the head is the next one due: the
  * retrier waits for it (nothing is written again while it waits, so a dead endpoint does not grow the log).
  */
-export class WebhookRetrier implements Processor<WebhookDelivery, void> {
-  readonly name = RETRY.name;
-  readonly topic = RETRY.topic;
-  readonly schema = RETRY.schema;
-  readonly group = RETRY.group;
-  readonly broadcast = RETRY.broadcast;
+export class WebhookRetrier extends DeclaredProcessor implements Processor<WebhookDelivery, void> {
   readonly mode = "ordered" as const;
   readonly concurrency = 1;
   private readonly deps: DelivererDeps;
@@ -124,6 +112,7 @@ export class WebhookRetrier implements Processor<WebhookDelivery, void> {
   private stopping = false;
 
   constructor(deps: DelivererDeps) {
+    super("webhook-retry");
     this.deps = deps;
     this.log = deps.log.child({ component: "webhook-retry" });
   }

@@ -5,8 +5,9 @@ import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { CrawlStore, DeliveryRow } from "../store/crawl-store.ts";
-import { keys, processorIdentity } from "../topology.ts";
+import {keys } from "../topology.ts";
 import { eventId, firstDelivery, parseWebhook, type WebhookSetting } from "./payload.ts";
+import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 
 interface CrawlHooks {
   setting: WebhookSetting | null;
@@ -17,21 +18,14 @@ interface Batch {
   handed: DeliveryRow[];
 }
 
-/** Topic, schema and consumer group as pipeline/topology.ts declares them. */
-const ID = processorIdentity("webhook-emit");
-
-export class WebhookEmitter implements Processor<CrawlEvent, Batch> {
-  readonly name = ID.name;
-  readonly topic = ID.topic;
-  readonly schema = ID.schema;
-  readonly group = ID.group;
-  readonly broadcast = ID.broadcast;
+export class WebhookEmitter extends DeclaredProcessor implements Processor<CrawlEvent, Batch> {
   readonly mode = "ordered" as const;
   readonly concurrency = 1;
   private readonly crawls = new Map<string, CrawlHooks>();
   private readonly deps: { store: CrawlStore; clock: Clock; log: Logger; secret: string };
 
   constructor(deps: { store: CrawlStore; clock: Clock; log: Logger; secret: string }) {
+    super("webhook-emit");
     this.deps = deps;
   }
 
