@@ -28,6 +28,8 @@ import { CancelCache } from "../pipeline/store/cancel-cache.ts";
 import { ledgerRows } from "../pipeline/usecases/credits.ts";
 import { TeamAccess } from "../pipeline/usecases/team-access.ts";
 import { WebhookDeliverer, WebhookRetrier } from "../pipeline/webhook-emit/deliverer.ts";
+import { EndpointBreaker } from "../pipeline/webhook-emit/endpoint-breaker.ts";
+import { retryDelay } from "../pipeline/webhook-emit/payload.ts";
 import { WebhookEmitter } from "../pipeline/webhook-emit/emitter.ts";
 import type { Infrastructure } from "./infrastructure.ts";
 import { pageFetcher, webhookAgent } from "./ports.ts";
@@ -123,6 +125,7 @@ export async function startWebhookEmit(w: Wiring): Promise<void> {
   const delivery = {
     agent, store: infra.store, clock, log, allowLocal: config.allowLocalWebhooks, timeoutMs: config.webhookTimeoutMs,
     maxAttempts: config.webhookMaxAttempts, retryDelaysMs: config.webhookRetryDelaysMs, metrics: w.metrics,
+    breaker: new EndpointBreaker(retryDelay(config.webhookRetryDelaysMs, 1)),
   };
   const retrier = new WebhookRetrier(delivery);
   w.beforeStop.push(() => retrier.prepareStop());

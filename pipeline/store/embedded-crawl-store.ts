@@ -48,6 +48,12 @@ export class EmbeddedCrawlStore implements CrawlStore {
   private readonly memUrls = new Map<string, UrlRow[]>();
   private readonly memDocs = new Map<string, string[]>();
 
+  /** Records in the middle of the files whose checksum failed when they were read (skipped). */
+  damagedRecords = 0;
+  private readonly countDamaged = (): void => {
+    this.damagedRecords++;
+  };
+
   private constructor(dir: string | null) {
     this.journal = dir ? new AppendLog(join(dir, "store", "journal.jsonl")) : null;
     this.docsLog = dir ? new AppendLog(join(dir, "store", "documents.jsonl")) : null;
@@ -62,7 +68,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
 
   private async load(now: number): Promise<void> {
     if (!this.journal || !this.docsLog) return;
-    for await (const { line } of readLines(this.journal.path)) {
+    for await (const { line } of readLines(this.journal.path, this.countDamaged)) {
       let e: JournalEntry;
       try {
         e = JSON.parse(line);
@@ -104,7 +110,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
 
   private async indexDocuments(): Promise<void> {
     if (!this.docsLog) return;
-    for await (const { line, pos, len } of readLines(this.docsLog.path)) {
+    for await (const { line, pos, len } of readLines(this.docsLog.path, this.countDamaged)) {
       let head: { c: string; s: number; k: string; f?: string; t?: number; sc?: number };
       try {
         head = JSON.parse(line.slice(0, line.indexOf(',"d":')) + "}");
@@ -388,10 +394,5 @@ function docCrawlId(line: string): string {
   }
 }
 
-async function sizeOf(path: string): Promise<number> {
-  try {
-    return (await stat(path)).size;
-  } catch {
-    return 0;
-  }
-}
+/** Bytes in a file, 0 when it does not exist. */
+const sizeOf = (path: string): Promise<number> => stat(path).then((st) => st.size, () => 0);

@@ -12,7 +12,8 @@ import type { Logger } from "../runtime/logger.ts";
 import { sleep } from "../runtime/retry.ts";
 import type { CrawlStore } from "../store/crawl-store.ts";
 import { PRIVATE_ADDRESS_REFUSED, refusedLiteral } from "../net/guarded-agent.ts";
-import {keys } from "../topology.ts";
+import { keys } from "../topology.ts";
+import type { EndpointBreaker } from "./endpoint-breaker.ts";
 import { retryDelay } from "./payload.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 
@@ -27,6 +28,8 @@ export interface DelivererDeps {
   retryDelaysMs: number[];
   /** attempts by result (ok, retry, failed) */
   metrics?: Metrics;
+  /** Suspends a URL that keeps failing (shared by first attempts and retries of one process). */
+  breaker: EndpointBreaker;
 }
 
 const toRetries = (d: WebhookDelivery): Emission => ({ topic: "webhook.retries", key: keys.crawlEvent(d.crawlId, d.eventId), value: d });
@@ -53,6 +56,15 @@ async function deliver(deps: DelivererDeps, log: Logger, d: WebhookDelivery): Pr
 }
 
 async function attempt(deps: DelivererDeps, d: WebhookDelivery): Promise<{ ok: boolean; retriable: boolean; status: number; error: string }> {
+  const now = deps.clock.now();
+  const until = deps.breaker.suspendedUntil(d.url, now);
+  if (until > 0) return { ok: false, retriable: true, status: 0, error: `not attempted: the endpoint failed several times in a row and is suspended for ${until - now} ms more` };
+  const outcome = await httpAttempt(deps, d);
+  if (outcome.ok || outcome.retriable) deps.breaker.record(d.url, outcome.ok, deps.clock.now());
+  return outcome;
+}
+
+async function httpAttempt(deps: DelivererDeps, d: WebhookDelivery): Promise<{ ok: boolean; retriable: boolean; status: number; error: string }> {
   const literal = refusedLiteral(d.url, deps.allowLocal);
   if (literal) return { ok: false, retriable: false, status: 0, error: `refused: ${literal} is a private address (set ALLOW_LOCAL_WEBHOOKS=true to allow)` };
   try {
