@@ -30,7 +30,7 @@ const layers = [
 }));
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", ".venv/**", ".infra/**", "bench/results/**", "schemas/types.ts"] },
+  { ignores: ["node_modules/**", ".infra/**", ".venv/**", ".schemathesis/**", ".venv-sdk/**", "bench/results/**", "schemas/types.ts"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

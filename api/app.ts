@@ -4,29 +4,29 @@ import Router from "@koa/router";
 import type { ApiDeps } from "./deps.ts";
 import { authMiddleware, RateLimiter } from "./auth.ts";
 import { jsonBody } from "./body.ts";
-import { errorMiddleware, routeNotFound } from "./errors.ts";
+import { errorMiddleware, methodNotAllowed, routeNotFound } from "./errors.ts";
 import { crawlRoutes } from "./routes/crawl.ts";
 import { scrapeRoutes } from "./routes/scrape.ts";
 import { batchRoutes } from "./routes/batch.ts";
 import { extractRoutes } from "./routes/extract.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { adminKeyRoutes } from "./routes/admin-keys.ts";
+import { redactPath } from "./admin-key.ts";
+import { corsMiddleware, parseCorsOrigins } from "./cors.ts";
+import { openApiRoutes } from "./routes/openapi.ts";
+import { mapRoutes } from "./routes/map.ts";
+import { searchRoutes } from "./routes/search.ts";
+import { teamRoutes } from "./routes/team.ts";
 
 export function createApp(deps: ApiDeps): Koa {
   const app = new Koa({ proxy: deps.config.trustProxy });
   const log = deps.log.child({ component: "api" });
   app.use(async (ctx, next) => {
     const started = performance.now();
-    ctx.set("Access-Control-Allow-Origin", "*");
-    ctx.set("Access-Control-Allow-Headers", "Authorization, Content-Type, x-idempotency-key");
-    ctx.set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
-    if (ctx.method === "OPTIONS") {
-      ctx.status = 204;
-      return;
-    }
     await next();
-    log.debug({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) }, "request");
+    log.debug({ method: ctx.method, path: redactPath(ctx.path), status: ctx.status, ms: Math.round(performance.now() - started) }, "request");
   });
+  app.use(corsMiddleware(parseCorsOrigins(deps.config.corsAllowedOrigins)));
   app.use(errorMiddleware(log));
   app.use(authMiddleware(deps.access, new RateLimiter(() => deps.clock.now())));
   app.use(jsonBody);
@@ -42,22 +42,25 @@ export function createApp(deps: ApiDeps): Koa {
     const browser = deps.renderer?.status() ?? { available: false, reason: "RENDER=never" };
     ctx.body = { status: ok ? "ready" : "not ready", renderer: { mode: deps.renderMode ?? "never", available: browser.available, ...(browser.reason ? { reason: browser.reason } : {}) } };
   });
-  const crawl = crawlRoutes({ ...deps, log });
-  app.use(health.routes());
-  app.use(crawl.routes());
-  app.use(crawl.allowedMethods());
-  app.use(adminRoutes({ ...deps, log }).routes());
-  app.use(adminKeyRoutes({ ...deps, log }).routes());
-  const batch = batchRoutes({ ...deps, log });
-  app.use(batch.routes());
-  app.use(batch.allowedMethods());
-  const scrape = scrapeRoutes({ ...deps, log });
-  app.use(scrape.routes());
-  app.use(scrape.allowedMethods());
-  const extract = extractRoutes({ ...deps, log });
-  app.use(extract.routes());
-  app.use(extract.allowedMethods());
+  const metrics = deps.metrics;
+  if (metrics) {
+    // Prometheus scrapes this process's metrics here (every role of the process, api included)
+    health.get("/metrics", async (ctx) => {
+      ctx.type = metrics.contentType;
+      ctx.body = await metrics.text();
+    });
+  }
+  // every router of the API (api/openapi/routes.ts documents each of their routes; a unit test compares the two)
+  const routers = [
+    health, crawlRoutes({ ...deps, log }), adminRoutes({ ...deps, log }), adminKeyRoutes({ ...deps, log }), openApiRoutes(),
+    mapRoutes({ ...deps, log }), searchRoutes({ ...deps, log }), teamRoutes({ ...deps, log }),
+    batchRoutes({ ...deps, log }), scrapeRoutes({ ...deps, log }), extractRoutes({ ...deps, log }),
+  ];
+  for (const router of routers) app.use(router.routes());
   app.use((ctx) => {
+    // a known path asked with another method: 405 and the methods it has (a 404 would say the resource is missing)
+    const allowed = new Set(routers.flatMap((r) => r.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods)));
+    if (allowed.size > 0) throw methodNotAllowed(ctx, [...allowed]);
     throw routeNotFound(ctx.method, ctx.path);
   });
   return app;

@@ -1,8 +1,11 @@
-// JSON request bodies: 10 MB cap, malformed JSON -> 400 BAD_REQUEST_INVALID_JSON.
+// JSON request bodies: application/json only (415 otherwise: a cross-site form or text/plain POST never reaches a
+// route), 10 MB cap, nesting at most MAX_JSON_DEPTH deep, malformed JSON -> 400 BAD_REQUEST_INVALID_JSON.
 import type { Context, Next } from "koa";
-import { invalidJson, payloadTooLarge } from "./errors.ts";
+import { invalidJson, payloadTooLarge, tooDeep, unsupportedMediaType } from "./errors.ts";
 
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
+/** Deeper than any request body needs (a JSON Schema in jsonOptions included); bounds recursion downstream. */
+export const MAX_JSON_DEPTH = 64;
 
 export async function readBody(ctx: Context): Promise<string> {
   const chunks: Buffer[] = [];
@@ -17,9 +20,34 @@ export async function readBody(ctx: Context): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+/** Greatest nesting of arrays and objects in JSON text (brackets inside strings are not counted). */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) max = depth;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return max;
+}
+
 export async function jsonBody(ctx: Context, next: Next): Promise<void> {
   if (ctx.method === "POST" || ctx.method === "PUT" || ctx.method === "PATCH") {
+    // null: the request has no body (treated as {}); false: a body of another type
+    if (ctx.is("application/json") === false && ctx.request.length !== 0) {
+      throw unsupportedMediaType(ctx.get("content-type"));
+    }
     const text = await readBody(ctx);
+    if (jsonDepth(text) > MAX_JSON_DEPTH) {
+      throw tooDeep(MAX_JSON_DEPTH);
+    }
     try {
       ctx.state.body = text.trim() === "" ? {} : JSON.parse(text);
     } catch {

@@ -3,11 +3,14 @@ import type { Bus, QueueStat } from "../pipeline/runtime/bus.ts";
 import type { Clock } from "../pipeline/runtime/clock.ts";
 import type { Config } from "../pipeline/runtime/config.ts";
 import type { Logger } from "../pipeline/runtime/logger.ts";
+import type { Metrics } from "../pipeline/runtime/metrics.ts";
 import type { AuthStore } from "../pipeline/store/auth-store.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
 import type { ScrapeDeps } from "../pipeline/usecases/scrape-page.ts";
 import type { LlmClient } from "../pipeline/usecases/crawl-prompt.ts";
 import type { TeamAccess } from "../pipeline/usecases/team-access.ts";
+import type { MapDeps } from "../pipeline/usecases/map-site.ts";
+import type { SearchBackend } from "../pipeline/search/search-backend.ts";
 
 /** `fetcher`, `convert` and `cache` (ScrapeDeps) serve POST /v2/scrape: this process's fetcher and convert pool. */
 export interface ApiDeps extends ScrapeDeps {
@@ -24,6 +27,12 @@ export interface ApiDeps extends ScrapeDeps {
   access?: TeamAccess;
   /** Teams and keys, for the admin key routes (whether authentication is on or not, so keys can be made first). */
   authStore?: AuthStore;
-  /** For the queue admin UI. */
+  /** Served at /metrics (Prometheus text format). */
+  metrics?: Metrics;
+  /** robots.txt rules for POST /v2/map (a cache over this process's fetcher). */
+  robots: MapDeps["robots"];
+  /** Where POST /v2/search gets its results. */
+  searchBackend: SearchBackend;
+  /** For the queue admin UI, /v2/team/queue-status and /v2/concurrency-check. */
   queueStats?: () => Promise<QueueStat[]>;
 }

@@ -4,6 +4,7 @@ import type { Context, Next } from "koa";
 import type { Logger } from "../pipeline/runtime/logger.ts";
 import { RequestError, TrawlError, type RequestIssue } from "../pipeline/runtime/errors.ts";
 import { CreditsError } from "../pipeline/usecases/team-access.ts";
+import { redactPath } from "./admin-key.ts";
 
 export type Issue = RequestIssue;
 
@@ -27,8 +28,16 @@ export const jobNotFound = () => apiError(404, "Job not found");
 export const jobExpired = () => apiError(404, "Job expired");
 export const invalidJobId = () => apiError(400, "Invalid job ID format. Job ID must be a valid UUID.");
 export const invalidPagination = (why: string) => apiError(400, `Invalid pagination: ${why}`);
+/** 405 with the Allow header: the path exists, not with this method. */
+export function methodNotAllowed(ctx: Context, allowed: string[]): HttpError {
+  ctx.set("Allow", allowed.join(", "));
+  return apiError(405, `Method not allowed: ${ctx.method} ${ctx.path} (allowed: ${allowed.join(", ")})`);
+}
 export const routeNotFound = (method: string, path: string) => apiError(404, `Not found: ${method} ${path}`);
 export const payloadTooLarge = () => apiError(413, "Request body larger than 10 MB", { code: "PAYLOAD_TOO_LARGE" });
+export const unsupportedMediaType = (got: string) =>
+  apiError(415, `Content-Type must be application/json (got ${JSON.stringify(got || "none")})`, { code: "UNSUPPORTED_MEDIA_TYPE" });
+export const tooDeep = (max: number) => apiError(400, `Bad request, JSON nested deeper than ${max} levels`, { code: "BAD_REQUEST" });
 export const invalidJson = () => apiError(400, "Bad request, malformed JSON", { code: "BAD_REQUEST_INVALID_JSON" });
 
 /** DELETE /v2/crawl/:id errors carry no `success` field: the anchor's documented inconsistency, kept on purpose. */
@@ -64,12 +73,12 @@ export function errorMiddleware(log: Logger) {
       }
       const exceptionId = randomUUID();
       if (err instanceof TrawlError && err.retriable) {
-        log.warn({ err, exceptionId, path: ctx.path }, "dependency unavailable");
+        log.warn({ err, exceptionId, path: redactPath(ctx.path) }, "dependency unavailable");
         ctx.status = 503;
         ctx.body = { success: false, code: err.code, error: `A dependency is unavailable; retry shortly. Your exception ID is ${exceptionId}` };
         return;
       }
-      log.error({ err, exceptionId, path: ctx.path }, "unhandled error");
+      log.error({ err, exceptionId, path: redactPath(ctx.path) }, "unhandled error");
       ctx.status = 500;
       ctx.body = { success: false, code: "UNKNOWN_ERROR", error: `An unexpected error occurred. Your exception ID is ${exceptionId}` };
     }

@@ -83,7 +83,11 @@ export function attachWatch(server: Server, deps: { store: CrawlStore; hub: Even
       creditsUsed: crawl.creditsUsed,
       expiresAt: new Date(expiresAtOf(crawl, now)).toISOString(),
     };
-    ws.send(`{"type":"catchup","data":${JSON.stringify(head).slice(0, -1)},"data":[${docs.join(",")}]}}`);
+    // the catchup never shows more documents than `completed` (the sink stores a page before the frontier counts
+    // it); stored documents past that follow at once as document frames, as they would have live
+    const counted = Math.min(docs.length, Math.max(0, crawl.completed));
+    ws.send(`{"type":"catchup","data":${JSON.stringify(head).slice(0, -1)},"data":[${docs.slice(0, counted).join(",")}]}}`);
+    for (const doc of docs.slice(counted)) ws.send(`{"type":"document","data":${doc}}`);
     if (crawl.status !== "scraping") {
       unsubscribe();
       ws.close(1000, DONE);

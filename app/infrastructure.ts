@@ -4,6 +4,7 @@ import { resolve } from "node:path";
 import type { Bus, Processor, QueueStat } from "../pipeline/runtime/bus.ts";
 import type { Clock } from "../pipeline/runtime/clock.ts";
 import type { Config } from "../pipeline/runtime/config.ts";
+import { checkDataFormat, DATA_FORMAT } from "../pipeline/runtime/data-format.ts";
 import { EmbeddedBus } from "../pipeline/runtime/embedded-bus.ts";
 import { TrawlError } from "../pipeline/runtime/errors.ts";
 import { createKafka, ensureTopics, KafkaBus, kafkaQueueStats } from "../pipeline/runtime/kafka-bus.ts";
@@ -73,12 +74,17 @@ async function clusterInfrastructure(config: Config, log: Logger, client: string
 /** No server: the in-process bus and the on-disk store under DATA_DIR. */
 async function embeddedInfrastructure(config: Config, log: Logger, clock: Clock): Promise<Infrastructure> {
   const dir = resolve(config.dataDir);
+  const format = await checkDataFormat(dir);
+  if (format < DATA_FORMAT) log.info({ dataDir: dir, from: format, to: DATA_FORMAT }, "data directory upgraded: records written from now on carry a checksum (older Trawl versions cannot read it any more)");
   const bus = await EmbeddedBus.open({ partitions: config.embeddedPartitions, dir, log });
   const store = await EmbeddedCrawlStore.open(dir, clock.now());
-  const cache = await EmbeddedPageCache.open(dir, clock.now() - config.cacheMaxAgeMs);
+  const cache = await EmbeddedPageCache.open(dir, clock.now() - config.cacheMaxAgeMs, log);
   const auth = await EmbeddedAuthStore.open(dir);
-  const damaged = bus.damage.tornBytes + bus.damage.missingOffsets + store.repairedBytes > 0;
-  if (damaged) log.warn({ ...bus.damage, storeTornBytes: store.repairedBytes }, "the last run ended in the middle of a write: repaired; running crawls will be resumed");
+  const damaged = bus.damage.tornBytes + bus.damage.missingOffsets + bus.damage.damagedRecords + store.repairedBytes + store.damagedRecords > 0;
+  if (damaged) {
+    const found = { ...bus.damage, storeTornBytes: store.repairedBytes, storeDamagedRecords: store.damagedRecords, cacheTornBytes: cache.repairedBytes };
+    log.warn(found, "the last run ended in the middle of a write: repaired; running crawls will be resumed");
+  }
   log.info({ dataDir: dir }, "embedded mode: no Kafka, no ClickHouse");
   if (config.schemaRegistryUrl) log.warn({ schemaRegistryUrl: config.schemaRegistryUrl }, "SCHEMA_REGISTRY_URL is ignored in embedded mode (no Kafka topics)");
   return {

@@ -10,20 +10,26 @@ import type { ConvertPool } from "../pipeline/convert/worker-pool.ts";
 import { ExtractJsonProcessor } from "../pipeline/extract-json/extract-json.ts";
 import type { Providers } from "../pipeline/extract-json/providers.ts";
 import { FetchRenderProcessor } from "../pipeline/fetch-render/fetch-render.ts";
-import { LoadGuard, systemSampler } from "../pipeline/fetch-render/load-guard.ts";
+import { LoadGuard, loadSource, systemSampler } from "../pipeline/fetch-render/load-guard.ts";
+import { readCgroup } from "../pipeline/fetch-render/cgroup.ts";
 import { Politeness } from "../pipeline/fetch-render/politeness.ts";
 import { RobotsCache } from "../pipeline/fetch-render/robots.ts";
+import { IndexBackend } from "../pipeline/search/index-backend.ts";
+import { SearxngBackend } from "../pipeline/search/searxng-backend.ts";
 import { FrontierProcessor } from "../pipeline/frontier/frontier.ts";
 import type { Clock } from "../pipeline/runtime/clock.ts";
 import { ConfigError, type Config } from "../pipeline/runtime/config.ts";
 import { RETENTION_MS } from "../pipeline/runtime/constants.ts";
 import type { Logger } from "../pipeline/runtime/logger.ts";
+import type { Metrics } from "../pipeline/runtime/metrics.ts";
 import type { RunnerHandle } from "../pipeline/runtime/runner.ts";
 import { SinkProcessor } from "../pipeline/sink/sink.ts";
 import { CancelCache } from "../pipeline/store/cancel-cache.ts";
 import { ledgerRows } from "../pipeline/usecases/credits.ts";
 import { TeamAccess } from "../pipeline/usecases/team-access.ts";
 import { WebhookDeliverer, WebhookRetrier } from "../pipeline/webhook-emit/deliverer.ts";
+import { EndpointBreaker } from "../pipeline/webhook-emit/endpoint-breaker.ts";
+import { retryDelay } from "../pipeline/webhook-emit/payload.ts";
 import { WebhookEmitter } from "../pipeline/webhook-emit/emitter.ts";
 import type { Infrastructure } from "./infrastructure.ts";
 import { pageFetcher, pageRenderer, webhookAgent } from "./ports.ts";
@@ -37,6 +43,8 @@ export interface Wiring {
   log: Logger;
   clock: Clock;
   infra: Infrastructure;
+  /** This process's metrics, served at /metrics; every processor records into it. */
+  metrics: Metrics;
   /** One convert pool per process, shared by the convert stage and POST /v2/scrape (null: convert in-line). */
   pool: ConvertPool | null;
   /** json / summary: the provider EXTRACT_PROVIDER chose, and the model when one is configured */
@@ -63,17 +71,21 @@ export function processRenderer(w: Wiring): Renderer | undefined {
   return w.renderer;
 }
 
-/** MAX_CPU / MAX_RAM: a worker starts no new page while the machine is above them. */
-const loadGuard = ({ config, log }: Wiring) => new LoadGuard({
-  maxCpu: config.maxCpu, maxRam: config.maxRam, sample: systemSampler(),
-  onOverload: (s) => log.warn({ cpu: +s.cpu.toFixed(2), ram: +s.ram.toFixed(2), maxCpu: config.maxCpu, maxRam: config.maxRam }, "machine above MAX_CPU/MAX_RAM: no new page until it drops"),
-});
+/** MAX_CPU / MAX_RAM: a worker starts no new page while the load (the process's cgroup, else the machine) is above them. */
+const loadGuard = ({ config, log }: Wiring) => {
+  const cgroup = readCgroup();
+  log.info({ loadSource: loadSource(cgroup), cpuLimitCores: cgroup?.cpuLimitCores ?? null, memoryLimitBytes: cgroup?.memoryLimitBytes ?? null }, "MAX_CPU/MAX_RAM measure this load");
+  return new LoadGuard({
+    maxCpu: config.maxCpu, maxRam: config.maxRam, sample: systemSampler(cgroup),
+    onOverload: (s) => log.warn({ cpu: +s.cpu.toFixed(2), ram: +s.ram.toFixed(2), maxCpu: config.maxCpu, maxRam: config.maxRam, source: loadSource(cgroup) }, "load above MAX_CPU/MAX_RAM: no new page until it drops"),
+  });
+};
 
 const cacheDeps = (w: Wiring) => ({ cache: w.infra.cache, cacheMaxAgeMs: w.config.cacheMaxAgeMs, now: () => w.clock.now(), log: w.log });
 
 export async function startFrontier(w: Wiring): Promise<void> {
   const { infra, clock, log, config } = w;
-  w.runners.push(await infra.run(new FrontierProcessor({ store: infra.store, clock, log })));
+  w.runners.push(await infra.run(new FrontierProcessor({ store: infra.store, clock, log, metrics: w.metrics })));
   // retention: results are served for 24 h after a crawl ended, then deleted
   const sweep = setInterval(() => {
     // expiring crawls' credits go to the ledger first, so that a team's usage outlives its results
@@ -104,10 +116,12 @@ export async function startFetchRender(w: Wiring): Promise<void> {
     hostMaxConcurrency: config.hostMaxConcurrency,
     hostDelayMs: config.hostDelayMs,
     maxSitemaps: config.maxSitemaps,
+    sitemapMaxBytes: config.sitemapMaxBytes,
     cache: infra.cache,
     cacheMaxAgeMs: config.cacheMaxAgeMs,
     now: () => clock.now(),
     renderMode: config.render as RenderMode,
+    metrics: w.metrics,
     load: loadGuard(w),
   }, config.fetchConcurrency);
   w.runners.push(await infra.run(processor));
@@ -124,7 +138,7 @@ export async function startRender(w: Wiring, alone: boolean): Promise<void> {
 }
 
 export async function startConvert(w: Wiring): Promise<void> {
-  w.runners.push(await w.infra.run(new ConvertProcessor(w.pool, w.config.convertWorkers)));
+  w.runners.push(await w.infra.run(new ConvertProcessor(w.pool, w.config.convertWorkers, w.metrics)));
 }
 
 export async function startExtractJson(w: Wiring): Promise<void> {
@@ -134,7 +148,7 @@ export async function startExtractJson(w: Wiring): Promise<void> {
 
 export async function startSink(w: Wiring): Promise<void> {
   const { infra, clock, log } = w;
-  w.runners.push(await infra.run(new SinkProcessor({ store: infra.store, cancels: new CancelCache(infra.store, 0, clock.now), clock, log })));
+  w.runners.push(await infra.run(new SinkProcessor({ store: infra.store, cancels: new CancelCache(infra.store, 0, clock.now), clock, log, metrics: w.metrics })));
 }
 
 export async function startWebhookEmit(w: Wiring): Promise<void> {
@@ -145,7 +159,8 @@ export async function startWebhookEmit(w: Wiring): Promise<void> {
   w.runners.push(await infra.run(new WebhookEmitter({ store: infra.store, clock, log, secret: config.webhookSecret })));
   const delivery = {
     agent, store: infra.store, clock, log, allowLocal: config.allowLocalWebhooks, timeoutMs: config.webhookTimeoutMs,
-    maxAttempts: config.webhookMaxAttempts, retryDelaysMs: config.webhookRetryDelaysMs,
+    maxAttempts: config.webhookMaxAttempts, retryDelaysMs: config.webhookRetryDelaysMs, metrics: w.metrics,
+    breaker: new EndpointBreaker(retryDelay(config.webhookRetryDelaysMs, 1)),
   };
   const retrier = new WebhookRetrier(delivery);
   w.beforeStop.push(() => retrier.prepareStop());
@@ -163,9 +178,13 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
   else log.warn("USE_DB_AUTHENTICATION is false: authentication is bypassed, every request is accepted");
   const fetcher = pageFetcher(config);
   w.closers.push(() => fetcher.close());
+  const robots = new RobotsCache({ fetcher, ttlMs: config.robotsCacheTtlMs, timeoutMs: Math.min(config.fetchTimeoutMs, 10_000), now: clock.now });
+  const searchBackend = config.searxngEndpoint
+    ? new SearxngBackend({ endpoint: config.searxngEndpoint, engines: config.searxngEngines, categories: config.searxngCategories })
+    : new IndexBackend(infra.store, clock.now);
   const app = createApp({
     config, store: infra.store, bus: infra.bus, clock, log, ready: () => infra.ready(), fetcher, convert: pageConverter(w.pool), extractor: w.providers.provider, ...(w.providers.llm ? { llm: w.providers.llm } : {}),
-    cache: cacheDeps(w), queueStats: () => infra.queueStats(), authStore: infra.auth, ...(access ? { access } : {}),
+    cache: cacheDeps(w), queueStats: () => infra.queueStats(), metrics: w.metrics, authStore: infra.auth, ...(access ? { access } : {}), robots, searchBackend,
     renderer: processRenderer(w), renderMode: config.render as RenderMode,
   });
   const server = await new Promise<Server>((resolve, reject) => {

@@ -9,9 +9,13 @@ import type { Bus } from "../pipeline/runtime/bus.ts";
 import { systemClock, type Clock } from "../pipeline/runtime/clock.ts";
 import { ConfigError, type Config } from "../pipeline/runtime/config.ts";
 import type { Logger } from "../pipeline/runtime/logger.ts";
+import { Metrics } from "../pipeline/runtime/metrics.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
+import { checkAdminKey, isLoopbackHost } from "../api/admin-key.ts";
+import { parseCorsOrigins } from "../api/cors.ts";
 import { keys } from "../pipeline/topology.ts";
 import { openInfrastructure } from "./infrastructure.ts";
+import { startMetricsServer } from "./metrics-server.ts";
 import { startApi, startConvert, startExtractJson, startFetchRender, startFrontier, startRender, startSink, startWebhookEmit, type Wiring } from "./roles.ts";
 
 export const ROLES = ["api", "frontier", "fetch-render", "render", "convert", "extract-json", "sink", "webhook-emit"] as const;
@@ -25,14 +29,19 @@ export interface Running {
   clock: Clock;
   /** The API server when the api role runs. */
   server?: Server;
+  /** This process's metrics (served at /metrics on the API's port, or on METRICS_PORT without the api role). */
+  metrics: Metrics;
+  /** The METRICS_PORT server, when one runs. */
+  metricsServer?: Server;
   stop(): Promise<void>;
 }
 
 /** Settings that are valid one by one but not together; refused before anything starts. */
 function checkSettings(roles: readonly RoleName[], config: Config): void {
-  const loopback = /^(127\.|::1$|localhost$)/.test(config.host);
-  if (roles.includes("api") && config.adminKey === "CHANGEME" && !loopback) {
-    throw new ConfigError(`config: BULL_AUTH_KEY is the default "CHANGEME" while HOST=${config.host} is not a loopback address; set a secret key for the queue admin UI`);
+  const loopback = isLoopbackHost(config.host);
+  if (roles.includes("api")) {
+    checkAdminKey(config.host, config.adminKey);
+    parseCorsOrigins(config.corsAllowedOrigins);
   }
   if (roles.includes("api") && !config.useDbAuthentication && !loopback && !config.allowUnauthenticatedPublicHost) {
     throw new ConfigError(`config: HOST=${config.host} is not a loopback address while USE_DB_AUTHENTICATION=false: anyone who reaches the port could read and cancel every crawl. Set USE_DB_AUTHENTICATION=true (and create keys with npx trawl keys create), or ALLOW_UNAUTHENTICATED_PUBLIC_HOST=true to accept that`);
@@ -43,9 +52,11 @@ function checkSettings(roles: readonly RoleName[], config: Config): void {
 export async function start(roles: readonly RoleName[], config: Config, log: Logger): Promise<Running> {
   checkSettings(roles, config);
   const clock = systemClock;
-  const infra = await openInfrastructure(config, log, clock, roles.length === 1 ? (roles[0] as string) : "all");
+  const roleName = roles.length === 1 ? (roles[0] as string) : "all";
+  const infra = await openInfrastructure(config, log, clock, roleName);
+  const metrics = new Metrics({ role: roleName, queueStats: () => infra.queueStats() });
   const needsPool = (roles.includes("convert") || roles.includes("api")) && config.convertWorkers > 0;
-  const w: Wiring = { config, log, clock, infra, pool: needsPool ? new ConvertPool({ size: config.convertWorkers, timeoutMs: config.convertTimeoutMs }) : null, providers: chooseProviders(config, parseHtml, log), runners: [], beforeStop: [], closers: [] };
+  const w: Wiring = { config, log, clock, infra, metrics, pool: needsPool ? new ConvertPool({ size: config.convertWorkers, timeoutMs: config.convertTimeoutMs }) : null, providers: chooseProviders(config, parseHtml, log), runners: [], beforeStop: [], closers: [] };
   const pool = w.pool;
   if (pool) w.closers.push(() => pool.close());
 
@@ -57,17 +68,21 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   if (roles.includes("sink")) await startSink(w);
   if (roles.includes("webhook-emit")) await startWebhookEmit(w);
   const api = roles.includes("api") ? await startApi(w) : undefined;
+  const metricsServer = !api && config.metricsPort > 0
+    ? await startMetricsServer({ host: config.host, port: config.metricsPort, metrics, ready: () => infra.ready(), log })
+    : undefined;
   infra.started?.();
   if (infra.damaged && roles.includes("frontier")) await resumeCrawls(w);
 
   let stopped = false;
   return {
-    config, log, store: infra.store, bus: infra.bus, clock, ...(api ? { server: api.server } : {}),
+    config, log, store: infra.store, bus: infra.bus, clock, metrics, ...(api ? { server: api.server } : {}), ...(metricsServer ? { metricsServer } : {}),
     async stop() {
       if (stopped) return;
       stopped = true;
       log.info("shutting down: draining in-flight work");
       if (api) await closeApi(api.server, api.wss);
+      if (metricsServer) await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
       for (const prepare of w.beforeStop) prepare();
       await Promise.all(w.runners.map((r) => r.stop()));
       await infra.close();

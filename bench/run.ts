@@ -124,6 +124,14 @@ const benches: Record<string, Bench> = {
     run: script("e2e.ts", "embedded", "synthetic:100000"),
     targets: (r) => [met(Number(r.statusP99Ms) < 50, "status p99 < 50 ms with 100,000 documents")],
   },
+  "map-search": {
+    describe: "POST /v2/map on the PostgreSQL manual's ~1,170-URL sitemap; search index: ClickHouse query + BM25 vs embedded scan vs in-memory index, 10,000 docs",
+    run: script("map-search.ts"),
+    targets: (r) => {
+      const map = r.map as { listAfterSitemapMedianMs: number; sitemapOnly: { medianMs: number } };
+      return [met(map.listAfterSitemapMedianMs < 100, `list after the sitemap < 100 ms (${map.listAfterSitemapMedianMs} ms)`), met(map.sitemapOnly.medianMs < 1000, `whole map (sitemap only) < 1 s (${map.sitemapOnly.medianMs} ms)`)];
+    },
+  },
 };
 
 const wanted = process.argv.slice(2).length ? process.argv.slice(2) : ["frontier", "convert", "peer", "embedded", "cluster", "scale10k"];

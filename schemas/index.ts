@@ -40,7 +40,9 @@ export type SchemaName =
   | "scrape-request"
   | "batch-scrape-request"
   | "browser-action"
-  | "render-task";
+  | "render-task"
+  | "map-request"
+  | "search-request";
 
 /** The compiled validator of one schema. */
 export function validator<T>(name: SchemaName): ValidateFunction<T> {

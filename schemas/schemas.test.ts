@@ -27,3 +27,17 @@ describe("scrape-request", () => {
     }
   });
 });
+
+describe("request headers of a page fetch", () => {
+  // found by Schemathesis: such a header reached undici and the scrape answered 500 (UND_ERR_INVALID_ARG)
+  it("accept HTTP tokens as names and Latin-1 values; refuse empty or non-token names, CR/LF/NUL and wider characters", () => {
+    for (const name of ["scrape-request", "crawl-request"] as const) {
+      const v = validator(name);
+      const body = (headers: Record<string, string>) => (name === "crawl-request" ? { url: "https://x.test", scrapeOptions: { headers } } : { url: "https://x.test", headers });
+      expect(v(body({ "X-Token": "a b\tc é", Cookie: "k=v" })), name).toBe(true);
+      for (const bad of [{ "": "x" }, { "a b": "x" }, { "X:Y": "x" }, { "é": "x" }, { X: "a\r\nInjected: 1" }, { X: "nul\u0000" }, { X: "\u0100" }] as Record<string, string>[]) {
+        expect(v(body(bad)), `${name} ${JSON.stringify(bad)}`).toBe(false);
+      }
+    }
+  });
+});

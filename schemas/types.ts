@@ -2,12 +2,22 @@
 /* eslint-disable */
 
 /**
+ * Bodies of the HTTP API without a schema file of their own (every response, the admin key request), one $defs entry each; the OpenAPI document's components.
+ */
+export interface ApiBodies {
+  [k: string]: unknown;
+}
+
+/**
  * Webhook settings: a URL string or an object.
  */
 export type Webhook =
   | string
   | {
       url: string;
+      /**
+       * HTTP header names are tokens (RFC 9110); values hold no CR, LF or NUL.
+       */
       headers?: {
         [k: string]: string;
       };
@@ -52,6 +62,9 @@ export interface BatchScrapeRequest {
   onlyMainContent?: boolean;
   includeTags?: string[];
   excludeTags?: string[];
+  /**
+   * Request headers of the page fetch: names are HTTP tokens; values are Latin-1 text without CR, LF or NUL.
+   */
   headers?: {
     [k: string]: string;
   };
@@ -332,6 +345,9 @@ export interface ScrapeOptions {
   onlyMainContent?: boolean;
   includeTags?: string[];
   excludeTags?: string[];
+  /**
+   * Request headers of the page fetch: names are HTTP tokens; values are Latin-1 text without CR, LF or NUL.
+   */
   headers?: {
     [k: string]: string;
   };
@@ -420,7 +436,14 @@ export interface FetchTask {
  * Events of one crawl, keyed by crawlId, consumed by the frontier in order.
  */
 export type FrontierInboxMessage =
-  CrawlRequested | LinksDiscovered | PageDone | PageFailed | CancelRequested | DiscoveryDone | ResumeRequested;
+  | CrawlRequested
+  | LinksDiscovered
+  | PageDone
+  | PageFailed
+  | CancelRequested
+  | DiscoveryDone
+  | ResumeRequested
+  | SeedsAdded;
 
 export interface CrawlRequested {
   type: "CrawlRequested";
@@ -433,10 +456,6 @@ export interface CrawlRequested {
    * the webhook setting as JSON text, or empty
    */
   webhook?: string;
-  /**
-   * a batch scrape's URLs (besides url, the first of them)
-   */
-  urls?: string[];
 }
 
 export interface LinksDiscovered {
@@ -481,6 +500,14 @@ export interface DiscoveryDone {
   type: "DiscoveryDone";
   crawlId: string;
   sitemaps?: number;
+  /**
+   * Sitemaps skipped for a reason the caller should see (recorded as the crawl's errors).
+   */
+  warnings?: {
+    url: string;
+    code: string;
+    error: string;
+  }[];
 }
 
 /**
@@ -489,6 +516,67 @@ export interface DiscoveryDone {
 export interface ResumeRequested {
   type: "ResumeRequested";
   crawlId: string;
+}
+
+/**
+ * URLs of a batch scrape, in chunks (no message over the size limit); last=true ends the seeding of this request
+ */
+export interface SeedsAdded {
+  type: "SeedsAdded";
+  crawlId: string;
+  /**
+   * unique per request: seeds are never deduplicated (the same URL twice is scraped twice)
+   */
+  keyPrefix: string;
+  /**
+   * index of urls[0] in the request
+   */
+  first: number;
+  urls: string[];
+  last: boolean;
+}
+
+/**
+ * Body of POST /v2/map. Unknown keys are rejected.
+ */
+export interface MapRequest {
+  url: string;
+  /**
+   * Ranks the links by relevance to these words (URL, title, description) and keeps only those that match.
+   */
+  search?: string;
+  /**
+   * include (default): sitemap URLs and links of fetched pages; skip: links only; only: sitemap URLs only.
+   */
+  sitemap?: "include" | "skip" | "only";
+  /**
+   * Keep links on subdomains of the site (default true).
+   */
+  includeSubdomains?: boolean;
+  /**
+   * Drop query strings: URLs that differ only there are one link (default true).
+   */
+  ignoreQueryParameters?: boolean;
+  /**
+   * Most links returned (default 5000).
+   */
+  limit?: number;
+  /**
+   * Time limit of the whole map in ms; exceeded: 408 MAP_TIMEOUT.
+   */
+  timeout?: number;
+  /**
+   * languages: sent as Accept-Language on every fetch. country is not supported (no geo proxies).
+   */
+  location?: {
+    country?: string;
+    /**
+     * @maxItems 20
+     */
+    languages?: string[];
+  };
+  origin?: string;
+  integration?: string;
 }
 
 /**
@@ -632,6 +720,9 @@ export interface ScrapeRequest {
   onlyMainContent?: boolean;
   includeTags?: string[];
   excludeTags?: string[];
+  /**
+   * Request headers of the page fetch: names are HTTP tokens; values are Latin-1 text without CR, LF or NUL.
+   */
   headers?: {
     [k: string]: string;
   };
@@ -664,6 +755,49 @@ export interface ScrapeRequest {
   origin?: string;
   integration?: string | null;
   zeroDataRetention?: boolean;
+}
+
+/**
+ * Body of POST /v2/search. Unknown keys are rejected.
+ */
+export interface SearchRequest {
+  query: string;
+  /**
+   * Most results (default 5).
+   */
+  limit?: number;
+  /**
+   * @maxItems 3
+   */
+  sources?: (
+    | ("web" | "news" | "images")
+    | {
+        type: "web" | "news" | "images";
+      }
+  )[];
+  /**
+   * @maxItems 100
+   */
+  includeDomains?: string[];
+  /**
+   * @maxItems 100
+   */
+  excludeDomains?: string[];
+  /**
+   * Time limit of the whole search in ms (default 60000).
+   */
+  timeout?: number;
+  ignoreInvalidURLs?: boolean;
+  scrapeOptions?: ScrapeOptions;
+  tbs?: string;
+  location?: string;
+  country?: string;
+  /**
+   * @maxItems 10
+   */
+  categories?: unknown[];
+  origin?: string;
+  integration?: string;
 }
 
 /**

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Local ClickHouse server from Debian's clickhouse-server package, data under .infra/clickhouse.
 # usage: clickhouse.sh install|up|down|status
+# Ports: TRAWL_CLICKHOUSE_HTTP_PORT (HTTP, 18123), TRAWL_CLICKHOUSE_TCP_PORT (native, 19000).
 source "$(dirname "$0")/lib.sh"
 CDIR="$INFRA_DIR/clickhouse"
 HOST=127.0.0.1
@@ -70,7 +71,8 @@ XML
 
 up() {
   if pid_alive "$PIDFILE"; then log "clickhouse: already running on $HOST:$HTTP_PORT"; return 0; fi
-  if port_busy "$HOST" "$HTTP_PORT"; then log "clickhouse: $HOST:$HTTP_PORT is in use by another process; using it as is"; return 0; fi
+  if port_busy "$HOST" "$HTTP_PORT"; then adopt_or_refuse clickhouse "$HOST:$HTTP_PORT" TRAWL_CLICKHOUSE_HTTP_PORT clickhouse_identity; return; fi
+  need_free clickhouse "$HOST" "$TCP_PORT" TRAWL_CLICKHOUSE_TCP_PORT
   install
   configure
   log "clickhouse: starting on $HOST:$HTTP_PORT"
@@ -79,7 +81,15 @@ up() {
   wait_ready clickhouse "$PIDFILE" clickhouse_ready "$CDIR/logs/stdout.log" "$CDIR/logs/clickhouse-server.err.log"
 }
 
-clickhouse_ready() { [[ "$(curl -s "http://$HOST:$HTTP_PORT/ping" 2>/dev/null)" == "Ok." ]]; }
+# ClickHouse answers /ping with "Ok." and SELECT version() with a version number.
+clickhouse_identity() {
+  clickhouse_ready || return 1
+  local version
+  version=$(curl -s -m 5 "http://$HOST:$HTTP_PORT/?query=SELECT%20version()" 2>/dev/null) || return 1
+  [[ "$version" =~ ^[0-9]+\.[0-9]+ ]]
+}
+
+clickhouse_ready() { [[ "$(curl -s -m 5 "http://$HOST:$HTTP_PORT/ping" 2>/dev/null)" == "Ok." ]]; }
 
 down() { stop_pid "$PIDFILE" clickhouse; }
 status() { print_status clickhouse "$PIDFILE" "$HOST:$HTTP_PORT"; }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Local single-node Apache Kafka in KRaft mode, from the official jars on Maven Central.
 # usage: kafka.sh install|up|down|status
+# Ports: TRAWL_KAFKA_PORT (broker, 19092), TRAWL_KAFKA_CONTROLLER_PORT (KRaft controller, 19093).
 source "$(dirname "$0")/lib.sh"
 KDIR="$INFRA_DIR/kafka"
 HOST=127.0.0.1
@@ -65,7 +66,8 @@ PROPS
 
 up() {
   if pid_alive "$PIDFILE"; then log "kafka: already running on $HOST:$PORT"; return 0; fi
-  if port_busy "$HOST" "$PORT"; then log "kafka: $HOST:$PORT is in use by another process; using it as is"; return 0; fi
+  if port_busy "$HOST" "$PORT"; then adopt_or_refuse kafka "$HOST:$PORT" TRAWL_KAFKA_PORT kafka_identity; return; fi
+  need_free kafka "$HOST" "$CPORT" TRAWL_KAFKA_CONTROLLER_PORT
   install
   configure
   log "kafka: starting on $HOST:$PORT"
@@ -74,6 +76,14 @@ up() {
     >"$KDIR/logs/stdout.log" 2>&1 &
   echo $! >"$PIDFILE"
   wait_ready kafka "$PIDFILE" kafka_ready "$KDIR/logs/stdout.log" "$KDIR/logs/server.log"
+}
+
+# A Kafka broker answers a metadata request and names itself at this address.
+kafka_identity() {
+  need_kcat || return 1
+  local out
+  out=$(kcat -L -b "$HOST:$PORT" -m 5 2>/dev/null) || return 1
+  grep -q "broker [0-9]* at $HOST:$PORT" <<<"$out"
 }
 
 kafka_ready() { grep -q "Kafka Server started" "$KDIR/logs/server.log" 2>/dev/null && port_busy "$HOST" "$PORT"; }

@@ -21,6 +21,24 @@ wait_port() {
 
 port_busy() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
 
+# adopt_or_refuse NAME WHERE VAR IDENTITY_FN: a port that is already in use is used as is only when IDENTITY_FN (an API
+# call only NAME answers that way) succeeds; anything else on it (a web server, another service) stops the start
+# with a message naming the port's variable. Returns 0 to adopt, 1 to refuse.
+adopt_or_refuse() {
+  local name=$1 where=$2 var=$3 identity=$4
+  if "$identity"; then log "$name: $where is in use by a running $name (not started by these scripts); using it as is"; return 0; fi
+  log "$name: $where is in use by a process that is not $name (it failed $name's identity check); set $var to a free port"
+  return 1
+}
+
+# need_free NAME HOST PORT VAR: a second port the server would bind must be free.
+need_free() {
+  if port_busy "$2" "$3"; then log "$1: $2:$3 is in use by another process; set $4 to a free port"; return 1; fi
+}
+
+# need_kcat: kcat (Debian package) for Kafka's identity check.
+need_kcat() { command -v kcat >/dev/null || apt_install kcat; }
+
 # stop_pid FILE NAME: stop the process we started (and only it), waiting for it to exit.
 stop_pid() {
   local file=$1 name=$2 pid i
@@ -61,5 +79,5 @@ wait_ready() {
 
 # print_status NAME PIDFILE WHERE
 print_status() {
-  if pid_alive "$2"; then echo "$1: running (pid $(cat "$2")) on $3"; else echo "$1: stopped"; fi
+  if pid_alive "$2"; then echo "$1: running (pid $(cat "$2")) on $3"; else echo "$1: stopped (would run on $3)"; fi
 }

@@ -1,53 +1,66 @@
-// /v2/batch/scrape: a batch scrape is a job through the same stages as a crawl, with the given URLs and no link
-// following (options.kind "batch"). POST validates, stores and queues (no fetch on the request path); status, cancel
-// and errors are the crawl's handlers under this path.
+// /v2/batch/scrape routes: submit (or append), status (paged like a crawl), cancel, errors. A batch is a job of kind
+// "batch" in the crawl store; the WebSocket watch of api/ws.ts serves /v2/batch/scrape/:id too.
 import Router from "@koa/router";
-import type { BatchScrapeRequest, CrawlOptions } from "../../schemas/index.ts";
+import type { BatchScrapeRequest } from "../../schemas/index.ts";
 import type { ApiDeps } from "../deps.ts";
+import { apiError, jobNotFound } from "../errors.ts";
+import { claimIdempotencyKey } from "../idempotency.ts";
 import { publicBase } from "../public-url.ts";
 import { validateBody } from "../validate.ts";
 import { jobRoutes } from "./crawl.ts";
-import { invalidField, RequestError } from "../../pipeline/runtime/errors.ts";
 import { checkStartUrl } from "../../pipeline/url/start-url.ts";
-import { refuseZeroDataRetention, scrapeSettings } from "../../pipeline/usecases/request-options.ts";
-import { submitCrawl } from "../../pipeline/usecases/submit-crawl.ts";
+import { batchOptions, checkJobFields, webhookSetting } from "../../pipeline/usecases/request-options.ts";
+import { appendToBatch, submitBatch } from "../../pipeline/usecases/submit-batch.ts";
+import { RequestError, type RequestIssue } from "../../pipeline/runtime/errors.ts";
 
-/** The valid URLs of a batch, and the invalid ones (refused unless ignoreInvalidURLs). */
-export function batchUrls(urls: string[], allowPrivate: boolean, ignoreInvalid: boolean): { valid: string[]; invalid: string[] } {
+/** Each URL checked as a scrape's; invalid ones are dropped and listed (ignoreInvalidURLs, default true) or refused. */
+function checkUrls(urls: string[], ignoreInvalid: boolean, allowPrivate: boolean): { valid: string[]; invalid: string[] } {
   const valid: string[] = [];
   const invalid: string[] = [];
+  const issues: RequestIssue[] = [];
   urls.forEach((raw, i) => {
     try {
       valid.push(checkStartUrl(raw, allowPrivate));
     } catch (err) {
-      if (!(err instanceof RequestError) || !ignoreInvalid) throw err instanceof RequestError ? invalidField(["urls", i], `${err.message}: ${raw}`) : err;
+      if (!(err instanceof RequestError)) throw err;
       invalid.push(raw);
+      issues.push({ code: "custom", path: ["urls", i], message: err.message });
     }
   });
-  if (valid.length === 0) throw invalidField(["urls"], "No valid URL to scrape");
+  if (!ignoreInvalid && issues.length > 0) throw new RequestError(issues[0]?.message ?? "Invalid URL", issues.slice(0, 100));
   return { valid, invalid };
 }
 
 export function batchRoutes(deps: ApiDeps): Router {
-  const { config } = deps;
+  const { config, store } = deps;
   const router = new Router();
 
   router.post("/v2/batch/scrape", async (ctx) => {
-    const body = validateBody<BatchScrapeRequest>("batch-scrape-request", ctx.state.body);
-    const { urls, webhook, appendToId, ignoreInvalidURLs, maxConcurrency, zeroDataRetention, origin: _origin, integration: _integration, ...page } = body;
-    if (appendToId !== undefined) throw invalidField(["appendToId"], "appendToId is not supported by this server: start a new batch scrape with the other URLs");
-    refuseZeroDataRetention(zeroDataRetention);
-    const { valid, invalid } = batchUrls(urls, config.allowPrivateCrawlTargets, ignoreInvalidURLs === true);
-    const options: CrawlOptions = {
-      ...scrapeSettings(page, []),
-      kind: "batch", limit: valid.length, crawlEntireDomain: false, allowSubdomains: false, sitemap: "skip", ignoreRobotsTxt: true,
-      ...(maxConcurrency !== undefined ? { maxConcurrency } : {}),
-    };
+    const batch = validateBody<BatchScrapeRequest>("batch-scrape-request", ctx.state.body);
+    const { urls: _urls, webhook: _webhook, appendToId: _append, ignoreInvalidURLs: _ignore, maxConcurrency: _mc, zeroDataRetention: _zdr, origin: _origin, integration: _integration, ...page } = batch;
+    checkJobFields(batch);
+    const { valid, invalid } = checkUrls(batch.urls, batch.ignoreInvalidURLs ?? true, config.allowPrivateCrawlTargets);
+    if (valid.length === 0) throw new RequestError("No valid URLs to scrape", [{ code: "custom", path: ["urls"], message: "Every URL of the batch is invalid" }]);
+    // credits: one per URL, checked before anything is stored (402 when the team has too few)
     await deps.access?.admit(ctx.state.teamId, valid.length);
-    const id = await submitCrawl(deps, { url: valid[0] as string, urls: valid, options, teamId: ctx.state.teamId, webhook: webhook === undefined ? "" : JSON.stringify(webhook) });
-    ctx.body = { success: true, id, url: `${publicBase(ctx, config.trustProxy)}/v2/batch/scrape/${id}`, ...(ignoreInvalidURLs ? { invalidURLs: invalid } : {}) };
+    const options = batchOptions(page, valid.length, batch.maxConcurrency);
+    const webhook = webhookSetting(batch.webhook, config.defaultWebhookUrl);
+    let id: string;
+    if (batch.appendToId !== undefined) {
+      const target = await store.getCrawl(batch.appendToId);
+      if (!target || target.teamId !== ctx.state.teamId || target.options.kind !== "batch") throw jobNotFound();
+      if (target.status !== "scraping") throw apiError(409, `The batch scrape ${batch.appendToId} has already ended (${target.status}); URLs can only be appended to a running batch`);
+      await claimIdempotencyKey(ctx, deps);
+      await appendToBatch(deps, batch.appendToId, valid);
+      id = batch.appendToId;
+    } else {
+      await claimIdempotencyKey(ctx, deps);
+      id = await submitBatch(deps, { urls: valid, options, teamId: ctx.state.teamId, webhook });
+    }
+    ctx.body = { success: true, id, url: `${publicBase(ctx, config.trustProxy)}/v2/batch/scrape/${id}`, ...(invalid.length > 0 ? { invalidURLs: invalid } : {}) };
   });
 
   jobRoutes(router, deps, "/v2/batch/scrape");
+
   return router;
 }

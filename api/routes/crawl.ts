@@ -4,17 +4,27 @@ import type { Context } from "koa";
 import type { CrawlRecord } from "../../pipeline/store/crawl-store.ts";
 import type { CrawlRequest } from "../../schemas/index.ts";
 import type { ApiDeps } from "../deps.ts";
-import { cancelError, invalidJobId, invalidPagination, jobExpired, jobNotFound } from "../errors.ts";
+import { cancelError, invalidJobId, invalidPagination, jobExpired, jobNotFound, methodNotAllowed } from "../errors.ts";
+import { checkWebhookUrl } from "../webhook-url.ts";
 import { publicBase } from "../public-url.ts";
 import { validateBody } from "../validate.ts";
-import { checkStartUrl } from "../../pipeline/url/start-url.ts";
-import { crawlOptions } from "../../pipeline/usecases/request-options.ts";
+import { checkStartUrl, checkWebhook } from "../../pipeline/url/start-url.ts";
+import { crawlOptions, webhookSetting } from "../../pipeline/usecases/request-options.ts";
+import { claimIdempotencyKey } from "../idempotency.ts";
 import { crawlErrors, crawlStatus, findCrawl } from "../../pipeline/usecases/crawl-status.ts";
 import { cancelCrawl, submitCrawl } from "../../pipeline/usecases/submit-crawl.ts";
 import { crawlParamsFromPrompt, mergePromptOptions, NO_LLM, type GeneratedParams } from "../../pipeline/usecases/crawl-prompt.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DEFAULT_PAGE_DOCS = 100;
+/** /v2/crawl/active and /v2/crawl/ongoing list the running crawls (GET only); they are not crawl ids */
+const LISTS = ["active", "ongoing"];
+/** Fixed paths under /v2/crawl/ and their methods: another method there is a 405, not a lookup of a crawl id */
+const FIXED: Record<string, string[]> = { active: ["GET", "HEAD"], ongoing: ["GET", "HEAD"], "params-preview": ["POST"] };
+function notAnId(ctx: Context, base: string): void {
+  const allowed = base === "/v2/crawl" ? FIXED[String(ctx.params.id)] : undefined;
+  if (allowed && !allowed.includes(ctx.method)) throw methodNotAllowed(ctx, allowed);
+}
 
 /** The `:id` of the path, which must be a UUID. */
 export function jobId(ctx: Context): string {
@@ -58,6 +68,7 @@ export function jobRoutes(router: Router, deps: ApiDeps, base: string): void {
   }
 
   router.get(`${base}/:id`, async (ctx) => {
+    notAnId(ctx, base);
     const id = jobId(ctx);
     const { skip, limit } = pagination(ctx.query);
     const crawl = await readable(ctx, id);
@@ -69,6 +80,8 @@ export function jobRoutes(router: Router, deps: ApiDeps, base: string): void {
   });
 
   router.delete(`${base}/:id`, async (ctx) => {
+    // /v2/crawl/active and /ongoing are lists (GET only), not crawl ids
+    notAnId(ctx, base);
     const id = jobId(ctx);
     const crawl = await store.getCrawl(id);
     if (!crawl || crawl.teamId !== ctx.state.teamId) throw cancelError(404, "Job not found");
@@ -93,6 +106,8 @@ export function crawlRoutes(deps: ApiDeps): Router {
   router.post("/v2/crawl", async (ctx) => {
     let body = validateBody<CrawlRequest>("crawl-request", ctx.state.body);
     const url = checkStartUrl(body.url, config.allowPrivateCrawlTargets);
+    checkWebhookUrl(body.webhook);
+    checkWebhook(body.webhook, config.allowLocalWebhooks);
     let generated: GeneratedParams | undefined;
     if (body.prompt && deps.llm) {
       generated = await crawlParamsFromPrompt(deps.llm, url, body.prompt, deps.log);
@@ -101,7 +116,8 @@ export function crawlRoutes(deps: ApiDeps): Router {
     const options = crawlOptions(body, config.defaultCrawlLimit);
     if (deps.access) options.limit = (await deps.access.admit(ctx.state.teamId, options.limit, options.limit)) ?? options.limit;
     if (body.prompt && !generated) options.promptNotApplied = `The prompt was not applied: ${NO_LLM}; the crawl runs with the options as sent.`;
-    const webhook = body.webhook === undefined ? "" : JSON.stringify(body.webhook);
+    const webhook = webhookSetting(body.webhook, config.defaultWebhookUrl);
+    await claimIdempotencyKey(ctx, deps);
     const id = await submitCrawl(deps, { url, options, teamId: ctx.state.teamId, webhook });
     ctx.body = { success: true, id, url: `${publicBase(ctx, config.trustProxy)}/v2/crawl/${id}`, ...(generated ? { promptGeneratedOptions: generated, finalCrawlerOptions: options } : {}) };
   });
@@ -113,7 +129,7 @@ export function crawlRoutes(deps: ApiDeps): Router {
     ctx.body = { success: true, data: { url, ...data } };
   });
 
-  for (const path of ["/v2/crawl/active", "/v2/crawl/ongoing"]) {
+  for (const path of LISTS.map((l) => `/v2/crawl/${l}`)) {
     router.get(path, async (ctx) => {
       const crawls = await store.activeCrawls(ctx.state.teamId);
       ctx.body = {

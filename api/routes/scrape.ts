@@ -6,7 +6,7 @@ import { apiError, jobNotFound } from "../errors.ts";
 import { validateBody } from "../validate.ts";
 import { jobId } from "./crawl.ts";
 import { checkStartUrl } from "../../pipeline/url/start-url.ts";
-import { refuseZeroDataRetention, scrapeSettings } from "../../pipeline/usecases/request-options.ts";
+import { checkJobFields, scrapeSettings } from "../../pipeline/usecases/request-options.ts";
 import { readScrape, scrapeAndStore } from "../../pipeline/usecases/scrape-page.ts";
 import { errorCode, errorMessage, PageError } from "../../pipeline/runtime/errors.ts";
 
@@ -18,13 +18,14 @@ export function scrapeRoutes(deps: ApiDeps): Router {
     const body = validateBody<ScrapeRequest>("scrape-request", ctx.state.body);
     const url = checkStartUrl(body.url, config.allowPrivateCrawlTargets);
     const { url: _url, origin: _origin, integration: _integration, zeroDataRetention, ...options } = body;
-    refuseZeroDataRetention(zeroDataRetention);
+    checkJobFields({ zeroDataRetention, integration: _integration });
     const settings = scrapeSettings(options, []);
     const teamId: string = ctx.state.teamId;
     await deps.access?.admit(teamId, 1);
     try {
       const { document, credits } = await scrapeAndStore(deps, teamId, url, settings, settings.timeoutMs ?? config.fetchTimeoutMs);
-      await deps.access?.recordUsage(teamId, String(document.metadata.scrapeId), credits);
+      // the ledger also counts scrapes with authentication off (GET /v2/team/credit-usage reports them)
+      await deps.authStore?.recordUsage([{ teamId, jobId: String(document.metadata.scrapeId), credits, at: deps.clock.now() }]);
       deps.log.info({ scrapeId: document.metadata.scrapeId, url, credits }, "scraped");
       ctx.body = { success: true, data: document };
     } catch (err) {

@@ -5,10 +5,22 @@ import type { PageDocument } from "../../schemas/index.ts";
 
 const EXTENSIONS: Record<string, string> = { markdown: "md", html: "html", rawHtml: "raw.html" };
 
+/** Decodes the valid percent-encoded UTF-8 runs of a path and keeps the others as they are (a page may link to
+ * `/a%E0%A4%A` or `/%zz`: one such link must not abort a crawl). */
+export function decodePathLeniently(path: string): string {
+  return path.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
+    try {
+      return decodeURIComponent(run);
+    } catch {
+      return run;
+    }
+  });
+}
+
 /** A file name for a URL: host and path, safe on every file system; `index` for a directory. */
 export function slugFor(url: string): string {
   const u = new URL(url);
-  let path = decodeURIComponent(u.pathname);
+  let path = decodePathLeniently(u.pathname);
   if (path.endsWith("/")) path += "index";
   path = path.replace(/\.(html?|php|aspx?)$/i, "");
   const query = u.search ? "_" + u.search.slice(1) : "";

@@ -1,6 +1,7 @@
 // Worker thread of the convert pool: converts one fetched page at a time, off the main event loop.
 import { parentPort } from "node:worker_threads";
 import { convertAny, type ConvertOptions, type FetchedPage } from "./document.ts";
+import { PageError } from "../runtime/errors.ts";
 
 interface Job {
   id: number;
@@ -11,7 +12,9 @@ interface Job {
 parentPort?.on("message", (job: Job) => {
   convertAny(job.page, job.options).then(
     (result) => parentPort?.postMessage({ id: job.id, result }),
-    (err: unknown) => parentPort?.postMessage({ id: job.id, error: err instanceof Error ? err.message : String(err) }),
+    (err: unknown) => parentPort?.postMessage({
+      id: job.id, error: err instanceof Error ? err.message : String(err), ...(err instanceof PageError ? { code: err.code } : {}),
+    }),
   );
 });
 

@@ -6,6 +6,7 @@ import { errorCode, errorMessage } from "../runtime/errors.ts";
 import {keys } from "../topology.ts";
 import { pageConverter, type Converter } from "./converter.ts";
 import type { ConvertPool } from "./worker-pool.ts";
+import type { Metrics } from "../runtime/metrics.ts";
 import { markHttpError, wantsExtraction } from "./document.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 
@@ -13,11 +14,14 @@ export class ConvertProcessor extends DeclaredProcessor implements Processor<Pag
   readonly mode = "parallel" as const;
   readonly concurrency: number;
   private readonly convert: Converter;
+  private readonly metrics: Metrics | undefined;
 
-  /** With a pool, pages convert in worker threads (as many at once as it has workers), each under a time limit. */
-  constructor(pool: ConvertPool | null = null, workers = 1) {
+  /** With a pool, pages convert in worker threads (as many at once as it has workers), each under a time limit.
+   * metrics: pages converted by outcome. */
+  constructor(pool: ConvertPool | null = null, workers = 1, metrics?: Metrics) {
     super("convert");
     this.convert = pageConverter(pool);
+    this.metrics = metrics;
     this.concurrency = pool ? workers : 1;
   }
 
@@ -46,10 +50,12 @@ export class ConvertProcessor extends DeclaredProcessor implements Processor<Pag
       };
       out.push({ topic: "pages.extract", key: keys.crawlUrl(page.crawlId, page.urlKey), value: extract, phase: 1 });
     } else out.push({ topic: "crawl.pages", key: keys.crawl(page.crawlId), value: crawlPage, phase: 1 });
+    this.metrics?.pagesConverted.inc({ outcome: "ok" });
     return out;
   }
 
   onPageFailure(msg: Consumed<PageFetched>, err: unknown): Emission[] {
+    this.metrics?.pagesConverted.inc({ outcome: errorCode(err) });
     const failed: FrontierInboxMessage = {
       type: "PageFailed", crawlId: msg.value.crawlId, urlKey: msg.value.urlKey, url: msg.value.url, code: errorCode(err), error: errorMessage(err),
     };

@@ -3,7 +3,7 @@
 // Conversion failures become page errors with stable codes.
 import { errorMessage, PageError } from "../runtime/errors.ts";
 import { convertAny, type ConvertOptions, type Converted, type FetchedPage } from "./document.ts";
-import { ConvertTimeoutError, type ConvertPool } from "./worker-pool.ts";
+import { ConvertFailedError, ConvertTimeoutError, type ConvertPool } from "./worker-pool.ts";
 
 export type { ConvertOptions };
 export type Converter = (page: FetchedPage, options: ConvertOptions) => Promise<Converted>;
@@ -22,6 +22,8 @@ export function pageConverter(pool: ConvertPool | null): Converter {
       return converted;
     } catch (err) {
       if (err instanceof ConvertTimeoutError) throw new PageError("SCRAPE_CONVERT_TIMEOUT", errorMessage(err), { cause: err });
+      if (err instanceof PageError) throw err;
+      if (err instanceof ConvertFailedError && err.code === "SCRAPE_TOO_LARGE") throw new PageError("SCRAPE_TOO_LARGE", err.message, { cause: err });
       throw new PageError("SCRAPE_UNPARSEABLE", `could not convert the page: ${errorMessage(err)}`, { cause: err });
     }
   };

@@ -7,6 +7,7 @@
 //    (navigation bars, prev/next tables, link lists) are dropped, and the walk goes on into that child.
 // Nothing else is dropped: short paragraphs, notes and code next to the content stay.
 import type { DefaultTreeAdapterMap } from "parse5";
+import { RAW_TEXT, RCDATA } from "./html-tags.ts";
 import { countsOf, countVisible } from "./text-nodes.ts";
 
 type Node = DefaultTreeAdapterMap["node"];
@@ -63,8 +64,11 @@ class TextStats {
     const inLink = isElement(node as Node) && (node as Element).tagName === "a";
     const tag = isElement(node as Node) ? (node as Element).tagName : "";
     s = { text: 0, link: 0, links: inLink ? 1 : 0, titles: tag === "h1" || tag === "h2" ? 1 : 0 };
+    // as the fast parser counts: the content of raw-text and RCDATA elements (textarea, noscript, ...) is not page text
+    const raw = RAW_TEXT.has(tag) || RCDATA.has(tag);
     for (const child of node.childNodes) {
       if (child.nodeName === "#text") {
+        if (raw) continue;
         const n = countVisible((child as DefaultTreeAdapterMap["textNode"]).value);
         s.text += n;
         if (inLink) s.link += n;

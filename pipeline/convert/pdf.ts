@@ -1,5 +1,6 @@
 // PDF text with pdfjs-dist, page by page, as markdown (pages separated by a rule). Runs without a worker thread.
 import { getDocument } from "pdfjs-dist/legacy/build/pdf.mjs";
+import { checkPdfInflation, PDF_MAX_INFLATED_BYTES } from "./pdf-inflation.ts";
 
 export interface PdfText {
   markdown: string;
@@ -10,7 +11,8 @@ export interface PdfText {
   title?: string;
 }
 
-export async function pdfToMarkdown(bytes: Uint8Array, maxPages?: number): Promise<PdfText> {
+export async function pdfToMarkdown(bytes: Uint8Array, maxPages?: number, maxInflatedBytes = PDF_MAX_INFLATED_BYTES): Promise<PdfText> {
+  await checkPdfInflation(bytes, maxInflatedBytes); // a decompression bomb fails here (SCRAPE_TOO_LARGE), before pdfjs
   // pdfjs refuses Buffer and takes ownership of (detaches) what it is given: hand it a copy
   const task = getDocument({ data: new Uint8Array(bytes), disableFontFace: true, useSystemFonts: false, verbosity: 0 });
   const doc = await task.promise;

@@ -16,7 +16,7 @@ describe("ConvertPool", () => {
     const pdf = await pool.convert(page("", { contentType: "application/pdf", bytes: new Uint8Array(makePdf(["Page one"])) }), options);
     expect(pdf.document.markdown).toBe("Page one");
     expect(pdf.credits).toBe(1);
-  });
+  }, 30_000); // two fresh workers load their modules first: over 5 s during a full unit run on a busy machine
 
   it("abandons a conversion past its time limit and keeps serving", async () => {
     const fast = new ConvertPool({ size: 1, timeoutMs: 30 });

@@ -21,7 +21,14 @@ interface Slot {
 }
 
 export class ConvertTimeoutError extends Error {}
-export class ConvertFailedError extends Error {}
+export class ConvertFailedError extends Error {
+  /** The page error's code when the worker failed the page on purpose (e.g. SCRAPE_TOO_LARGE) */
+  readonly code: string | undefined;
+  constructor(message: string, code?: string) {
+    super(message);
+    this.code = code;
+  }
+}
 
 export class ConvertPool {
   private readonly size: number;
@@ -40,7 +47,7 @@ export class ConvertPool {
   private spawn(): Slot {
     const worker = new Worker(new URL("./convert-worker.ts", import.meta.url));
     const slot: Slot = { worker, ready: false, job: null, timer: null };
-    worker.on("message", (msg: { id: number; result?: Converted; error?: string; ready?: true }) => {
+    worker.on("message", (msg: { id: number; result?: Converted; error?: string; code?: string; ready?: true }) => {
       if (msg.ready) {
         slot.ready = true;
         this.pump();
@@ -49,7 +56,7 @@ export class ConvertPool {
       const job = slot.job;
       if (!job || job.id !== msg.id) return;
       this.finish(slot);
-      if (msg.error !== undefined) job.reject(new ConvertFailedError(msg.error));
+      if (msg.error !== undefined) job.reject(new ConvertFailedError(msg.error, msg.code));
       else job.resolve(msg.result as Converted);
       this.pump();
     });

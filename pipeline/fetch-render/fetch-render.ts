@@ -14,11 +14,12 @@ import type { Fetcher } from "./fetcher.ts";
 import type { Politeness } from "./politeness.ts";
 import type { RobotsCache } from "./robots.ts";
 import type { LoadGuard } from "./load-guard.ts";
-import { discoverSitemapUrls } from "./sitemaps.ts";
+import { discoverSitemapUrls, type SitemapWarning } from "./sitemaps.ts";
 import { cachedFetch } from "./cached-fetch.ts";
 import type { PageCache } from "../store/page-cache.ts";
 import { browserOption, scriptBuilt, type RenderMode } from "../browser/needs-render.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
+import type { Metrics } from "../runtime/metrics.ts";
 
 export interface FetchRenderDeps {
   fetcher: Fetcher;
@@ -33,6 +34,8 @@ export interface FetchRenderDeps {
   hostMaxConcurrency: number;
   hostDelayMs: number;
   maxSitemaps: number;
+  /** SITEMAP_MAX_BYTES: inflated size of one gzipped sitemap */
+  sitemapMaxBytes: number;
   /** MAX_CPU / MAX_RAM: no new page starts while the machine is above them */
   load?: LoadGuard;
   /** maxAge / storeInCache; absent or cacheMaxAgeMs 0: no page cache */
@@ -41,6 +44,8 @@ export interface FetchRenderDeps {
   now?: () => number;
   /** RENDER: when pages are handed to the render role (absent: never) */
   renderMode?: RenderMode;
+  /** pages fetched by outcome, fetch time and size */
+  metrics?: Metrics;
 }
 
 interface Batch {
@@ -96,15 +101,19 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     const robots = await deps.robots.get(task.url);
     const out: Emission[] = [];
     let sitemaps = 0;
+    let warnings: SitemapWarning[] = [];
     if ((task.options.sitemap ?? "include") !== "skip") {
-      const found = await discoverSitemapUrls(deps.fetcher, task.url, robots.sitemaps, { maxSitemaps: deps.maxSitemaps, maxUrls: Math.max(task.options.limit * 2, 1000), timeoutMs });
+      const found = await discoverSitemapUrls(deps.fetcher, task.url, robots.sitemaps, {
+        maxSitemaps: deps.maxSitemaps, maxUrls: Math.max(task.options.limit * 2, 1000), timeoutMs, maxBytes: deps.sitemapMaxBytes,
+      });
       sitemaps = found.sitemaps;
+      warnings = found.warnings;
       if (found.urls.length) {
         out.push(inbox(task.crawlId, { type: "LinksDiscovered", crawlId: task.crawlId, urlKey: task.urlKey, url: task.url, depth: 0, links: found.urls, source: "sitemap" }, 0));
       }
-      this.log.info({ crawlId: task.crawlId, sitemaps, urls: found.urls.length }, "sitemaps read");
+      this.log.info({ crawlId: task.crawlId, sitemaps, urls: found.urls.length, skipped: warnings.length }, "sitemaps read");
     }
-    out.push(inbox(task.crawlId, { type: "DiscoveryDone", crawlId: task.crawlId, sitemaps }, 1));
+    out.push(inbox(task.crawlId, { type: "DiscoveryDone", crawlId: task.crawlId, sitemaps, ...(warnings.length ? { warnings } : {}) }, 1));
     return out;
   }
 
@@ -138,11 +147,18 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
           this.log.info({ crawlId: task.crawlId, urlKey: task.urlKey, attempt: task.attempt + attempt, code: errorCode(err), delayMs }, "fetch retry"),
       },
     );
+    const started = performance.now();
+    const seconds = () => (performance.now() - started) / 1000;
     const { result, cacheState, cachedAt } = await cachedFetch(
       { cache: deps.cache, cacheMaxAgeMs: deps.cacheMaxAgeMs ?? 0, now: deps.now ?? Date.now, log: this.log },
       { url: task.url, headers: task.options.headers, maxAgeMs: task.options.maxAgeMs, storeInCache: task.options.storeInCache },
       fetchWithRetries,
-    );
+    ).catch((err: unknown) => {
+      deps.metrics?.fetchSeconds.observe({ outcome: errorCode(err) }, seconds());
+      throw err;
+    });
+    deps.metrics?.fetchSeconds.observe({ outcome: "ok" }, seconds());
+    deps.metrics?.fetchBytes.observe(result.bytes?.length ?? Buffer.byteLength(result.body));
     const finalUrlKey = crawlUrlKey(result.finalUrl, task.options);
     if (finalUrlKey !== task.urlKey) {
       // a redirect: its target must pass the same scope rules (and robots.txt) as a discovered link
@@ -176,6 +192,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
       ...(cacheState ? { cacheState } : {}),
       ...(cachedAt !== undefined ? { cachedAt } : {}),
     };
+    deps.metrics?.pagesFetched.inc({ outcome: "ok" });
     return [{ topic: "pages.fetched", key: keys.crawlUrl(task.crawlId, task.urlKey), value: page }];
   }
 
@@ -191,6 +208,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
       this.log.warn({ crawlId: task.crawlId, err: errorMessage(err) }, "discovery failed");
       return [inbox(task.crawlId, { type: "DiscoveryDone", crawlId: task.crawlId, sitemaps: 0 })];
     }
+    this.deps.metrics?.pagesFetched.inc({ outcome: errorCode(err) });
     const failed: FrontierInboxMessage = {
       type: "PageFailed",
       crawlId: task.crawlId,

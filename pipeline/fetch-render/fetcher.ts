@@ -5,6 +5,7 @@ import { type Dispatcher, ProxyAgent, request } from "undici";
 import { PageError } from "../runtime/errors.ts";
 import { guardedAgent, PRIVATE_ADDRESS_REFUSED, refusedLiteral } from "../net/guarded-agent.ts";
 import { isPrivateAddress } from "../net/private-address.ts";
+import { DECODABLE, InflateTooLargeError, inflateCapped, readCapped } from "../net/inflate.ts";
 import { decodeBody } from "./charset.ts";
 
 export interface FetchRequest {
@@ -106,7 +107,10 @@ export class UndiciFetcher implements Fetcher {
           dispatcher: this.agent,
           method: "GET",
           signal,
-          headers: { "user-agent": this.opts.userAgent, accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", ...req.headers },
+          headers: {
+            "user-agent": this.opts.userAgent, accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+            "accept-encoding": "gzip, deflate, br", ...req.headers,
+          },
         });
       } catch (err) {
         throw toPageError(err, req.timeoutMs);
@@ -131,22 +135,25 @@ export class UndiciFetcher implements Fetcher {
         await res.body.dump();
         throw new PageError("SCRAPE_UNSUPPORTED_FILE_ERROR", `unsupported content type ${contentType}`, { statusCode: res.statusCode });
       }
-      const chunks: Buffer[] = [];
-      let size = 0;
+      // a compressed body is inflated as it arrives; FETCH_MAX_BYTES caps the inflated size (a small gzip can
+      // inflate to gigabytes). Unknown codings are kept as they are.
+      const encoding = String(res.headers["content-encoding"] ?? "").trim().toLowerCase();
+      const codings = encoding.split(",").map((c) => c.trim()).filter((c) => c && c !== "identity");
+      let bytes: Buffer;
       try {
-        for await (const chunk of res.body) {
-          size += (chunk as Buffer).length;
-          if (size > this.opts.maxBytes) {
-            res.body.destroy();
-            throw new PageError("SCRAPE_TOO_LARGE", `response larger than ${this.opts.maxBytes} bytes`, { statusCode: res.statusCode });
-          }
-          chunks.push(chunk as Buffer);
-        }
+        bytes = codings.length > 0 && codings.every((c) => DECODABLE.has(c))
+          ? await inflateCapped(res.body, encoding, this.opts.maxBytes)
+          : await readCapped(res.body, this.opts.maxBytes, () => res.body.destroy());
       } catch (err) {
-        if (err instanceof PageError) throw err;
+        res.body.destroy();
+        if (err instanceof InflateTooLargeError) {
+          throw new PageError("SCRAPE_TOO_LARGE", `response larger than ${this.opts.maxBytes} bytes${codings.length ? " once decompressed" : ""}`, { statusCode: res.statusCode });
+        }
+        if ((err as { code?: string }).code?.startsWith("Z_") || (err as { code?: string }).code?.startsWith("ERR__")) {
+          throw new PageError("SCRAPE_SITE_ERROR", `response body is not valid ${encoding}: ${(err as Error).message}`, { statusCode: res.statusCode, cause: err });
+        }
         throw toPageError(err, req.timeoutMs);
       }
-      const bytes = Buffer.concat(chunks);
       const type = pdf ? "application/pdf" : (contentType.split(";")[0]?.trim() ?? contentType);
       if (pdf) return { url: req.url, finalUrl: current, statusCode: res.statusCode, contentType: type, body: "", bytes };
       const body = decodeBody(bytes, contentType);

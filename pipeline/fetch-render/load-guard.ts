@@ -1,6 +1,8 @@
-// MAX_CPU / MAX_RAM: above either threshold a worker starts no new page until the machine's load drops again.
+// MAX_CPU / MAX_RAM: above either threshold a worker starts no new page until the load drops again. The load is
+// the process's cgroup's share when the cgroup sets a limit (a container), else the whole machine's.
 import { cpus, freemem, totalmem } from "node:os";
 import { sleep } from "../runtime/retry.ts";
+import { readCgroup, type Cgroup } from "./cgroup.ts";
 
 export interface LoadSample {
   /** fraction of the machine's CPU time in use since the previous sample */
@@ -9,15 +11,39 @@ export interface LoadSample {
   ram: number;
 }
 
-/** Samples the whole machine (not only this process), like the anchor's self-hosted workers. */
-export function systemSampler(): () => LoadSample {
+/** Where the load is read from (for the start log and the README's promise). */
+export function loadSource(cgroup: Cgroup | null): { cpu: "cgroup" | "machine"; ram: "cgroup" | "machine" } {
+  const ramLimited = cgroup?.memoryLimitBytes != null && cgroup.memoryLimitBytes < totalmem();
+  return { cpu: cgroup?.cpuLimitCores != null ? "cgroup" : "machine", ram: ramLimited ? "cgroup" : "machine" };
+}
+
+/**
+ * Samples the load: CPU as the cgroup's usage over its quota and memory as its usage over its limit when the
+ * process's cgroup sets them, else the whole machine's (like the anchor's self-hosted workers).
+ */
+export function systemSampler(cgroup: Cgroup | null = readCgroup(), now = () => performance.now()): () => LoadSample {
+  const source = loadSource(cgroup);
   let last = snapshot();
+  let lastUs = cgroup?.cpuUsageUs() ?? null;
+  let lastAt = now();
   return () => {
-    const now = snapshot();
-    const busy = now.busy - last.busy;
-    const total = now.total - last.total;
-    last = now;
-    return { cpu: total > 0 ? busy / total : 0, ram: 1 - freemem() / totalmem() };
+    const machine = snapshot();
+    const busy = machine.busy - last.busy;
+    const total = machine.total - last.total;
+    last = machine;
+    let cpu = total > 0 ? busy / total : 0;
+    const at = now();
+    if (source.cpu === "cgroup" && cgroup) {
+      const us = cgroup.cpuUsageUs();
+      const wallUs = (at - lastAt) * 1000;
+      if (us !== null && lastUs !== null && wallUs > 0) cpu = (us - lastUs) / (wallUs * (cgroup.cpuLimitCores as number));
+      lastUs = us;
+    }
+    lastAt = at;
+    let ram = 1 - freemem() / totalmem();
+    const used = source.ram === "cgroup" ? cgroup?.memoryUsageBytes() : null;
+    if (used != null && cgroup?.memoryLimitBytes) ram = used / cgroup.memoryLimitBytes;
+    return { cpu: Math.max(0, cpu), ram: Math.max(0, ram) };
   };
 }
 

@@ -1,6 +1,8 @@
 // Sitemap discovery: robots.txt Sitemap lines, <start path>/sitemap.xml and /sitemap.xml; sitemap indexes are followed
-// (also gzipped ones), at most `maxSitemaps` files per crawl.
-import { gunzipSync } from "node:zlib";
+// (also gzipped ones), at most `maxSitemaps` files per crawl. A gzipped sitemap is inflated as a stream under
+// SITEMAP_MAX_BYTES (a 1 MB file can inflate to gigabytes): past it the sitemap is skipped with a crawl warning.
+import { PageError } from "../runtime/errors.ts";
+import { InflateTooLargeError, inflateCapped } from "../net/inflate.ts";
 import type { Fetcher } from "./fetcher.ts";
 
 const ENTITIES: Record<string, string> = { "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&apos;": "'" };
@@ -26,20 +28,29 @@ export function sitemapCandidates(startUrl: string, fromRobots: string[]): strin
   return [...new Set(out)];
 }
 
+/** A sitemap skipped for a reason the caller should see (it becomes an error row of the crawl). */
+export interface SitemapWarning {
+  url: string;
+  code: "SITEMAP_TOO_LARGE";
+  error: string;
+}
+
 export interface SitemapResult {
   urls: string[];
   sitemaps: number;
+  warnings: SitemapWarning[];
 }
 
 export async function discoverSitemapUrls(
   fetcher: Fetcher,
   startUrl: string,
   fromRobots: string[],
-  opts: { maxSitemaps: number; maxUrls: number; timeoutMs: number },
+  opts: { maxSitemaps: number; maxUrls: number; timeoutMs: number; maxBytes: number },
 ): Promise<SitemapResult> {
   const queue = sitemapCandidates(startUrl, fromRobots);
   const seen = new Set<string>();
   const urls = new Set<string>();
+  const warnings: SitemapWarning[] = [];
   let fetched = 0;
   while (queue.length && fetched < opts.maxSitemaps && urls.size < opts.maxUrls) {
     const next = queue.shift() as string;
@@ -51,13 +62,17 @@ export async function discoverSitemapUrls(
       if (res.statusCode < 200 || res.statusCode >= 300) continue;
       fetched++;
       const bytes = res.bytes ?? Buffer.from(res.body);
-      xml = bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes).toString("utf8") : res.body;
-    } catch {
-      continue; // a sitemap that cannot be read is skipped; its siblings still count
+      xml = bytes[0] === 0x1f && bytes[1] === 0x8b ? (await inflateCapped(bytes, "gzip", opts.maxBytes)).toString("utf8") : res.body;
+    } catch (err) {
+      // a sitemap that cannot be read is skipped; its siblings still count. Too large ones are reported.
+      if (err instanceof InflateTooLargeError || (err instanceof PageError && err.code === "SCRAPE_TOO_LARGE")) {
+        warnings.push({ url: next, code: "SITEMAP_TOO_LARGE", error: `sitemap skipped: ${err.message}` });
+      }
+      continue;
     }
     const { kind, locs } = parseSitemap(xml);
     if (kind === "index") queue.push(...locs);
     else for (const loc of locs) if (urls.size < opts.maxUrls) urls.add(loc);
   }
-  return { urls: [...urls], sitemaps: fetched };
+  return { urls: [...urls], sitemaps: fetched, warnings };
 }

@@ -5,8 +5,10 @@
 import type { FrontierInboxMessage } from "../../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
+import type { Metrics } from "../runtime/metrics.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { CrawlStore, ErrorRow, UrlRow } from "../store/crawl-store.ts";
+import { PartitionCache } from "../runtime/partition-cache.ts";
 import { reduce, restore, resume, toRecord, type CrawlState } from "./reducer.ts";
 import { URL_STATE } from "../store/crawl-store.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
@@ -20,16 +22,19 @@ interface Batch {
 export class FrontierProcessor extends DeclaredProcessor implements Processor<FrontierInboxMessage, Batch> {
   readonly mode = "ordered" as const;
   readonly concurrency = 1;
-  private readonly states = new Map<string, CrawlState>();
+  private readonly states = new PartitionCache<CrawlState>();
   /** Finished crawls stay in memory (oldest evicted first) so that late events need no store read. */
   private readonly maxFinished = 1000;
   private readonly finished: string[] = [];
   private readonly store: CrawlStore;
   private readonly clock: Clock;
   private readonly log: Logger;
+  private readonly metrics: Metrics | undefined;
 
-  constructor(deps: { store: CrawlStore; clock: Clock; log: Logger }) {
+  /** metrics: crawls started, ended by status, credits of ended crawls */
+  constructor(deps: { store: CrawlStore; clock: Clock; log: Logger; metrics?: Metrics }) {
     super("frontier");
+    this.metrics = deps.metrics;
     this.store = deps.store;
     this.clock = deps.clock;
     this.log = deps.log.child({ component: "frontier" });
@@ -51,10 +56,17 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     let state = this.states.get(event.crawlId) ?? null;
     if (!state) state = await this.load(event.crawlId);
     if (event.type === "ResumeRequested") {
-      if (state) return this.resume(state, batch);
+      if (state) return this.resume(state, msg.partition, batch);
       // the frontier never saw the crawl: its CrawlRequested was lost with the API's write; ask again from the record
       const record = await this.store.getCrawl(event.crawlId);
       if (!record || record.status !== "scraping") return [];
+      if (record.options.kind === "batch") {
+        // a batch's URLs are not in its record: they were lost with the request; say so rather than wait forever
+        const now = this.clock.now();
+        await this.store.saveCrawls([{ ...record, version: 1, status: "failed", error: "the batch scrape was lost in a crash before it started; submit it again", updatedAt: now, completedAt: now, discoveryDone: true }]);
+        this.log.warn({ crawlId: record.crawlId }, "batch request lost in a crash: marked failed");
+        return [];
+      }
       event = { type: "CrawlRequested", crawlId: record.crawlId, url: record.url, options: record.options, createdAt: record.createdAt, teamId: record.teamId, webhook: record.webhook };
       this.log.warn({ crawlId: record.crawlId }, "crawl request lost in a crash: requested again from its record");
     }
@@ -62,13 +74,19 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
       this.log.warn({ crawlId: event.crawlId, type: event.type, partition: msg.partition, offset: msg.offset }, "event for an unknown crawl ignored");
       return [];
     }
+    const before = state?.status;
     const { state: next, step } = reduce(state, event, this.clock.now());
     if (!next) return step.emissions;
+    if (!state) this.metrics?.crawlsStarted.inc();
+    if (before !== next.status && next.status !== "scraping") {
+      this.metrics?.crawlsEnded.inc({ status: next.status });
+      this.metrics?.creditsUsed.inc(next.creditsUsed);
+    }
     if (step.changed || step.urlRows.length > 0) {
       next.version++;
       batch.dirty.add(next.crawlId);
     }
-    this.states.set(next.crawlId, next);
+    this.states.set(next.crawlId, msg.partition, next);
     batch.urls.push(...step.urlRows);
     batch.errors.push(...step.errorRows);
     if (step.emissions.some((e) => e.topic === "crawl.events")) {
@@ -77,15 +95,20 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     return step.emissions;
   }
 
+  onPartitionsAssigned(partitions: number[]): void {
+    const dropped = this.states.retain(partitions);
+    if (dropped) this.log.info({ dropped, partitions }, "crawl states of partitions moved away forgotten");
+  }
+
   /** ResumeRequested: the fetch tasks of the queued URLs again (from the store, which has their URLs). */
-  private async resume(state: CrawlState, batch: Batch): Promise<Emission[]> {
+  private async resume(state: CrawlState, partition: number, batch: Batch): Promise<Emission[]> {
     const queued = (await this.store.loadUrls(state.crawlId)).filter((r) => r.state === URL_STATE.queued);
     const step = resume(state, queued, this.clock.now());
     if (step.changed) {
       state.version++;
       batch.dirty.add(state.crawlId);
     }
-    this.states.set(state.crawlId, state);
+    this.states.set(state.crawlId, partition, state);
     this.log.warn({ crawlId: state.crawlId, tasks: step.emissions.length }, "crawl resumed after a crash: fetch tasks of its queued URLs sent again");
     return step.emissions;
   }

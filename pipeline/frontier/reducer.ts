@@ -59,6 +59,11 @@ export interface Step {
 
 const empty = (): Step => ({ emissions: [], urlRows: [], errorRows: [], changed: false });
 
+export const isBatch = (state: CrawlState) => state.options.kind === "batch";
+
+/** A batch seed's key: unique per request and position (a batch never deduplicates), stable across replays. */
+export const seedKey = (prefix: string, index: number, url: string, options: CrawlOptions) => `${prefix}.${index} ${keyOf(url, options)}`;
+
 export function keyOf(url: string, options: CrawlOptions): string {
   return crawlUrlKey(url, options);
 }
@@ -67,7 +72,7 @@ const TERMINAL_EVENTS = new Set<CrawlEvent["type"]>(["crawl.completed", "crawl.f
 
 /** Terminal events go out in phase 1, after the frontier persisted the state that explains them. */
 function event(state: CrawlState, type: CrawlEvent["type"], now: number, error: string | null = null): Emission {
-  const value: CrawlEvent = { crawlId: state.crawlId, type, at: now, error, ...(state.options.kind === "batch" ? { kind: "batch" as const } : {}) };
+  const value: CrawlEvent = { crawlId: state.crawlId, type, at: now, error, ...(isBatch(state) ? { kind: "batch" as const } : {}) };
   return { topic: "crawl.events", key: keys.crawl(state.crawlId), value, phase: TERMINAL_EVENTS.has(type) ? 1 : 0 };
 }
 
@@ -150,11 +155,10 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
     if (state) return { state, step }; // replay
     const s = newState(msg);
     step.emissions.push(event(s, "crawl.started", now));
-    if (msg.options.kind === "batch") {
-      // a batch scrape: exactly the given URLs (each distinct URL once), no discovery
-      for (const url of msg.urls ?? [msg.url]) if (!s.urls.has(keyOf(url, msg.options))) enqueue(s, step, url, 0);
+    if (isBatch(s)) {
+      // a batch: its URLs come in SeedsAdded chunks; no link following, no robots.txt/sitemap discovery
+      s.discovering = true;
       step.changed = true;
-      finishIfIdle(s, step, now);
       return { state: s, step };
     }
     // the start URL is always crawled, whatever the filters say
@@ -170,8 +174,22 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
   if (!state) return { state, step };
   const o = state.options;
   switch (msg.type) {
+    case "SeedsAdded": {
+      if (state.status !== "scraping" || !isBatch(state)) break;
+      msg.urls.forEach((url, i) => {
+        const key = seedKey(msg.keyPrefix, msg.first + i, url, o);
+        if (state.urls.has(key)) return; // replay
+        setUrl(state, step, key, URL_STATE.queued, 0, url);
+        step.emissions.push(fetchTask(state, url, key, 0, "page"));
+      });
+      // more chunks of this request follow: the batch must not complete in between
+      state.discovering = !msg.last;
+      step.changed = true;
+      finishIfIdle(state, step, now);
+      break;
+    }
     case "LinksDiscovered": {
-      if (state.status !== "scraping" || o.kind === "batch") break;
+      if (state.status !== "scraping" || isBatch(state)) break;
       const fromSitemap = msg.source === "sitemap";
       // sitemap=only: pages are scraped, their links are not followed
       if (!fromSitemap && o.sitemap === "only") break;
@@ -199,6 +217,9 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
     case "DiscoveryDone": {
       if (!state.discovering) break;
       state.discovering = false;
+      for (const w of msg.warnings ?? []) {
+        step.errorRows.push({ crawlId: state.crawlId, urlKey: `sitemap:${w.url}`, url: w.url, code: w.code, error: w.error, statusCode: 0, at: now });
+      }
       step.changed = true;
       finishIfIdle(state, step, now);
       break;

@@ -1,10 +1,11 @@
 // An undici Agent whose every connection resolves through one lookup: the private-address rule holds for the
 // address actually connected to (no DNS-rebinding bypass), and RESOLVE overrides (host -> address) apply.
+// IP literals never reach a lookup, so the agent's connector checks them itself before connecting.
 // Used by the page fetcher (ALLOW_PRIVATE_CRAWL_TARGETS) and by webhook delivery (ALLOW_LOCAL_WEBHOOKS).
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { isIP } from "node:net";
-import { Agent } from "undici";
-import { isPrivateAddress } from "./private-address.ts";
+import { Agent, buildConnector } from "undici";
+import { isIpLiteral, isPrivateAddress } from "./private-address.ts";
 
 export const PRIVATE_ADDRESS_REFUSED = "TRAWL_PRIVATE_ADDRESS";
 
@@ -17,15 +18,19 @@ export interface GuardOptions {
   rejectUnauthorized?: boolean;
 }
 
+function refusal(message: string): NodeJS.ErrnoException {
+  const err = new Error(message) as NodeJS.ErrnoException;
+  err.code = PRIVATE_ADDRESS_REFUSED;
+  return err;
+}
+
 export function guardedLookup(opts: GuardOptions) {
   return (hostname: string, options: { all?: boolean }, cb: LookupCallback) => {
     const override = opts.resolve?.[hostname.toLowerCase()];
     const answer = (found: LookupAddress[]) => {
       const allowed = opts.allowPrivate ? found : found.filter((a) => !isPrivateAddress(a.address));
       if (allowed.length === 0) {
-        const err = new Error(`refused to connect to private address ${found[0]?.address ?? "?"} of ${hostname}`) as NodeJS.ErrnoException;
-        err.code = PRIVATE_ADDRESS_REFUSED;
-        return cb(err, options.all ? [] : "", 0);
+        return cb(refusal(`refused to connect to private address ${found[0]?.address ?? "?"} of ${hostname}`), options.all ? [] : "", 0);
       }
       if (options.all) return cb(null, allowed);
       const first = allowed[0] as LookupAddress;
@@ -39,15 +44,24 @@ export function guardedLookup(opts: GuardOptions) {
   };
 }
 
-/** True when `url`'s host is an IP literal that the rule refuses (literals skip the lookup). */
+/** The IP literal host of `url` when the rule refuses it (for a clear error before any request), else null. */
 export function refusedLiteral(url: string, allowPrivate: boolean): string | null {
   const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
-  return !allowPrivate && isIP(host) !== 0 && isPrivateAddress(host) ? host : null;
+  return !allowPrivate && isIpLiteral(host) && isPrivateAddress(host) ? host : null;
 }
 
 export function guardedAgent(opts: GuardOptions): Agent {
+  const connector = buildConnector({ lookup: guardedLookup(opts) as never, rejectUnauthorized: opts.rejectUnauthorized ?? false });
+  const connect: buildConnector.connector = (options, callback) => {
+    // node's net.connect skips the lookup for an IP literal: the rule is applied to it here
+    if (!opts.allowPrivate && isPrivateAddress(options.hostname)) {
+      callback(refusal(`refused to connect to private address ${options.hostname}`), null);
+      return;
+    }
+    connector(options, callback);
+  };
   return new Agent({
-    connect: { lookup: guardedLookup(opts) as never, rejectUnauthorized: opts.rejectUnauthorized ?? false },
+    connect,
     keepAliveTimeout: 10000,
     connections: opts.connections ?? 64,
   });

@@ -9,6 +9,29 @@ describe("isPrivateAddress", () => {
     }
     for (const a of ["8.8.8.8", "172.32.0.1", "1.1.1.1", "2606:4700::1111", "::ffff:8.8.8.8"]) expect(isPrivateAddress(a), a).toBe(false);
   });
+
+  it("judges IPv6 forms that carry an IPv4 address by that address, in every spelling", () => {
+    const privateOnes = [
+      "::ffff:7f00:1", "[::ffff:7f00:1]", "::FFFF:127.0.0.1", "0:0:0:0:0:ffff:7f00:0001", "::ffff:a9fe:a9fe", "::ffff:10.1.2.3", // mapped
+      "::ffff:0:7f00:1", // IPv4-translated
+      "::127.0.0.1", "::7f00:1", "::a00:1", "::", // IPv4-compatible (and unspecified)
+      "64:ff9b::127.0.0.1", "64:ff9b::7f00:1", "64:ff9b::a9fe:a9fe", "64:ff9b:1::1", // NAT64
+      "2002:7f00:1::", "2002:c0a8:101::1", "2002:a00:1::", // 6to4
+    ];
+    for (const a of privateOnes) expect(isPrivateAddress(a), a).toBe(true);
+    for (const a of ["::ffff:808:808", "64:ff9b::808:808", "64:ff9b::8.8.8.8", "2002:808:808::1", "::ffff:1.1.1.1"]) expect(isPrivateAddress(a), a).toBe(false);
+  });
+
+  it("refuses the other special ranges: multicast, broadcast, CGNAT, reserved, documentation, teredo", () => {
+    for (const a of ["224.0.0.1", "239.255.255.250", "255.255.255.255", "100.127.255.255", "240.0.0.1", "192.0.2.1", "198.18.0.1", "192.0.0.1",
+      "ff02::1", "fec0::1", "2001:db8::1", "2001::1", "100::1", "fe80::1%eth0"]) {
+      expect(isPrivateAddress(a), a).toBe(true);
+    }
+  });
+
+  it("is false for host names (they are resolved, then checked)", () => {
+    for (const a of ["example.com", "localhost", "127.1", ""]) expect(isPrivateAddress(a), a).toBe(false);
+  });
 });
 
 describe("decodeBody", () => {

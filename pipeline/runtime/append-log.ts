@@ -1,34 +1,79 @@
 // An append-only JSON-lines file: writes are serialised in call order; each resolves once its lines are written.
-// Framing: a record is one line of JSON, and it is complete exactly when its newline is on disk (JSON text never
-// holds a raw newline, and a line is written in order). A crash in the middle of an append leaves a torn tail
-// without its newline: opening the log truncates the file to its last complete record, so the next append can never
-// be glued onto the torn one (which was never acknowledged: its append had not resolved).
+// Framing (format 2): a record is one line `<JSON>\t<CRC32 of the JSON, 8 hex digits>\n`. JSON text never holds a
+// raw tab or newline, so the frame is unambiguous; a record is complete when its newline is on disk and its checksum
+// matches. A crash in the middle of an append leaves a torn tail: opening the log truncates the file to its last
+// complete record (also dropping a last line whose checksum fails, e.g. zeros left by a power cut), so the next
+// append can never be glued onto the torn one (which was never acknowledged: its append had not resolved).
+// Lines without a tab are format 1 records (data directories written before checksums) and are read as they are.
 import { closeSync, ftruncateSync, fstatSync, mkdirSync, openSync, readSync } from "node:fs";
 import { appendFile, open, rename, writeFile, type FileHandle } from "node:fs/promises";
 import { createReadStream, existsSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { createInterface } from "node:readline";
+import { crc32 } from "node:zlib";
+
+const TAB = 0x09;
+/** Bytes the frame adds after a record's JSON (tab and 8 hex digits), not counting the newline. */
+export const FRAME_BYTES = 9;
+
+/** One framed line (without its newline) for a record's JSON. */
+export function frame(json: string): string {
+  return `${json}\t${crc32(json).toString(16).padStart(8, "0")}`;
+}
+
+/** The record's JSON of a line, or null when the line is damaged (its checksum fails). Unframed (format 1) lines pass as they are. */
+export function unframe(line: string): string | null {
+  const tab = line.lastIndexOf("\t");
+  if (tab < 0) return line;
+  const json = line.slice(0, tab);
+  const sum = line.slice(tab + 1);
+  return sum.length === 8 && parseInt(sum, 16) === crc32(json) ? json : null;
+}
+
+/** Whether the bytes of one line (without its newline) are a whole record. */
+function lineIsWhole(bytes: Buffer): boolean {
+  if (bytes.length === 0) return true;
+  if (bytes.lastIndexOf(TAB) < 0) return isJson(bytes.toString("utf8"));
+  return unframe(bytes.toString("utf8")) !== null;
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false; // a format 1 line cut short
+  }
+}
+
+/** The position just after the last newline before `end` (0 when there is none). */
+function afterLastNewline(fd: number, end: number): number {
+  const chunk = Buffer.alloc(64 * 1024);
+  while (end > 0) {
+    const start = Math.max(0, end - chunk.length);
+    const n = readSync(fd, chunk, 0, end - start, start);
+    const nl = chunk.subarray(0, n).lastIndexOf(0x0a);
+    if (nl >= 0) return start + nl + 1;
+    end = start;
+  }
+  return 0;
+}
 
 /**
- * Truncates `path` after its last newline (a torn, unacknowledged last record); returns the bytes dropped.
- * A missing file is left missing.
+ * Truncates `path` to its last complete record: a tail without its newline (a torn, unacknowledged last record),
+ * then any last lines whose checksum fails; returns the bytes dropped. A missing file is left missing.
  */
 export function repairTail(path: string): number {
   if (!existsSync(path)) return 0;
   const fd = openSync(path, "r+");
   try {
     const size = fstatSync(fd).size;
-    const chunk = Buffer.alloc(64 * 1024);
-    let end = size;
-    // scan back from the end for the last newline
+    let end = afterLastNewline(fd, size);
     while (end > 0) {
-      const start = Math.max(0, end - chunk.length);
-      const n = readSync(fd, chunk, 0, end - start, start);
-      const nl = chunk.subarray(0, n).lastIndexOf(0x0a);
-      if (nl >= 0) {
-        end = start + nl + 1;
-        break;
-      }
+      const start = afterLastNewline(fd, end - 1);
+      const line = Buffer.alloc(end - 1 - start);
+      readSync(fd, line, 0, line.length, start);
+      if (lineIsWhole(line)) break;
       end = start;
     }
     if (end < size) ftruncateSync(fd, end);
@@ -57,13 +102,16 @@ export class AppendLog {
     this.size = existsSync(path) ? statSync(path).size : 0;
   }
 
-  /** Appends the lines (no newlines inside); returns the byte position of each line. */
+  /**
+   * Appends records (JSON texts, no raw tab or newline inside), each framed; returns the byte position of each
+   * record's JSON (a positional read of the JSON's byte length at it returns the JSON).
+   */
   append(lines: string[]): { positions: number[]; written: Promise<void> } {
     const positions: number[] = [];
     let text = "";
     for (const line of lines) {
       positions.push(this.size + Buffer.byteLength(text));
-      text += line + "\n";
+      text += frame(line) + "\n";
     }
     this.size += Buffer.byteLength(text);
     const written = this.chain.then(() => appendFile(this.path, text));
@@ -76,9 +124,9 @@ export class AppendLog {
     return this.chain;
   }
 
-  /** Replaces the whole file (after compaction), in order with the appends. */
+  /** Replaces the whole file (after compaction) with these records, in order with the appends. */
   rewrite(lines: string[]): Promise<void> {
-    const text = lines.map((l) => l + "\n").join("");
+    const text = lines.map((l) => frame(l) + "\n").join("");
     const done = this.chain.then(async () => {
       await writeFile(this.path + ".tmp", text);
       await rename(this.path + ".tmp", this.path);
@@ -89,15 +137,20 @@ export class AppendLog {
   }
 }
 
-/** Reads a JSON-lines file line by line with each line's byte position (open it as an AppendLog first: torn tails are repaired there). */
-export async function* readLines(path: string): AsyncGenerator<{ line: string; pos: number; len: number }> {
+/**
+ * Reads a log's records with each record's byte position and JSON length (open it as an AppendLog first: torn
+ * tails are repaired there). A damaged record in the middle (its checksum fails) is skipped and reported to `onDamaged`.
+ */
+export async function* readLines(path: string, onDamaged?: (pos: number, bytes: number) => void): AsyncGenerator<{ line: string; pos: number; len: number }> {
   if (!existsSync(path)) return;
   const rl = createInterface({ input: createReadStream(path, { encoding: "utf8" }), crlfDelay: Infinity });
   let pos = 0;
-  for await (const line of rl) {
-    const len = Buffer.byteLength(line);
-    if (line.length > 0) yield { line, pos, len };
-    pos += len + 1;
+  for await (const raw of rl) {
+    const bytes = Buffer.byteLength(raw);
+    const line = raw.length > 0 ? unframe(raw) : "";
+    if (line === null) onDamaged?.(pos, bytes);
+    else if (line.length > 0) yield { line, pos, len: bytes - (raw.length - line.length) };
+    pos += bytes + 1;
   }
 }
 

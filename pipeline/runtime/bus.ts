@@ -54,6 +54,11 @@ export interface Processor<T, B = void> {
   afterPhase?(batch: B, phase: number): Promise<void>;
   /** Side effects that follow the acknowledged emissions and precede the offset commit. */
   afterProduce?(batch: B): Promise<void>;
+  /**
+   * The partitions of `topic` this process owns after a rebalance (Kafka only). State cached in memory for any other
+   * partition must be dropped: another process may have changed it meanwhile.
+   */
+  onPartitionsAssigned?(partitions: number[]): void;
 }
 
 /** Groups emissions by phase, in ascending order, with each group's phase number. */
@@ -81,6 +86,8 @@ export interface QueueStat {
   produced: number;
   /** messages not yet committed by the group */
   lag: number;
+  /** the lag of each partition (the /metrics gauge trawl_consumer_lag) */
+  partitions?: { partition: number; lag: number }[];
 }
 
 export interface QueueStats {

@@ -35,6 +35,20 @@ describe("config", () => {
     expect(() => loadConfig({ SCHEMA_REGISTRY_URL: "ftp://r.test" })).toThrow("SCHEMA_REGISTRY_URL");
     expect(() => loadConfig({ CLICKHOUSE_URL: "" })).toThrow("CLICKHOUSE_URL");
   });
+  it("reads Firecrawl's names as aliases; conflicting values stop the start naming both", () => {
+    expect(loadConfig({ LOGGING_LEVEL: "DEBUG" }).logLevel).toBe("debug");
+    expect(loadConfig({ EXPRESS_TRUST_PROXY: "true" }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: "true", EXPRESS_TRUST_PROXY: "1" }).trustProxy).toBe(true);
+    expect(() => loadConfig({ LOG_LEVEL: "info", LOGGING_LEVEL: "debug" })).toThrow(/LOG_LEVEL="info" and LOGGING_LEVEL="debug" conflict/);
+    expect(() => loadConfig({ TRUST_PROXY: "false", EXPRESS_TRUST_PROXY: "true" })).toThrow(ConfigError);
+    expect(() => loadConfig({ LOGGING_LEVEL: "loud" })).toThrow("LOGGING_LEVEL");
+    expect(configTable()).toContain("Also read as `LOGGING_LEVEL`");
+  });
+  it("SELF_HOSTED_WEBHOOK_URL: empty or an http(s) URL", () => {
+    expect(loadConfig({}).defaultWebhookUrl).toBe("");
+    expect(loadConfig({ SELF_HOSTED_WEBHOOK_URL: "http://hooks.test/in" }).defaultWebhookUrl).toBe("http://hooks.test/in");
+    expect(() => loadConfig({ SELF_HOSTED_WEBHOOK_URL: "nope" })).toThrow("SELF_HOSTED_WEBHOOK_URL");
+  });
   it("parses RESOLVE, WEBHOOK_RETRY_DELAYS_MS and PROXY_SERVER once, naming the variable of a bad value", () => {
     expect(() => loadConfig({ RESOLVE: "nocolon" })).toThrow(/RESOLVE/);
     expect(loadConfig({ RESOLVE: "A.test:127.0.0.1, b.test:::1" }).resolve).toEqual({ "a.test": "127.0.0.1", "b.test": "::1" });

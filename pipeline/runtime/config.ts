@@ -12,6 +12,10 @@ interface Var<K extends Kind = Kind> {
   max?: number;
   values?: readonly string[];
   roles: string;
+  /** A key or password: the Helm chart puts it in a Secret, not the ConfigMap. */
+  secret?: boolean;
+  /** Other names of the variable (Firecrawl's); set together, they must mean the same value. */
+  aliases?: readonly string[];
 }
 
 const v = <K extends Kind>(x: Var<K>): Var<K> => x;
@@ -26,38 +30,46 @@ export const configVars = {
   useDbAuthentication: v({ env: "USE_DB_AUTHENTICATION", kind: "bool", default: "false", description: "true: every /v2 request and WebSocket needs an API key of a team (`npx trawl keys create`), with the team's credits and the key's rate limit; keys live in Trawl's own store. false: no authentication (a warning is logged at start).", roles: "api" }),
   authCacheTtlMs: v({ env: "AUTH_CACHE_TTL_MS", kind: "int", default: "5000", min: 0, max: 300000, description: "How long an API process trusts a verified key and a team's balance: a revoked key stops working within this time in every replica.", roles: "api" }),
   allowUnauthenticatedPublicHost: v({ env: "ALLOW_UNAUTHENTICATED_PUBLIC_HOST", kind: "bool", default: "false", description: "Let the API listen on a non-loopback HOST with USE_DB_AUTHENTICATION=false (anyone who reaches the port can then list, read and cancel every crawl).", roles: "api" }),
-  adminKey: v({ env: "BULL_AUTH_KEY", kind: "string", default: "CHANGEME", description: "Access key of the queue admin UI at /admin/<key>/queues. The default is refused when HOST is not a loopback address.", roles: "api" }),
-  trustProxy: v({ env: "TRUST_PROXY", kind: "bool", default: "false", description: "Honour X-Forwarded-Proto/-Host when building `url` and `next`.", roles: "api" }),
+  adminKey: v({ env: "BULL_AUTH_KEY", kind: "string", default: "CHANGEME", description: "Access key of the queue admin UI at /admin/<key>/queues (and the key admin routes). When HOST is not a loopback address the start is refused unless it has at least 16 URL-safe characters, 8 distinct, and is not a default (CHANGEME). Never logged.", roles: "api", secret: true }),
+  corsAllowedOrigins: v({ env: "CORS_ALLOWED_ORIGINS", kind: "string", default: "", description: "Origins allowed to call the API from a browser (comma-separated, e.g. `https://app.example.com`; `*` for any). Empty: no CORS headers at all.", roles: "api" }),
+  trustProxy: v({ env: "TRUST_PROXY", kind: "bool", default: "false", aliases: ["EXPRESS_TRUST_PROXY"], description: "Honour X-Forwarded-Proto/-Host when building `url` and `next`.", roles: "api" }),
   statusChunkMaxBytes: v({ env: "STATUS_CHUNK_MAX_BYTES", kind: "int", default: "10485760", min: 1024, max: 104857600, description: "Cap of the JSON of `data` in one GET /v2/crawl/:id response (10 MB).", roles: "api" }),
   defaultCrawlLimit: v({ env: "DEFAULT_CRAWL_LIMIT", kind: "int", default: "10000", min: 1, max: 10000000, description: "`limit` of a crawl that does not set one.", roles: "api" }),
-  allowPrivateCrawlTargets: v({ env: "ALLOW_PRIVATE_CRAWL_TARGETS", kind: "bool", default: "false", description: "Allow crawling loopback, private, link-local and unique-local addresses (checked on the address connected to).", roles: "api, fetch-render" }),
+  allowPrivateCrawlTargets: v({ env: "ALLOW_PRIVATE_CRAWL_TARGETS", kind: "bool", default: "false", description: "Allow crawling loopback, private, link-local, unique-local and other non-public addresses (IPv4-mapped, NAT64 and 6to4 IPv6 forms judged by their IPv4 address; checked on the address connected to).", roles: "api, fetch-render" }),
   kafkaBrokers: v({ env: "KAFKA_BROKERS", kind: "string", default: "127.0.0.1:19092", description: "Comma-separated Kafka bootstrap brokers.", roles: "all" }),
   kafkaClientId: v({ env: "KAFKA_CLIENT_ID", kind: "string", default: "trawl", description: "Kafka client id (the role name is appended).", roles: "all" }),
   topicPrefix: v({ env: "KAFKA_TOPIC_PREFIX", kind: "string", default: "trawl.", description: "Prefix of every topic name.", roles: "all" }),
   topicPartitions: v({ env: "KAFKA_PARTITIONS", kind: "int", default: "12", min: 1, max: 1000, description: "Partitions of each topic created at start.", roles: "all" }),
+  kafkaSessionTimeoutMs: v({ env: "KAFKA_SESSION_TIMEOUT_MS", kind: "int", default: "60000", min: 6000, max: 300000, description: "Consumer group session timeout: how long a crashed replica keeps its partitions before the others take them over.", roles: "all (cluster)" }),
   groupPrefix: v({ env: "KAFKA_GROUP_PREFIX", kind: "string", default: "trawl.", description: "Prefix of every consumer group id.", roles: "all" }),
   schemaRegistryUrl: v({ env: "SCHEMA_REGISTRY_URL", kind: "url", default: "", description: "Confluent-compatible Schema Registry (e.g. Apicurio's `/apis/ccompat/v7`). Set: the schemas of crawl.pages and crawl.events are registered at start and those topics carry the Confluent wire format (JSON Schema). Empty: plain JSON.", roles: "all (cluster)" }),
   clickhouseUrl: v({ env: "CLICKHOUSE_URL", kind: "url", default: "http://127.0.0.1:18123", description: "ClickHouse HTTP interface.", roles: "all" }),
   clickhouseDatabase: v({ env: "CLICKHOUSE_DATABASE", kind: "string", default: "trawl", description: "ClickHouse database (created at start).", roles: "all" }),
   clickhouseUser: v({ env: "CLICKHOUSE_USER", kind: "string", default: "default", description: "ClickHouse user.", roles: "all" }),
-  clickhousePassword: v({ env: "CLICKHOUSE_PASSWORD", kind: "string", default: "", description: "ClickHouse password.", roles: "all" }),
+  clickhousePassword: v({ env: "CLICKHOUSE_PASSWORD", kind: "string", default: "", description: "ClickHouse password.", roles: "all", secret: true }),
   fetchTimeoutMs: v({ env: "FETCH_TIMEOUT_MS", kind: "int", default: "30000", min: 100, max: 600000, description: "Time limit of one page fetch (headers and body).", roles: "fetch-render" }),
-  fetchMaxBytes: v({ env: "FETCH_MAX_BYTES", kind: "int", default: "10485760", min: 1024, max: 15000000, description: "Largest response body accepted; larger pages fail with SCRAPE_TOO_LARGE.", roles: "fetch-render" }),
+  fetchMaxBytes: v({ env: "FETCH_MAX_BYTES", kind: "int", default: "10485760", min: 1024, max: 15000000, description: "Largest response body accepted, measured after decompressing a gzip/deflate/br Content-Encoding; larger pages fail with SCRAPE_TOO_LARGE.", roles: "fetch-render" }),
   fetchMaxRedirects: v({ env: "FETCH_MAX_REDIRECTS", kind: "int", default: "10", min: 0, max: 50, description: "Redirects followed per page.", roles: "fetch-render" }),
   fetchConcurrency: v({ env: "FETCH_CONCURRENCY", kind: "int", default: "16", min: 1, max: 1000, description: "Pages fetched at once per fetch-render process.", roles: "fetch-render" }),
   fetchRetries: v({ env: "FETCH_RETRIES", kind: "int", default: "2", min: 0, max: 10, description: "Retries of a transient fetch failure (5xx, reset, timeout).", roles: "fetch-render" }),
   proxyServer: v({ env: "PROXY_SERVER", kind: "proxyUrl", default: "", description: "Outbound HTTP proxy for page fetches (`http://host:port` or `host:port`); scrape option `proxy` basic/auto uses it. Empty: direct.", roles: "fetch-render, api" }),
   proxyUsername: v({ env: "PROXY_USERNAME", kind: "string", default: "", description: "User for the proxy's Basic authentication (with PROXY_PASSWORD).", roles: "fetch-render, api" }),
-  proxyPassword: v({ env: "PROXY_PASSWORD", kind: "string", default: "", description: "Password for the proxy's Basic authentication.", roles: "fetch-render, api" }),
+  proxyPassword: v({ env: "PROXY_PASSWORD", kind: "string", default: "", description: "Password for the proxy's Basic authentication.", roles: "fetch-render, api", secret: true }),
   robotsUserAgent: v({ env: "ROBOTS_USER_AGENT", kind: "string", default: "TrawlBot", description: "User-agent token matched against robots.txt groups (a crawl's robotsUserAgent overrides it).", roles: "fetch-render" }),
   robotsCacheTtlMs: v({ env: "ROBOTS_CACHE_TTL_MS", kind: "int", default: "600000", min: 0, max: 86400000, description: "How long a host's robots.txt is reused.", roles: "fetch-render" }),
   hostMaxConcurrency: v({ env: "HOST_MAX_CONCURRENCY", kind: "int", default: "4", min: 1, max: 1000, description: "Fetches at once per host, across every crawl of one fetch-render process.", roles: "fetch-render" }),
   hostDelayMs: v({ env: "HOST_DELAY_MS", kind: "int", default: "0", min: 0, max: 600000, description: "Least time between two fetch starts on one host, across crawls.", roles: "fetch-render" }),
   retryAfterMaxMs: v({ env: "RETRY_AFTER_MAX_MS", kind: "int", default: "30000", min: 0, max: 600000, description: "Longest Retry-After (429/503) honoured by waiting; longer ones fail the page.", roles: "fetch-render" }),
   maxSitemaps: v({ env: "SITEMAP_MAX_FILES", kind: "int", default: "20", min: 0, max: 1000, description: "Sitemap files read per crawl (indexes included).", roles: "fetch-render" }),
+  sitemapMaxBytes: v({ env: "SITEMAP_MAX_BYTES", kind: "int", default: "52428800", min: 1024, max: 1073741824, description: "Largest inflated size of one gzipped sitemap (50 MiB, the sitemap protocol's limit); past it the sitemap is skipped with a crawl warning (SITEMAP_TOO_LARGE in /errors). A compressed response (Content-Encoding) is capped by FETCH_MAX_BYTES once inflated.", roles: "fetch-render" }),
+  mapMaxPages: v({ env: "MAP_MAX_PAGES", kind: "int", default: "20", min: 0, max: 1000, description: "Pages POST /v2/map fetches for their links (beside the sitemaps), the start page first.", roles: "api" }),
+  searxngEndpoint: v({ env: "SEARXNG_ENDPOINT", kind: "url", default: "", description: "A SearXNG instance (JSON format enabled) answering POST /v2/search. Empty: search runs over Trawl's own stored documents (BM25, offline).", roles: "api" }),
+  searxngEngines: v({ env: "SEARXNG_ENGINES", kind: "string", default: "", description: "Comma-separated SearXNG engines to ask (empty: the instance's defaults).", roles: "api" }),
+  searxngCategories: v({ env: "SEARXNG_CATEGORIES", kind: "string", default: "", description: "Comma-separated SearXNG categories (empty: general).", roles: "api" }),
   resolve: v({ env: "RESOLVE", kind: "hostMap", default: "", description: "Host name overrides like curl --resolve: `a.site.test:127.0.0.1,b.site.test:127.0.0.1` (tests, split-horizon DNS).", roles: "fetch-render" }),
-  allowLocalWebhooks: v({ env: "ALLOW_LOCAL_WEBHOOKS", kind: "bool", default: "false", description: "Deliver webhooks to loopback, private, link-local and unique-local addresses (checked on the address connected to).", roles: "webhook-emit" }),
-  webhookSecret: v({ env: "SELF_HOSTED_WEBHOOK_HMAC_SECRET", kind: "string", default: "", description: "Key of the HMAC-SHA256 signature in X-Service-Signature. Empty: webhooks go unsigned (a warning is logged at start).", roles: "webhook-emit" }),
+  allowLocalWebhooks: v({ env: "ALLOW_LOCAL_WEBHOOKS", kind: "bool", default: "false", description: "Deliver webhooks to loopback, private, link-local, unique-local and other non-public addresses (refused at submit with 400 for localhost and IP literals, and checked on the address connected to).", roles: "api, webhook-emit" }),
+  webhookSecret: v({ env: "SELF_HOSTED_WEBHOOK_HMAC_SECRET", kind: "string", default: "", description: "Key of the HMAC-SHA256 signature in X-Service-Signature. Empty: webhooks go unsigned (a warning is logged at start).", roles: "webhook-emit", secret: true }),
+  defaultWebhookUrl: v({ env: "SELF_HOSTED_WEBHOOK_URL", kind: "url", default: "", description: "A webhook for every crawl and batch scrape that sets none (the request's `webhook` wins). Empty: none.", roles: "api" }),
   webhookTimeoutMs: v({ env: "WEBHOOK_TIMEOUT_MS", kind: "int", default: "10000", min: 100, max: 120000, description: "Time limit of one webhook attempt.", roles: "webhook-emit" }),
   webhookMaxAttempts: v({ env: "WEBHOOK_MAX_ATTEMPTS", kind: "int", default: "4", min: 1, max: 20, description: "Attempts per webhook event (the first and the retries).", roles: "webhook-emit" }),
   webhookRetryDelaysMs: v({ env: "WEBHOOK_RETRY_DELAYS_MS", kind: "msList", default: "60000,300000,900000", description: "Waits before the 2nd, 3rd, ... attempt (comma-separated ms; the last repeats).", roles: "webhook-emit" }),
@@ -66,13 +78,13 @@ export const configVars = {
   render: v({ env: "RENDER", kind: "enum", default: "auto", values: ["auto", "always", "never"], description: "When pages go through headless Chromium. auto: static fetch first; the browser when the request needs one (waitFor, actions, screenshot, mobile) or the static page is script-built (see README). always: every HTML page. never: static only (requests that need a browser are refused).", roles: "fetch-render, render, api" }),
   renderConcurrency: v({ env: "RENDER_CONCURRENCY", kind: "int", default: "2", min: 1, max: 64, description: "Browser pages rendered at once per process (each one a fresh context in one Chromium).", roles: "fetch-render, render, api" }),
   chromiumPath: v({ env: "CHROMIUM_PATH", kind: "string", default: "/usr/bin/chromium", description: "The Chromium binary (Debian's chromium package). Missing: no rendering; auto falls back to static with a warning, requests that need a browser fail clearly.", roles: "fetch-render, render, api" }),
-  maxCpu: v({ env: "MAX_CPU", kind: "fraction", default: "0.8", description: "Machine CPU use (0.0-1.0) above which a fetch-render worker takes no new page until it drops.", roles: "fetch-render" }),
-  maxRam: v({ env: "MAX_RAM", kind: "fraction", default: "0.8", description: "Machine memory use (0.0-1.0) above which a fetch-render worker takes no new page until it drops.", roles: "fetch-render" }),
+  maxCpu: v({ env: "MAX_CPU", kind: "fraction", default: "0.8", description: "CPU use (0.0-1.0) above which a fetch-render worker takes no new page until it drops: the process's cgroup's use over its CPU quota (cgroup v2 cpu.max, v1 cfs quota) when one is set, else the whole machine's.", roles: "fetch-render" }),
+  maxRam: v({ env: "MAX_RAM", kind: "fraction", default: "0.8", description: "Memory use (0.0-1.0) above which a fetch-render worker takes no new page until it drops: the process's cgroup's use (without reclaimable file cache) over its limit (v2 memory.max, v1 memory.limit_in_bytes) when one is set, else the whole machine's.", roles: "fetch-render" }),
   cacheMaxAgeMs: v({ env: "CACHE_MAX_AGE_MS", kind: "int", default: "172800000", min: 0, max: 2592000000, description: "How long fetched responses stay in the page cache that `maxAge` reads (2 days); a request's maxAge is capped by it. 0: no page cache.", roles: "fetch-render, api" }),
   retentionSweepMs: v({ env: "RETENTION_SWEEP_MS", kind: "int", default: "600000", min: 1000, max: 86400000, description: "How often expired results (24 h after a crawl ended) are deleted.", roles: "frontier" }),
   extractProvider: v({ env: "EXTRACT_PROVIDER", kind: "enum", default: "auto", values: ["auto", "rules", "llm"], description: "Provider of the json format, summaries and /v2/extract: auto = llm when OPENAI_BASE_URL/OPENAI_API_KEY/OLLAMA_BASE_URL is set, rules otherwise; rules = no model ever; llm = the model (the start stops when none is configured).", roles: "extract-json, api" }),
   openaiBaseUrl: v({ env: "OPENAI_BASE_URL", kind: "url", default: "", description: "OpenAI-compatible API base (e.g. `http://127.0.0.1:8000/v1`); `/chat/completions` is appended. Empty with OPENAI_API_KEY set: `https://api.openai.com/v1`.", roles: "extract-json, api" }),
-  openaiApiKey: v({ env: "OPENAI_API_KEY", kind: "string", default: "", description: "Bearer key of the chat-completions endpoint (may stay empty for local servers).", roles: "extract-json, api" }),
+  openaiApiKey: v({ env: "OPENAI_API_KEY", kind: "string", default: "", description: "Bearer key of the chat-completions endpoint (may stay empty for local servers).", roles: "extract-json, api", secret: true }),
   ollamaBaseUrl: v({ env: "OLLAMA_BASE_URL", kind: "url", default: "", description: "Alias of OPENAI_BASE_URL for Ollama (`http://127.0.0.1:11434`; its OpenAI-compatible `/v1` is used).", roles: "extract-json, api" }),
   modelName: v({ env: "MODEL_NAME", kind: "string", default: "gpt-4o-mini", description: "Model asked for JSON extraction, summaries and crawl prompts.", roles: "extract-json, api" }),
   llmTimeoutMs: v({ env: "LLM_TIMEOUT_MS", kind: "int", default: "60000", min: 100, max: 600000, description: "Time limit of one chat-completions call.", roles: "extract-json, api" }),
@@ -81,7 +93,8 @@ export const configVars = {
   llmMaxInputTokens: v({ env: "LLM_MAX_INPUT_TOKENS", kind: "int", default: "12000", min: 256, max: 1000000, description: "Token budget of the page markdown sent to the model (estimated at 4 characters a token; the rest is cut).", roles: "extract-json, api" }),
   extractConcurrency: v({ env: "EXTRACT_CONCURRENCY", kind: "int", default: "4", min: 1, max: 256, description: "Pages extracted at once per extract-json process.", roles: "extract-json" }),
   userAgent: v({ env: "USER_AGENT", kind: "string", default: "Mozilla/5.0 (compatible; TrawlBot/0.1)", description: "User-Agent of every fetch.", roles: "fetch-render" }),
-  logLevel: v({ env: "LOG_LEVEL", kind: "enum", default: "info", values: ["fatal", "error", "warn", "info", "debug", "trace", "silent"], description: "pino log level.", roles: "all" }),
+  metricsPort: v({ env: "METRICS_PORT", kind: "int", default: "0", min: 0, max: 65535, description: "Port of /metrics (Prometheus), /health and /ready in a process without the api role (the api serves them on PORT). 0: none.", roles: "all but api" }),
+  logLevel: v({ env: "LOG_LEVEL", aliases: ["LOGGING_LEVEL"], kind: "enum", default: "info", values: ["fatal", "error", "warn", "info", "debug", "trace", "silent"], description: "pino log level.", roles: "all" }),
 } as const;
 
 type Vars = typeof configVars;
@@ -159,6 +172,7 @@ function parseVar(spec: Var, raw: string): string | number | boolean | number[] 
       return `${u.protocol}//${u.host}`;
     }
     case "enum":
+      if (!spec.values?.includes(raw) && spec.values?.includes(raw.toLowerCase())) return raw.toLowerCase(); // Firecrawl writes INFO
       if (!spec.values?.includes(raw)) throw bad(`expected one of ${spec.values?.join(", ")}`);
       return raw;
     default:
@@ -170,8 +184,13 @@ function parseVar(spec: Var, raw: string): string | number | boolean | number[] 
 export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
   const out: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries(configVars) as [string, Var][]) {
-    const raw = env[spec.env];
-    out[name] = parseVar(spec, raw === undefined ? spec.default : raw);
+    const given = [spec.env, ...(spec.aliases ?? [])].filter((n) => env[n] !== undefined).map((n) => ({ n, value: parseVar({ ...spec, env: n }, env[n] as string) }));
+    const first = given[0];
+    const other = given.find((g) => g.value !== first?.value);
+    if (first && other) {
+      throw new ConfigError(`config: ${first.n}=${JSON.stringify(env[first.n])} and ${other.n}=${JSON.stringify(env[other.n])} conflict (${other.n} is another name of ${spec.env}); set one of them`);
+    }
+    out[name] = first ? first.value : parseVar(spec, spec.default);
   }
   return { ...(out as Config), ...overrides };
 }
@@ -179,7 +198,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 /** Markdown table of every variable, for the README. */
 export function configTable(): string {
   const rows = Object.values(configVars).map(
-    (s: Var) => `| \`${s.env}\` | \`${s.default}\` | ${s.roles} | ${s.description} |`,
+    (s: Var) => `| \`${s.env}\` | \`${s.default}\` | ${s.roles} | ${s.description}${s.aliases ? ` Also read as ${s.aliases.map((a) => `\`${a}\``).join(", ")}.` : ""} |`,
   );
   return ["| variable | default | roles | meaning |", "|---|---|---|---|", ...rows].join("\n");
 }

@@ -17,6 +17,10 @@ export const scrapeJobId = (teamId: string, scrapeId: string) => (teamId === TEA
 
 export const isScrapeJob = (id: string) => id.startsWith(SCRAPE_JOB_PREFIX);
 
+/** Whether the pseudo crawl id of a scrape belongs to the team (the inverse of scrapeJobId). */
+export const isTeamScrape = (teamId: string, id: string) =>
+  teamId === TEAM_BYPASS ? id.startsWith(SCRAPE_JOB_PREFIX) && !id.includes(":", SCRAPE_JOB_PREFIX.length) : id.startsWith(`${SCRAPE_JOB_PREFIX}${teamId}:`);
+
 /** Prefix of the pseudo crawl id under which a POST /v2/extract job's states are stored. */
 export const EXTRACT_JOB_PREFIX = "extract:";
 

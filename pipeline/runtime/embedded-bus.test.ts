@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Consumed, Emission, Processor } from "./bus.ts";
+import { unframe } from "./append-log.ts";
 import { EmbeddedBus, partitionOf } from "./embedded-bus.ts";
 import { createLogger } from "./logger.ts";
 import { InfrastructureError } from "./errors.ts";
@@ -147,11 +148,11 @@ describe("EmbeddedBus", () => {
     await bus2.produce(["5", "6"].map((id) => cancel(id)));
     await bus2.close();
     // every line whole; offsets 0..4 in order (5 took the torn record's offset: it was never visible)
-    const lines = readFileSync(file, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as { o: number; k: string });
+    const lines = readFileSync(file, "utf8").trimEnd().split("\n").map((l) => JSON.parse(unframe(l) as string) as { o: number; k: string });
     expect(lines.map((l) => [l.o, l.k])).toEqual([[0, "1"], [1, "2"], [2, "3"], [3, "5"], [4, "6"]]);
 
     const bus3 = await EmbeddedBus.open({ partitions: 1, dir, log });
-    expect(bus3.damage).toEqual({ tornBytes: 0, missingOffsets: 0 });
+    expect(bus3.damage).toEqual({ tornBytes: 0, missingOffsets: 0, damagedRecords: 0 });
     const c = recorder();
     const run = bus3.consume(c.p, log);
     await until(() => c.seen.length === 5);

@@ -71,7 +71,7 @@ export class EmbeddedBus implements Bus, QueueStats {
   private readonly consumersOf = new Map<string, Set<string>>();
   private offsetsDirty = false;
   /** What opening the logs found broken by a crash: torn tails dropped, and offsets missing from a log. */
-  readonly damage = { tornBytes: 0, missingOffsets: 0 };
+  readonly damage = { tornBytes: 0, missingOffsets: 0, damagedRecords: 0 };
   private offsetsWrite: Promise<void> = Promise.resolve();
 
   private constructor(opts: EmbeddedBusOptions) {
@@ -110,7 +110,11 @@ export class EmbeddedBus implements Bus, QueueStats {
         this.damage.tornBytes += part.log.repairedBytes;
         if (part.log.repairedBytes) this.log.warn({ topic: t, file: part.log.path, bytes: part.log.repairedBytes }, "torn last record dropped (its write never completed)");
         let first = true;
-        for await (const { line } of readLines(part.log.path)) {
+        const damaged = (pos: number, bytes: number) => {
+          this.damage.damagedRecords++;
+          this.log.error({ topic: t, file: part.log?.path, pos, bytes }, "damaged record skipped (checksum failed)");
+        };
+        for await (const { line } of readLines(part.log.path, damaged)) {
           let rec: { o: number; k: string; v: string };
           try {
             rec = JSON.parse(line);
@@ -270,7 +274,8 @@ export class EmbeddedBus implements Bus, QueueStats {
       const produced = ps.reduce((n, p) => n + p.end, 0);
       for (const group of groups) {
         const committed = this.committed(group, topic);
-        out.push({ topic, group, produced, lag: ps.reduce((n, p, i) => n + Math.max(0, p.end - (committed[i] ?? 0)), 0) });
+        const partitions = ps.map((p, i) => ({ partition: i, lag: Math.max(0, p.end - (committed[i] ?? 0)) }));
+        out.push({ topic, group, produced, lag: partitions.reduce((n, p) => n + p.lag, 0), partitions });
       }
     }
     return out.sort((a, b) => a.topic.localeCompare(b.topic));

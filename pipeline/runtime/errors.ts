@@ -23,6 +23,12 @@ export type ErrorCode =
   | "SCRAPE_BROWSER_UNAVAILABLE"
   | "SCRAPE_BROWSER_CRASHED"
   | "ROBOTS_BLOCKED"
+  // crawl warnings (error rows that are not a page's failure)
+  | "SITEMAP_TOO_LARGE"
+  // a synchronous request (map, search) that ran out of its time limit
+  | "MAP_TIMEOUT"
+  | "SEARCH_TIMEOUT"
+  | "SEARCH_BACKEND_ERROR"
   // extraction (json / summary formats): the page is still stored, with the error in its metadata
   | "EXTRACT_FAILED"
   | "LLM_TIMEOUT"

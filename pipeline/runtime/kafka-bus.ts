@@ -76,8 +76,8 @@ export async function kafkaQueueStats(kafka: Kafka, config: Config): Promise<Que
       for (const g of groups) {
         const group = `${config.groupPrefix}${g}`;
         const committed = (await admin.fetchOffsets({ groupId: group, topics: [topic] }))[0]?.partitions ?? [];
-        const lag = offsets.reduce((n, o) => n + Math.max(0, Number(o.high) - Math.max(0, Number(committed.find((c) => c.partition === o.partition)?.offset ?? 0))), 0);
-        out.push({ topic: t.name, group: g, produced, lag });
+        const partitions = offsets.map((o) => ({ partition: o.partition, lag: Math.max(0, Number(o.high) - Math.max(0, Number(committed.find((c) => c.partition === o.partition)?.offset ?? 0))) }));
+        out.push({ topic: t.name, group: g, produced, lag: partitions.reduce((n, p) => n + p.lag, 0), partitions });
       }
     }
     return out;

@@ -11,7 +11,7 @@ import { errorMessage } from "./errors.ts";
 import type { Logger } from "./logger.ts";
 import { MAX_MESSAGE_BYTES } from "./kafka-bus.ts";
 import { messageText } from "./registry.ts";
-import { retry } from "./retry.ts";
+import { backoffMs, retry, sleep } from "./retry.ts";
 
 export type { RunnerHandle };
 
@@ -28,7 +28,7 @@ export async function startRunner<T, B>(
     : `${config.groupPrefix}${processor.group}`;
   const consumer: Consumer = kafka.consumer({
     groupId: group,
-    sessionTimeout: 60000,
+    sessionTimeout: config.kafkaSessionTimeoutMs,
     heartbeatInterval: 3000,
     maxBytesPerPartition: MAX_MESSAGE_BYTES,
     maxBytes: 4 * MAX_MESSAGE_BYTES,
@@ -37,6 +37,12 @@ export async function startRunner<T, B>(
     allowAutoTopicCreation: false,
   });
   const handle = batchHandler(processor, bus, log, stopping.signal);
+  // after every rebalance, before any batch of the new assignment: forget the state of partitions that moved away
+  consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+    const partitions = payload.memberAssignment[topic] ?? [];
+    log.info({ partitions }, "partitions assigned");
+    processor.onPartitionsAssigned?.(partitions);
+  });
 
   // batches being handled: a stop waits for them (and their commits) before it disconnects
   const inflight = new Set<Promise<void>>();
@@ -70,26 +76,57 @@ export async function startRunner<T, B>(
     }
   }
 
-  await consumer.connect();
-  // a topic created a moment ago may not be in every broker's metadata yet (UNKNOWN_TOPIC_OR_PARTITION): retriable
-  await retry(() => consumer.subscribe({ topic, fromBeginning: !processor.broadcast }), {
-    retries: 10,
-    initialMs: 200,
-    maxMs: 2000,
-    retriable: (err) => (err as { retriable?: boolean }).retriable === true,
-    onRetry: (err, attempt) => log.warn({ err: errorMessage(err), attempt }, "subscribe failed; retrying"),
+  async function begin(): Promise<void> {
+    await consumer.connect();
+    // a topic created a moment ago may not be in every broker's metadata yet (UNKNOWN_TOPIC_OR_PARTITION): retriable
+    await retry(() => consumer.subscribe({ topic, fromBeginning: !processor.broadcast }), {
+      retries: 10,
+      initialMs: 200,
+      maxMs: 2000,
+      retriable: (err) => (err as { retriable?: boolean }).retriable === true,
+      onRetry: (err, attempt) => log.warn({ err: errorMessage(err), attempt }, "subscribe failed; retrying"),
+    });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: processor.mode === "ordered" ? 4 : 2,
+      eachBatch,
+    });
+  }
+
+  // kafkajs restarts a crashed consumer only after a retriable error; after any other one (e.g. "Failed to find group
+  // coordinator" while the broker restarts) it stays stopped, and a process whose only work was this consumer exits 0.
+  // An infrastructure failure is retried, never the end of the stage: start it again, with backoff, until it runs.
+  let restarting: Promise<void> | undefined;
+  let crashes = 0;
+  consumer.on(consumer.events.CRASH, ({ payload }) => {
+    if (payload.restart || stopping.signal.aborted) return;
+    crashes++;
+    log.error({ err: errorMessage(payload.error) }, "consumer crashed with a non-retriable error; starting it again");
+    restarting ??= (async () => {
+      for (let attempt = 0; !stopping.signal.aborted; attempt++) {
+        await sleep(backoffMs(attempt, 500, 10_000), stopping.signal);
+        if (stopping.signal.aborted) return;
+        try {
+          const before = crashes;
+          await begin(); // a failed join crashes inside run(), before it returns
+          if (crashes !== before) continue;
+          log.warn({ attempt }, "consumer running again after a crash");
+          return;
+        } catch (err) {
+          log.warn({ err: errorMessage(err), attempt }, "consumer restart failed; retrying");
+        }
+      }
+    })().finally(() => (restarting = undefined));
   });
-  await consumer.run({
-    autoCommit: false,
-    eachBatchAutoResolve: false,
-    partitionsConsumedConcurrently: processor.mode === "ordered" ? 4 : 2,
-    eachBatch,
-  });
+
+  await begin();
   log.info({ group }, "consumer running");
 
   return {
     async stop() {
       stopping.abort(); // no new message starts; the ones in flight finish and their prefix is committed
+      await restarting;
       await Promise.allSettled([...inflight]);
       await consumer.disconnect();
       log.info("consumer stopped");

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { CrawlPage } from "../../schemas/index.ts";
 import type { Consumed } from "../runtime/bus.ts";
+import { InfrastructureError } from "../runtime/errors.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { CancelCache } from "../store/cancel-cache.ts";
 import { EmbeddedCrawlStore } from "../store/embedded-crawl-store.ts";
@@ -33,5 +34,74 @@ describe("sink cursors", () => {
     expect((await run(page("a", "p1"))).map((e) => e.topic)).toEqual(["frontier.inbox"]);
     expect((await run(page("a", "p2"))).map((e) => e.topic)).toEqual(["crawl.events", "frontier.inbox"]);
     expect((await store.pageDocuments("a", 0, 1e9, 100)).docs).toHaveLength(2);
+  });
+});
+
+// The sink's per-crawl cursor (next seq, stored keys) follows the partition: when a crawl's partition moves to
+// another sink and back, the first sink reads the cursor again instead of writing with a stale one.
+const pageN = (n: number): CrawlPage => ({
+  crawlId: "c1",
+  urlKey: `example.com/p${n}`,
+  credits: 1,
+  document: { markdown: `page ${n}`, metadata: { sourceURL: `https://example.com/p${n}`, url: `https://example.com/p${n}`, statusCode: 200, scrapeId: `s${n}` } },
+});
+
+describe("sink across rebalances", () => {
+  it("a crawl's partition that moves away and back is not written with a stale cursor (no duplicate key or seq)", async () => {
+    const store = await EmbeddedCrawlStore.open(null, 0);
+    // every row the sinks write, as a store without read-time dedup (ClickHouse's MergeTree) would keep them
+    const written: { urlKey: string; seq: number }[] = [];
+    const insert = store.insertDocuments.bind(store);
+    store.insertDocuments = async (rows) => {
+      written.push(...rows.map((r) => ({ urlKey: r.urlKey, seq: r.seq })));
+      await insert(rows);
+    };
+    const log = createLogger("silent");
+    const clock = { now: () => 1 };
+    const sink = () => new SinkProcessor({ store, cancels: new CancelCache(store, 0, clock.now), clock, log });
+    const [a, b] = [sink(), sink()];
+    const store1 = async (s: SinkProcessor, n: number) => {
+      const batch = s.createBatch();
+      await s.prepare([], batch);
+      await s.handle({ topic: "crawl.pages", partition: 0, offset: String(n), key: "c1", value: pageN(n) }, batch);
+      await s.beforeProduce(batch);
+    };
+    a.onPartitionsAssigned([0]);
+    await store1(a, 1);
+    // rebalance: partition 0 moves to b, which stores page 2
+    a.onPartitionsAssigned([1]);
+    b.onPartitionsAssigned([0]);
+    await store1(b, 2);
+    // and back to a: page 2 is redelivered (b died before its commit), then page 3
+    b.onPartitionsAssigned([1]);
+    a.onPartitionsAssigned([0]);
+    await store1(a, 2);
+    await store1(a, 3);
+    expect(written).toEqual([
+      { urlKey: "example.com/p1", seq: 0 },
+      { urlKey: "example.com/p2", seq: 1 },
+      { urlKey: "example.com/p3", seq: 2 },
+    ]);
+  });
+
+  it("an insert that failed after it was stored (the server went away before answering) is not written again on the retry", async () => {
+    const store = await EmbeddedCrawlStore.open(null, 0);
+    const written: string[] = [];
+    const insert = store.insertDocuments.bind(store);
+    let lost = 1;
+    store.insertDocuments = async (rows) => {
+      written.push(...rows.map((r) => r.urlKey));
+      await insert(rows);
+      if (lost-- > 0) throw new InfrastructureError("STORE_UNAVAILABLE", "clickhouse insert failed: socket hang up");
+    };
+    const clock = { now: () => 1 };
+    const s = new SinkProcessor({ store, cancels: new CancelCache(store, 0, clock.now), clock, log: createLogger("silent") });
+    const batch = s.createBatch();
+    await s.prepare([], batch);
+    for (const n of [1, 2]) await s.handle({ topic: "crawl.pages", partition: 0, offset: String(n), key: "c1", value: pageN(n) }, batch);
+    // the runner's retry of the batch's side effects
+    await expect(s.beforeProduce(batch)).rejects.toThrow("socket hang up");
+    await s.beforeProduce(batch);
+    expect(written).toEqual(["example.com/p1", "example.com/p2"]);
   });
 });

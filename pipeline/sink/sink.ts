@@ -3,8 +3,10 @@
 import type { CrawlEvent, CrawlPage, FrontierInboxMessage } from "../../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
+import type { Metrics } from "../runtime/metrics.ts";
 import type { Logger } from "../runtime/logger.ts";
-import {keys } from "../topology.ts";
+import { keys } from "../topology.ts";
+import { PartitionCache } from "../runtime/partition-cache.ts";
 import type { CancelCache } from "../store/cancel-cache.ts";
 import type { CrawlStore, DocumentRow } from "../store/crawl-store.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
@@ -26,20 +28,25 @@ interface Batch {
   keys: Map<string, Set<string>>;
   finals: Map<string, Set<string>>;
   cancelled: Set<string>;
+  /** an insert of this batch failed: it may have been stored anyway */
+  uncertain: boolean;
 }
 
 export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlPage, Batch> {
   readonly mode = "ordered" as const;
   readonly concurrency = 1;
-  private readonly cursors = new Map<string, CrawlCursor>();
+  private readonly cursors = new PartitionCache<CrawlCursor>();
   private readonly store: CrawlStore;
   private readonly cancels: CancelCache;
   private readonly clock: Clock;
   private readonly log: Logger;
   private sweptAt = 0;
+  private readonly metrics: Metrics | undefined;
 
-  constructor(deps: { store: CrawlStore; cancels: CancelCache; clock: Clock; log: Logger }) {
+  /** metrics: documents by outcome (stored, duplicate, raced, cancelled) */
+  constructor(deps: { store: CrawlStore; cancels: CancelCache; clock: Clock; log: Logger; metrics?: Metrics }) {
     super("sink");
+    this.metrics = deps.metrics;
     this.store = deps.store;
     this.cancels = deps.cancels;
     this.clock = deps.clock;
@@ -47,19 +54,24 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
   }
 
   createBatch(): Batch {
-    return { rows: [], keys: new Map(), finals: new Map(), cancelled: new Set() };
+    return { rows: [], keys: new Map(), finals: new Map(), cancelled: new Set(), uncertain: false };
   }
 
-  private async cursor(crawlId: string): Promise<CrawlCursor> {
+  private async cursor(crawlId: string, partition: number): Promise<CrawlCursor> {
     const now = this.clock.now();
     let c = this.cursors.get(crawlId);
     if (!c) {
       const { nextSeq, keys: stored, finalKeys } = await this.store.documentKeys(crawlId);
       c = { nextSeq, usedAt: now, stored: new Set(stored), finals: new Set(finalKeys) };
-      this.cursors.set(crawlId, c);
+      this.cursors.set(crawlId, partition, c);
     }
     c.usedAt = now;
     return c;
+  }
+
+  onPartitionsAssigned(partitions: number[]): void {
+    const dropped = this.cursors.retain(partitions);
+    if (dropped) this.log.info({ dropped, partitions }, "cursors of partitions moved away forgotten");
   }
 
   /** Crawls whose cursor is in memory (finished crawls leave once idle for CURSOR_IDLE_MS). */
@@ -84,9 +96,10 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
     const page = msg.value;
     if (batch.cancelled.has(page.crawlId)) {
       this.log.debug({ crawlId: page.crawlId, urlKey: page.urlKey }, "crawl cancelled: page dropped");
+      this.metrics?.pagesStored.inc({ outcome: "cancelled" });
       return [];
     }
-    const cursor = await this.cursor(page.crawlId);
+    const cursor = await this.cursor(page.crawlId, msg.partition);
     const batchKeys = batch.keys.get(page.crawlId) ?? new Set<string>();
     batch.keys.set(page.crawlId, batchKeys);
     const done: FrontierInboxMessage = { type: "PageDone", crawlId: page.crawlId, urlKey: page.urlKey, credits: page.credits };
@@ -95,13 +108,16 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
     const doneEmission: Emission = { topic: "frontier.inbox", key: keys.crawl(page.crawlId), value: done, phase: 1 };
     if (cursor.stored.has(page.urlKey) || batchKeys.has(page.urlKey)) {
       this.log.debug({ crawlId: page.crawlId, urlKey: page.urlKey, offset: msg.offset }, "page already stored");
+      this.metrics?.pagesStored.inc({ outcome: "duplicate" });
       return [doneEmission];
     }
     const finalKey = page.finalUrlKey ?? page.urlKey;
     const batchFinals = batch.finals.get(page.crawlId) ?? new Set<string>();
     batch.finals.set(page.crawlId, batchFinals);
-    if (cursor.finals.has(finalKey) || batchFinals.has(finalKey)) {
+    // a batch scrapes what it was given: two URLs that redirect to one page are two documents
+    if (page.kind !== "batch" && (cursor.finals.has(finalKey) || batchFinals.has(finalKey))) {
       // two URLs that end at one page (a redirect raced a link to its target): keep the first, silently
+      this.metrics?.pagesStored.inc({ outcome: "raced" });
       const raced: FrontierInboxMessage = {
         type: "PageFailed", crawlId: page.crawlId, urlKey: page.urlKey, url: String(page.document.metadata.sourceURL),
         code: "SCRAPE_RACED_REDIRECT", error: `same page as an earlier document (${String(page.document.metadata.url)})`,
@@ -130,11 +146,14 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
 
   /** Documents are durable before anyone hears of them. */
   async beforeProduce(batch: Batch): Promise<void> {
+    if (batch.uncertain) await this.dropStored(batch);
     if (batch.rows.length === 0) return;
     try {
       await this.store.insertDocuments(batch.rows);
     } catch (err) {
-      // forget what this batch assumed; the cursor is rebuilt from the store on the retry
+      // the insert may have landed all the same (the server went away before it answered): the retry first drops the
+      // rows the store has; and forget what this batch assumed, the cursor is rebuilt from the store
+      batch.uncertain = true;
       for (const crawlId of batch.keys.keys()) this.cursors.delete(crawlId);
       throw err;
     }
@@ -146,6 +165,16 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
       const c = this.cursors.get(crawlId);
       if (c) for (const k of written) c.finals.add(k);
     }
+    this.metrics?.pagesStored.inc({ outcome: "stored" }, batch.rows.length);
     batch.rows = [];
+  }
+
+  /** Drops the batch's rows whose URL key the store already holds (an insert that failed but landed). */
+  private async dropStored(batch: Batch): Promise<void> {
+    const stored = new Map<string, Set<string>>();
+    for (const crawlId of new Set(batch.rows.map((r) => r.crawlId))) stored.set(crawlId, new Set((await this.store.documentKeys(crawlId)).keys));
+    const before = batch.rows.length;
+    batch.rows = batch.rows.filter((r) => !stored.get(r.crawlId)?.has(r.urlKey));
+    if (batch.rows.length < before) this.log.warn({ rows: before - batch.rows.length }, "a failed insert had been stored: not written again");
   }
 }

@@ -1,9 +1,10 @@
 // ClickHouse adapter of the CrawlStore port.
 import type { ClickHouseClient } from "./clickhouse.ts";
-import type { CrawlRecord, CrawlStatus, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, ExpiredCrawl, UrlRow, UrlState } from "./crawl-store.ts";
+import type { CrawlRecord, CrawlStatus, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, ExpiredCrawl, SearchCandidates, UrlRow, UrlState } from "./crawl-store.ts";
 import { fitChunk } from "./paging.ts";
 import { raw, sql } from "./sql.ts";
-import { EXTRACT_JOB_PREFIX, SCRAPE_JOB_PREFIX } from "../runtime/constants.ts";
+import { randomUUID } from "node:crypto";
+import { EXTRACT_JOB_PREFIX, SCRAPE_JOB_PREFIX, TEAM_BYPASS } from "../runtime/constants.ts";
 
 const CRAWL_COLUMNS = [
   "crawl_id", "version", "team_id", "url", "options", "webhook", "status", "total", "completed", "failed",
@@ -145,7 +146,19 @@ export class ClickHouseCrawlStore implements CrawlStore {
       }
     }
     await this.ch.exec(sql`ALTER TABLE ${this.t("documents")} DELETE WHERE (startsWith(crawl_id, ${SCRAPE_JOB_PREFIX}) OR startsWith(crawl_id, ${EXTRACT_JOB_PREFIX})) AND stored_at < ${cutoff}`);
+    await this.ch.exec(sql`ALTER TABLE ${this.t("idempotency_keys")} DELETE WHERE at < ${cutoff}`);
     return ids;
+  }
+
+  /** Check, insert, then read the earliest claim back: of two racing claims exactly one sees its own first. */
+  async claimIdempotencyKey(teamId: string, key: string, at: number): Promise<boolean> {
+    const first = () => this.ch.query<{ claim_id: string }>(
+      sql`SELECT claim_id FROM ${this.t("idempotency_keys")} WHERE team_id = ${teamId} AND key = ${key} ORDER BY at, claim_id LIMIT 1`,
+    );
+    if ((await first()).length > 0) return false;
+    const claimId = randomUUID();
+    await this.ch.insert("idempotency_keys", ["team_id", "key", "claim_id", "at"], [[teamId, key, claimId, at]]);
+    return (await first())[0]?.claim_id === claimId;
   }
 
   async runningCrawlIds(): Promise<string[]> {
@@ -173,6 +186,33 @@ export class ClickHouseCrawlStore implements CrawlStore {
       sql`SELECT event_id, event, url, status_code, attempt, error, at FROM ${this.t("webhook_deliveries")} WHERE crawl_id = ${crawlId} ORDER BY at, attempt`,
     );
     return rows.map((r) => ({ crawlId, eventId: r.event_id, event: r.event, url: r.url, statusCode: n(r.status_code), attempt: n(r.attempt), error: r.error, at: n(r.at) }));
+  }
+
+  async mostRecentSuccess(since: number): Promise<number | null> {
+    const rows = await this.ch.query<{ at: number; docs: number }>(
+      sql`SELECT max(stored_at) AS at, count() AS docs FROM ${this.t("documents")} WHERE status_code < 400 AND stored_at >= ${since}`,
+    );
+    return n(rows[0]?.docs ?? 0) > 0 ? n(rows[0]?.at) : null;
+  }
+
+  async searchCandidates(teamId: string, terms: string[], since: number, maxDocs: number): Promise<SearchCandidates> {
+    if (terms.length === 0) return { corpus: 0, df: [], docs: [] };
+    const scrapes = teamId === TEAM_BYPASS
+      ? sql`(startsWith(crawl_id, ${SCRAPE_JOB_PREFIX}) AND position(substring(crawl_id, ${SCRAPE_JOB_PREFIX.length + 1}), ':') = 0)`
+      : sql`startsWith(crawl_id, ${`${SCRAPE_JOB_PREFIX}${teamId}:`})`;
+    const owned = sql`(crawl_id IN (SELECT crawl_id FROM ${this.t("crawls")} WHERE team_id = ${teamId}) OR ${scrapes})`;
+    // the ASCII variant is several times faster on ClickHouse 18.16; non-ASCII terms need the UTF-8 case folding
+    const has = terms.map((t) => (/^[ -~]*$/.test(t) ? sql`(positionCaseInsensitive(doc, ${t}) > 0)` : sql`(positionCaseInsensitiveUTF8(doc, ${t}) > 0)`).text);
+    const counts = await this.ch.query<Record<string, number>>(
+      sql`SELECT count() AS corpus, ${raw(has.map((h, i) => `countIf(${h}) AS df${i}`).join(", "))}
+          FROM ${this.t("documents")} WHERE stored_at >= ${since} AND ${owned}`,
+    );
+    const row = counts[0] ?? {};
+    const docs = await this.ch.query<{ doc: string }>(
+      sql`SELECT doc FROM ${this.t("documents")} WHERE stored_at >= ${since} AND ${owned} AND (${raw(has.join(" OR "))})
+          ORDER BY ${raw(has.map((h) => `toUInt8(${h})`).join(" + "))} DESC, stored_at DESC LIMIT ${maxDocs}`,
+    );
+    return { corpus: n(row.corpus ?? 0), df: terms.map((_, i) => n(row[`df${i}`] ?? 0)), docs: docs.map((d) => d.doc) };
   }
 }
 

@@ -92,6 +92,16 @@ export interface DocumentPage {
   more: boolean;
 }
 
+/** What a full-text search needs from the stored documents (every term is lower-case). */
+export interface SearchCandidates {
+  /** documents stored since `since` */
+  corpus: number;
+  /** per term: how many of them contain it */
+  df: number[];
+  /** JSON texts of documents containing at least one term, those containing most terms first */
+  docs: string[];
+}
+
 export interface CrawlStore {
   /** The latest version of a crawl, with the cancel flag applied; null when unknown. */
   getCrawl(crawlId: string): Promise<CrawlRecord | null>;
@@ -121,6 +131,12 @@ export interface CrawlStore {
   /** Credits used by each crawl of a team still in the store. */
   creditsByCrawl(teamId: string): Promise<Map<string, number>>;
   logDeliveries(rows: DeliveryRow[]): Promise<void>;
+  /** Records a team's idempotency key; false when it was recorded before (within retention). */
+  claimIdempotencyKey(teamId: string, key: string, at: number): Promise<boolean>;
   /** The delivery log of a crawl, oldest first. */
   listDeliveries(crawlId: string): Promise<DeliveryRow[]>;
+  /** When the newest document with a status below 400 was stored, if one was stored since `since`. */
+  mostRecentSuccess(since: number): Promise<number | null>;
+  /** A team's stored documents (its crawls and scrapes) since `since` that contain any of the terms (case-insensitive substring). */
+  searchCandidates(teamId: string, terms: string[], since: number, maxDocs: number): Promise<SearchCandidates>;
 }

@@ -1,7 +1,7 @@
 // Embedded adapter of the AuthStore port: one JSON-lines file under DATA_DIR/store, replayed at start.
 import { open as openFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { AppendLog } from "../runtime/append-log.ts";
+import { AppendLog, unframe } from "../runtime/append-log.ts";
 import { latest, type AuthStore, type KeyRow, type TeamRow, type UsageRow } from "./auth-store.ts";
 
 type Entry = { t: "team"; r: TeamRow } | { t: "key"; r: KeyRow } | { t: "used"; rows: { keyId: string; at: number }[] } | { t: "usage"; rows: UsageRow[] };
@@ -49,10 +49,12 @@ export class EmbeddedAuthStore implements AuthStore {
       const end = buf.lastIndexOf(0x0a) + 1; // a line still being written is read next time
       for (const line of buf.subarray(0, end).toString("utf8").split("\n")) {
         if (!line) continue;
+        const json = unframe(line);
+        if (json === null) continue; // a damaged line (checksum failed): its write never completed
         try {
-          this.apply(JSON.parse(line) as Entry);
+          this.apply(JSON.parse(json) as Entry);
         } catch {
-          // a torn line left by a crash: the write it belonged to never completed
+          // an unframed (format 1) line torn by a crash: the write it belonged to never completed
         }
       }
       this.readBytes += end;

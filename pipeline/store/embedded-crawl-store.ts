@@ -3,10 +3,10 @@
 // on disk (memory keeps only an index). Both are replayed at start, so a restart keeps every crawl until it expires.
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
-import type { CrawlRecord, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, ExpiredCrawl, UrlRow } from "./crawl-store.ts";
+import type { CrawlRecord, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, ExpiredCrawl, SearchCandidates, UrlRow } from "./crawl-store.ts";
 import { AppendLog, FileReader, readLines } from "../runtime/append-log.ts";
 import { fitChunk } from "./paging.ts";
-import { isStandaloneJob } from "../runtime/constants.ts";
+import { isScrapeJob, isStandaloneJob, isTeamScrape, RETENTION_MS } from "../runtime/constants.ts";
 
 interface DocRef {
   storedAt?: number;
@@ -24,7 +24,8 @@ type JournalEntry =
   | { t: "cancel"; id: string; at: number }
   | { t: "urls"; rows: UrlRow[] }
   | { t: "errors"; rows: ErrorRow[] }
-  | { t: "deliveries"; rows: DeliveryRow[] };
+  | { t: "deliveries"; rows: DeliveryRow[] }
+  | { t: "idem"; team: string; key: string; at: number };
 
 const newer = (a: CrawlRecord, b: CrawlRecord | undefined) => !b || a.version > b.version || (a.version === b.version && a.updatedAt >= b.updatedAt);
 
@@ -39,9 +40,19 @@ export class EmbeddedCrawlStore implements CrawlStore {
   private readonly docKeys = new Map<string, Set<string>>();
   private readonly errors = new Map<string, Map<string, ErrorRow>>();
   private readonly deliveries = new Map<string, DeliveryRow[]>();
+  /** idempotency keys (team + key) -> when claimed */
+  private readonly idem = new Map<string, number>();
+  /** when the newest document with a status below 400 was stored */
+  private lastSuccessAt: number | null = null;
   /** memory-only mode keeps URL rows and documents here */
   private readonly memUrls = new Map<string, UrlRow[]>();
   private readonly memDocs = new Map<string, string[]>();
+
+  /** Records in the middle of the files whose checksum failed when they were read (skipped). */
+  damagedRecords = 0;
+  private readonly countDamaged = (): void => {
+    this.damagedRecords++;
+  };
 
   private constructor(dir: string | null) {
     this.journal = dir ? new AppendLog(join(dir, "store", "journal.jsonl")) : null;
@@ -57,7 +68,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
 
   private async load(now: number): Promise<void> {
     if (!this.journal || !this.docsLog) return;
-    for await (const { line } of readLines(this.journal.path)) {
+    for await (const { line } of readLines(this.journal.path, this.countDamaged)) {
       let e: JournalEntry;
       try {
         e = JSON.parse(line);
@@ -68,6 +79,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
       else if (e.t === "cancel") this.cancels.set(e.id, e.at);
       else if (e.t === "errors") this.applyErrors(e.rows);
       else if (e.t === "deliveries") this.applyDeliveries(e.rows);
+      else if (e.t === "idem" && e.at >= now - RETENTION_MS) this.idem.set(JSON.stringify([e.team, e.key]), e.at);
     }
     await this.indexDocuments();
     const expired = new Set([...this.crawls.values()].filter((c) => c.status !== "scraping" && c.expiresAt < now).map((c) => c.crawlId));
@@ -98,8 +110,8 @@ export class EmbeddedCrawlStore implements CrawlStore {
 
   private async indexDocuments(): Promise<void> {
     if (!this.docsLog) return;
-    for await (const { line, pos, len } of readLines(this.docsLog.path)) {
-      let head: { c: string; s: number; k: string; f?: string; t?: number };
+    for await (const { line, pos, len } of readLines(this.docsLog.path, this.countDamaged)) {
+      let head: { c: string; s: number; k: string; f?: string; t?: number; sc?: number };
       try {
         head = JSON.parse(line.slice(0, line.indexOf(',"d":')) + "}");
         JSON.parse(line);
@@ -109,6 +121,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
       if (!isStandaloneJob(head.c) && !this.crawls.has(head.c)) continue; // a crawl that expired
       const docStart = Buffer.byteLength(line.slice(0, line.indexOf(',"d":') + 5));
       this.addDocRef(head.c, { seq: head.s, urlKey: head.k, finalKey: head.f ?? head.k, pos, len, docStart, storedAt: head.t });
+      if ((head.sc ?? 200) < 400) this.noteSuccess(head.t);
     }
   }
 
@@ -131,6 +144,10 @@ export class EmbeddedCrawlStore implements CrawlStore {
       list.push(r);
       this.deliveries.set(r.crawlId, list);
     }
+  }
+
+  private noteSuccess(at: number | undefined): void {
+    if (at !== undefined && (this.lastSuccessAt === null || at > this.lastSuccessAt)) this.lastSuccessAt = at;
   }
 
   private addDocRef(crawlId: string, ref: DocRef): void {
@@ -203,6 +220,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
   }
 
   async insertDocuments(rows: DocumentRow[]): Promise<void> {
+    for (const r of rows) if (r.statusCode < 400) this.noteSuccess(r.storedAt);
     if (!this.docsLog) {
       for (const r of rows) {
         const list = this.memDocs.get(r.crawlId) ?? [];
@@ -212,7 +230,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
       }
       return;
     }
-    const lines = rows.map((r) => `${JSON.stringify({ c: r.crawlId, s: r.seq, k: r.urlKey, f: r.finalKey, t: r.storedAt }).slice(0, -1)},"d":${r.doc}}`);
+    const lines = rows.map((r) => `${JSON.stringify({ c: r.crawlId, s: r.seq, k: r.urlKey, f: r.finalKey, t: r.storedAt, sc: r.statusCode }).slice(0, -1)},"d":${r.doc}}`);
     const { positions, written } = this.docsLog.append(lines);
     await written;
     rows.forEach((r, i) => {
@@ -278,6 +296,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
     if (beforeDelete && expired.length) await beforeDelete(expired.map((c) => ({ crawlId: c.crawlId, teamId: c.teamId, creditsUsed: c.creditsUsed })));
     const ids = expired.map((c) => c.crawlId);
     for (const id of ids) this.forget(id);
+    for (const [k, at] of this.idem) if (at < now - retentionMs) this.idem.delete(k);
     for (const [id, refs] of this.docs) {
       if (isStandaloneJob(id) && this.crawls.get(id) === undefined && (refs[0]?.storedAt ?? now) < now - retentionMs) this.forget(id);
     }
@@ -307,6 +326,14 @@ export class EmbeddedCrawlStore implements CrawlStore {
     this.memUrls.delete(id);
   }
 
+  async claimIdempotencyKey(teamId: string, key: string, at: number): Promise<boolean> {
+    const k = JSON.stringify([teamId, key]);
+    if (this.idem.has(k)) return false;
+    this.idem.set(k, at); // before the write: a second claim during it already sees the key
+    await this.write({ t: "idem", team: teamId, key, at });
+    return true;
+  }
+
   async logDeliveries(rows: DeliveryRow[]): Promise<void> {
     await this.write({ t: "deliveries", rows });
     this.applyDeliveries(rows);
@@ -314,6 +341,35 @@ export class EmbeddedCrawlStore implements CrawlStore {
 
   async listDeliveries(crawlId: string): Promise<DeliveryRow[]> {
     return [...(this.deliveries.get(crawlId) ?? [])].sort((a, b) => a.at - b.at || a.attempt - b.attempt);
+  }
+
+  async mostRecentSuccess(since: number): Promise<number | null> {
+    return this.lastSuccessAt !== null && this.lastSuccessAt >= since ? this.lastSuccessAt : null;
+  }
+
+  /** Reads every document stored since `since` (the embedded mode's corpus is one machine's crawls). */
+  async searchCandidates(teamId: string, terms: string[], since: number, maxDocs: number): Promise<SearchCandidates> {
+    const df = terms.map(() => 0);
+    const hits: { doc: string; matched: number; at: number }[] = [];
+    let corpus = 0;
+    for (const [crawlId, refs] of this.docs) {
+      if (isScrapeJob(crawlId) ? !isTeamScrape(teamId, crawlId) : this.crawls.get(crawlId)?.teamId !== teamId) continue;
+      for (const ref of refs) {
+        if ((ref.storedAt ?? 0) < since) continue;
+        corpus++;
+        const doc = await this.readDoc(crawlId, ref);
+        const lower = doc.toLowerCase();
+        let matched = 0;
+        terms.forEach((t, i) => {
+          if (!lower.includes(t)) return;
+          df[i] = (df[i] as number) + 1;
+          matched++;
+        });
+        if (matched > 0) hits.push({ doc, matched, at: ref.storedAt ?? 0 });
+      }
+    }
+    hits.sort((a, b) => b.matched - a.matched || b.at - a.at);
+    return { corpus, df, docs: hits.slice(0, maxDocs).map((h) => h.doc) };
   }
 
   async close(): Promise<void> {
@@ -325,6 +381,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
 
 function journalCrawlId(e: JournalEntry): string {
   if (e.t === "crawl") return e.r.crawlId;
+  if (e.t === "idem") return "";
   if (e.t === "cancel") return e.id;
   return e.rows[0]?.crawlId ?? "";
 }
@@ -337,10 +394,5 @@ function docCrawlId(line: string): string {
   }
 }
 
-async function sizeOf(path: string): Promise<number> {
-  try {
-    return (await stat(path)).size;
-  } catch {
-    return 0;
-  }
-}
+/** Bytes in a file, 0 when it does not exist. */
+const sizeOf = (path: string): Promise<number> => stat(path).then((st) => st.size, () => 0);

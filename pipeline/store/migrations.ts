@@ -29,6 +29,9 @@ export function migrations(db: string): string[] {
     `CREATE TABLE IF NOT EXISTS ${db}.webhook_deliveries (
       crawl_id String, event_id String, event String, url String, status_code UInt16, attempt UInt32, error String, at UInt64
     ) ENGINE = MergeTree() ORDER BY (crawl_id, at)`,
+    // x-idempotency-key of POST /v2/crawl and /v2/batch/scrape; the earliest claim of a key wins
+    `CREATE TABLE IF NOT EXISTS ${db}.idempotency_keys (team_id String, key String, claim_id String, at UInt64)
+      ENGINE = MergeTree() ORDER BY (team_id, key)`,
     // authentication (USE_DB_AUTHENTICATION=true): teams and their credit balance, API keys stored as scrypt hashes
     `CREATE TABLE IF NOT EXISTS ${db}.teams (team_id String, name String, credits Int64, created_at UInt64, version UInt64)
       ENGINE = ReplacingMergeTree(version) ORDER BY team_id`,

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync, truncateSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -35,6 +35,35 @@ describe("EmbeddedPageCache", () => {
     expect(await reopened.get("k1", 0)).toBeNull();
     expect((await reopened.get("k2", 0))?.body).toBe("two");
     await reopened.close();
+  });
+
+  it("after a torn write: the torn entry is dropped at open, entries put after it survive two reopens", async () => {
+    const d = mkdtempSync(join(tmpdir(), "trawl-cache-"));
+    try {
+      const c1 = await EmbeddedPageCache.open(d, 0);
+      c1.put([entry("a", 1, "A"), entry("b", 1, "B".repeat(1_000_000))]);
+      await c1.close();
+      const file = join(d, "store", "cache.jsonl");
+      truncateSync(file, statSync(file).size - 400_000); // kill -9 in the middle of writing "b"
+      const c2 = await EmbeddedPageCache.open(d, 0);
+      expect(c2.repairedBytes).toBeGreaterThan(600_000);
+      expect(await c2.get("b", 0)).toBeNull();
+      c2.put([entry("c", 2, "C")]);
+      await c2.close();
+      for (let i = 0; i < 2; i++) {
+        const c = await EmbeddedPageCache.open(d, 0);
+        expect(c.repairedBytes).toBe(0);
+        expect([(await c.get("a", 0))?.body, (await c.get("c", 0))?.body]).toEqual(["A", "C"]);
+        c.put([entry(`r${i}`, 3, `R${i}`)]);
+        await c.close();
+      }
+      // an expired entry forces a rewrite at open: positions recomputed for the framed file
+      const last = await EmbeddedPageCache.open(d, 2);
+      expect([await last.get("a", 0), (await last.get("c", 0))?.body, (await last.get("r1", 0))?.body]).toEqual([null, "C", "R1"]);
+      await last.close();
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
   });
 
   it("memory only without a directory", async () => {

@@ -4,7 +4,8 @@
 // Adapters: EmbeddedPageCache (a JSON-lines file, or memory) and ClickHousePageCache (clickhouse-page-cache.ts).
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { AppendLog, FileReader, readLines } from "../runtime/append-log.ts";
+import { AppendLog, FileReader, FRAME_BYTES, readLines } from "../runtime/append-log.ts";
+import type { Logger } from "../runtime/logger.ts";
 
 export interface CachedPage {
   key: string;
@@ -49,34 +50,46 @@ export class EmbeddedPageCache implements PageCache {
   private reader: FileReader | null = null;
   private readonly index = new Map<string, Ref>();
   private readonly memory = new Map<string, CachedPage>();
+  private readonly logger: Logger | undefined;
 
-  private constructor(dir: string | null) {
+  private constructor(dir: string | null, logger: Logger | undefined) {
     this.log = dir ? new AppendLog(join(dir, "store", "cache.jsonl")) : null;
+    this.logger = logger;
+  }
+
+  /** Bytes of a torn last entry dropped when the file was opened (a crash in the middle of a write). */
+  get repairedBytes(): number {
+    return this.log?.repairedBytes ?? 0;
   }
 
   /** Opens the cache, dropping entries stored before `cutoff` (the file is rewritten when any were dropped). */
-  static async open(dir: string | null, cutoff: number): Promise<EmbeddedPageCache> {
-    const cache = new EmbeddedPageCache(dir);
+  static async open(dir: string | null, cutoff: number, logger?: Logger): Promise<EmbeddedPageCache> {
+    const cache = new EmbeddedPageCache(dir, logger);
     if (!cache.log) return cache;
-    const kept: string[] = [];
+    const kept: { line: string; pos: number; len: number }[] = [];
     let dropped = 0;
-    for await (const { line } of readLines(cache.log.path)) {
-      try {
-        const { storedAt } = JSON.parse(line) as CachedPage;
-        if (storedAt >= cutoff) kept.push(line);
-        else dropped++;
-      } catch {
-        dropped++; // a torn last line
+    const damaged = (pos: number, bytes: number) => {
+      dropped++;
+      cache.logger?.error({ file: cache.log?.path, pos, bytes }, "damaged cache entry dropped (checksum failed)");
+    };
+    for await (const rec of readLines(cache.log.path, damaged)) {
+      const { storedAt } = JSON.parse(rec.line) as CachedPage;
+      if (storedAt >= cutoff) kept.push(rec);
+      else dropped++;
+    }
+    let pos = cache.log.size;
+    if (dropped > 0) {
+      await cache.log.rewrite(kept.map((k) => k.line));
+      pos = 0;
+      for (const k of kept) {
+        k.pos = pos;
+        pos += k.len + FRAME_BYTES + 1;
       }
     }
-    if (dropped > 0) await cache.log.rewrite(kept);
-    let pos = 0;
-    for (const line of kept) {
-      const len = Buffer.byteLength(line);
+    for (const { line, pos: at, len } of kept) {
       const { key, storedAt } = JSON.parse(line) as CachedPage;
       const prev = cache.index.get(key);
-      if (!prev || storedAt >= prev.storedAt) cache.index.set(key, { pos, len, storedAt });
-      pos += len + 1;
+      if (!prev || storedAt >= prev.storedAt) cache.index.set(key, { pos: at, len, storedAt });
     }
     cache.log.size = pos;
     return cache;

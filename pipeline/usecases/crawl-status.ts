@@ -27,9 +27,20 @@ export interface StatusChunk {
   nextSkip?: number;
 }
 
-/** The status of a crawl and one chunk of its documents (at most `maxBytes` of JSON, at most `limit` documents). */
+/**
+ * The status of a crawl and one chunk of its documents (at most `maxBytes` of JSON, at most `limit` documents).
+ * `data` never runs ahead of `completed`: the sink stores a page (seq 0, 1, ... in completion order) before the
+ * frontier counts it, so between the two a read would see more documents than `completed`. While the crawl runs only
+ * seqs below `completed` are served (the rest come with the next poll). A cancelled crawl serves every stored page at
+ * once (what is stored stays, and nothing more comes) and shows `completed` as at least what it serves: a page
+ * stored just before the cancel is counted (and billed) when its PageDone arrives, a moment later.
+ */
 export async function crawlStatus(store: CrawlStore, crawl: CrawlRecord, now: number, chunk: { skip: number; limit: number; maxBytes: number }): Promise<StatusChunk> {
-  const page = await store.pageDocuments(crawl.crawlId, chunk.skip, chunk.maxBytes, chunk.limit);
+  const capped = crawl.status === "scraping";
+  const counted = capped ? Math.max(0, crawl.completed - chunk.skip) : chunk.limit;
+  const page = counted === 0
+    ? { docs: [], nextSkip: chunk.skip, more: false }
+    : await store.pageDocuments(crawl.crawlId, chunk.skip, chunk.maxBytes, Math.min(chunk.limit, counted));
   const head: Record<string, unknown> = {
     success: crawl.status !== "failed",
     status: crawl.status,
@@ -38,26 +49,34 @@ export async function crawlStatus(store: CrawlStore, crawl: CrawlRecord, now: nu
     creditsUsed: crawl.creditsUsed,
     expiresAt: new Date(Math.floor(expiresAtOf(crawl, now) / 1000) * 1000).toISOString(),
   };
+  head.createdAt = new Date(crawl.createdAt).toISOString();
+  if (crawl.status !== "scraping" && crawl.completedAt > 0) head.completedAt = new Date(crawl.completedAt).toISOString();
   if (crawl.status === "failed") head.error = crawl.error || "the crawl failed";
   if (crawl.failed > 0) head.failed = crawl.failed;
   if (crawl.status !== "scraping") {
-    const blocked = (await store.listErrors(crawl.crawlId)).filter((e) => e.code === ROBOTS_BLOCKED).length;
-    const warning = statusWarning(crawl, blocked);
+    const errors = await store.listErrors(crawl.crawlId);
+    const blocked = errors.filter((e) => e.code === ROBOTS_BLOCKED).length;
+    const warning = statusWarning(crawl, blocked, errors.filter((e) => e.code === "SITEMAP_TOO_LARGE").length);
     if (warning) head.warning = warning;
   }
-  return { head, docs: page.docs, ...(page.more ? { nextSkip: page.nextSkip } : {}) };
+  if (crawl.status === "cancelled") head.completed = Math.max(crawl.completed, chunk.skip + page.docs.length);
+  const more = page.more && (!capped || page.nextSkip < crawl.completed);
+  return { head, docs: page.docs, ...(more ? { nextSkip: page.nextSkip } : {}) };
 }
 
 /** The status `warning`, as the anchor words it (only once a crawl has ended). */
-export function statusWarning(crawl: CrawlRecord, robotsBlocked: number): string | undefined {
+export function statusWarning(crawl: CrawlRecord, robotsBlocked: number, sitemapsSkipped = 0): string | undefined {
   const prompt = crawl.options.promptNotApplied;
-  if (prompt) return [prompt, crawl.status === "scraping" ? undefined : endWarning(crawl, robotsBlocked)].filter(Boolean).join(" ");
-  return crawl.status === "scraping" ? undefined : endWarning(crawl, robotsBlocked);
+  if (prompt) return [prompt, crawl.status === "scraping" ? undefined : endWarning(crawl, robotsBlocked, sitemapsSkipped)].filter(Boolean).join(" ");
+  return crawl.status === "scraping" ? undefined : endWarning(crawl, robotsBlocked, sitemapsSkipped);
 }
 
-function endWarning(crawl: CrawlRecord, robotsBlocked: number): string | undefined {
+function endWarning(crawl: CrawlRecord, robotsBlocked: number, sitemapsSkipped: number): string | undefined {
   if (robotsBlocked > 0) {
     return `${robotsBlocked} URL(s) were not crawled because robots.txt disallows them (see robotsBlocked at GET /v2/crawl/${crawl.crawlId}/errors). To fetch a single such page, use the /scrape endpoint.`;
+  }
+  if (sitemapsSkipped > 0) {
+    return `${sitemapsSkipped} sitemap(s) were skipped because they are larger than this server accepts once decompressed (see GET /v2/crawl/${crawl.crawlId}/errors); their URLs were not added to the crawl.`;
   }
   const start = new URL(crawl.url);
   if (crawl.options.kind !== "batch" && crawl.completed <= 1 && start.pathname !== "/" && !crawl.options.crawlEntireDomain) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { RequestError } from "../runtime/errors.ts";
-import { crawlOptions } from "./request-options.ts";
+import { batchOptions, checkJobFields, crawlOptions, scrapeSettings, webhookSetting } from "./request-options.ts";
 
 const fails = (fn: () => unknown): RequestError => {
   try {
@@ -35,5 +35,36 @@ describe("refusals", () => {
     expect(crawlOptions({ url: "u", scrapeOptions: { parsers: [] } }, 1).pdf).toEqual({ parse: false });
     expect(crawlOptions({ url: "u", scrapeOptions: { parsers: [{ type: "pdf", maxPages: 3 }] } }, 1).pdf).toEqual({ parse: true, maxPages: 3 });
     expect(crawlOptions({ url: "u", delay: 1.5 }, 1).delayMs).toBe(1500);
+  });
+});
+
+describe("honest options: refused when they would have no effect", () => {
+  it("zeroDataRetention: true is refused, false is fine", () => {
+    expect(fails(() => crawlOptions({ url: "u", zeroDataRetention: true }, 1)).issues[0]?.path).toEqual(["zeroDataRetention"]);
+    expect(() => checkJobFields({ zeroDataRetention: false })).not.toThrow();
+  });
+  it("integration: the anchor's list or a custom name starting with _", () => {
+    expect(() => checkJobFields({ integration: "langchain" })).not.toThrow();
+    expect(() => checkJobFields({ integration: "_mine" })).not.toThrow();
+    expect(() => checkJobFields({ integration: null })).not.toThrow();
+    expect(fails(() => checkJobFields({ integration: "invalid-integration" })).issues[0]?.path).toEqual(["integration"]);
+  });
+  it("location and parsers[].mode ocr are refused", () => {
+    expect(fails(() => scrapeSettings({ location: { country: "US" } }, [])).issues[0]?.path).toEqual(["location"]);
+    expect(fails(() => scrapeSettings({ parsers: [{ type: "pdf", mode: "ocr" }] }, ["scrapeOptions"])).issues[0]?.path).toEqual(["scrapeOptions", "parsers", 0, "mode"]);
+    expect(scrapeSettings({ parsers: [{ type: "pdf", mode: "fast" }] }, []).pdf).toEqual({ parse: true });
+  });
+});
+
+describe("batch options", () => {
+  it("a batch: its seeds only, no sitemap, robots.txt as /scrape, page options from the top level", () => {
+    expect(batchOptions({ formats: ["html"] }, 3, 2)).toEqual({
+      kind: "batch", limit: 3, crawlEntireDomain: false, allowSubdomains: false, formats: ["html"], onlyMainContent: true, sitemap: "skip", ignoreRobotsTxt: true, maxConcurrency: 2,
+    });
+  });
+  it("SELF_HOSTED_WEBHOOK_URL is the webhook of a job that sets none", () => {
+    expect(webhookSetting(undefined, "")).toBe("");
+    expect(webhookSetting(undefined, "http://hook.test/x")).toBe('"http://hook.test/x"');
+    expect(webhookSetting({ url: "http://mine.test" }, "http://hook.test/x")).toBe('{"url":"http://mine.test"}');
   });
 });

@@ -74,6 +74,12 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
   if (so.proxy === "stealth" || so.proxy === "enhanced") {
     throw invalidField([...path, "proxy"], `proxy "${so.proxy}" is not available on this server (no anti-bot proxy network); use "basic" or "auto", which go through PROXY_SERVER when it is set`);
   }
+  if (so.location !== undefined) {
+    throw invalidField([...path, "location"], "location is not supported by this server: it fetches from its own network (no geolocated proxies); leave location out");
+  }
+  (so.parsers ?? []).forEach((p, i) => {
+    if (typeof p === "object" && p.mode === "ocr") throw invalidField([...path, "parsers", i, "mode"], `parsers[].mode "ocr" is not supported by this server (PDF text is extracted from the text layer); use "fast" or "auto"`);
+  });
   const pdf = pdfOption(so.parsers);
   for (const field of ["includeTags", "excludeTags"] as const) {
     (so[field] ?? []).forEach((selector, i) => {
@@ -104,6 +110,20 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
   };
 }
 
+/** The anchor's known `integration` values; any other must start with "_". */
+const INTEGRATIONS = ["dify", "zapier", "pipedream", "raycast", "langchain", "crewai", "llamaindex", "n8n", "camelai", "make", "flowise", "metagpt", "relevanceai"];
+
+/** Fields every job request carries (crawl, batch, scrape): refused when they ask for what this server does not do. */
+export function checkJobFields(body: { zeroDataRetention?: boolean; integration?: string | null }): void {
+  if (body.zeroDataRetention === true) {
+    throw invalidField(["zeroDataRetention"], "zeroDataRetention is not supported by this server: documents are kept for 24 hours (and pages in the page cache); send false or leave it out");
+  }
+  const integration = body.integration;
+  if (typeof integration === "string" && integration !== "" && !INTEGRATIONS.includes(integration) && !integration.startsWith("_")) {
+    throw invalidField(["integration"], `Invalid integration "${integration}": use one of ${INTEGRATIONS.join(", ")} or a custom name starting with "_"`);
+  }
+}
+
 /** The json format's schema, compiled with ajv: an invalid JSON Schema is a 400 naming the problem. */
 function jsonFormat(f: { schema?: Record<string, unknown>; prompt?: string }, path: (string | number)[]): NonNullable<CrawlOptions["json"]> {
   if (f.schema !== undefined) {
@@ -119,7 +139,7 @@ function jsonFormat(f: { schema?: Record<string, unknown>; prompt?: string }, pa
 
 /** A crawl request's options with defaults applied (`defaultLimit` when the request sets no `limit`). */
 export function crawlOptions(body: CrawlRequest, defaultLimit: number): CrawlOptions {
-  refuseZeroDataRetention(body.zeroDataRetention);
+  checkJobFields(body);
   const page = scrapeSettings(body.scrapeOptions ?? {}, ["scrapeOptions"]);
   checkPatterns(body);
   const opt = <K extends keyof CrawlOptions>(key: K, value: CrawlOptions[K] | undefined) => (value === undefined ? {} : { [key]: value });
@@ -143,11 +163,6 @@ export function crawlOptions(body: CrawlRequest, defaultLimit: number): CrawlOpt
   };
 }
 
-/** zeroDataRetention: true is refused, not accepted and ignored (results are kept for their retention time). */
-export function refuseZeroDataRetention(value: boolean | undefined): void {
-  if (value) throw invalidField(["zeroDataRetention"], "zeroDataRetention is not supported by this server: results are kept for 24 hours");
-}
-
 /** `parsers`: absent -> parse PDFs; [] -> PDFs as base64 (1 credit); "pdf" / {type:"pdf", maxPages} -> parse, capped. */
 function pdfOption(parsers: ScrapeOptions["parsers"]): CrawlOptions["pdf"] {
   if (parsers === undefined) return undefined;
@@ -168,4 +183,24 @@ function checkPatterns(body: CrawlRequest): void {
       if (why) throw invalidField([field, i], `Invalid ${field} pattern "${pattern}": ${why}. Patterns use Rust regex (RE2-style) syntax: no look-around, no back-references.`);
     });
   }
+}
+
+/** A batch scrape's options: its page options (the top level of the body), its seeds only, robots.txt as /scrape does. */
+export function batchOptions(page: ScrapeOptions, urls: number, maxConcurrency: number | undefined): CrawlOptions {
+  return {
+    kind: "batch",
+    limit: Math.max(1, urls),
+    crawlEntireDomain: false,
+    allowSubdomains: false,
+    ...scrapeSettings(page, []),
+    sitemap: "skip",
+    ignoreRobotsTxt: true,
+    ...(maxConcurrency !== undefined ? { maxConcurrency } : {}),
+  };
+}
+
+/** The webhook a job stores (JSON text, "" for none): the request's, else SELF_HOSTED_WEBHOOK_URL when set. */
+export function webhookSetting(webhook: CrawlRequest["webhook"], defaultUrl: string): string {
+  if (webhook !== undefined) return JSON.stringify(webhook);
+  return defaultUrl ? JSON.stringify(defaultUrl) : "";
 }

@@ -22,8 +22,6 @@ export interface NewCrawl {
   teamId: string;
   /** The webhook setting as JSON text, or "" */
   webhook: string;
-  /** A batch scrape's URLs (options.kind "batch"); `url` is the first of them. */
-  urls?: string[];
 }
 
 /** Writes the crawl record (so it is queryable at once), then queues it. Returns the crawl id. */
@@ -39,7 +37,6 @@ export async function submitCrawl(deps: CrawlDeps, crawl: NewCrawl): Promise<str
   await store.saveCrawls([record]);
   const requested: FrontierInboxMessage = {
     type: "CrawlRequested", crawlId: id, url: crawl.url, options: crawl.options, createdAt: now, teamId: crawl.teamId, webhook: crawl.webhook,
-    ...(crawl.urls ? { urls: crawl.urls } : {}),
   };
   try {
     await bus.produce([{ topic: "frontier.inbox", key: keys.crawl(id), value: requested }]);

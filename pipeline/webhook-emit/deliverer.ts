@@ -7,11 +7,13 @@ import { request, type Agent } from "undici";
 import type { WebhookDelivery } from "../../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
+import type { Metrics } from "../runtime/metrics.ts";
 import type { Logger } from "../runtime/logger.ts";
 import { sleep } from "../runtime/retry.ts";
 import type { CrawlStore } from "../store/crawl-store.ts";
 import { PRIVATE_ADDRESS_REFUSED, refusedLiteral } from "../net/guarded-agent.ts";
-import {keys } from "../topology.ts";
+import { keys } from "../topology.ts";
+import type { EndpointBreaker } from "./endpoint-breaker.ts";
 import { retryDelay } from "./payload.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 
@@ -24,6 +26,10 @@ export interface DelivererDeps {
   timeoutMs: number;
   maxAttempts: number;
   retryDelaysMs: number[];
+  /** attempts by result (ok, retry, failed) */
+  metrics?: Metrics;
+  /** Suspends a URL that keeps failing (shared by first attempts and retries of one process). */
+  breaker: EndpointBreaker;
 }
 
 const toRetries = (d: WebhookDelivery): Emission => ({ topic: "webhook.retries", key: keys.crawlEvent(d.crawlId, d.eventId), value: d });
@@ -35,18 +41,30 @@ async function deliver(deps: DelivererDeps, log: Logger, d: WebhookDelivery): Pr
   const ctx = { crawlId: d.crawlId, event: d.event, attempt: d.attempt, status: outcome.status };
   if (outcome.ok) {
     log.debug(ctx, "webhook delivered");
+    deps.metrics?.webhookAttempts.inc({ result: "ok" });
     return [];
   }
   if (!outcome.retriable || d.attempt >= deps.maxAttempts) {
     log.warn({ ...ctx, err: outcome.error }, "webhook given up");
+    deps.metrics?.webhookAttempts.inc({ result: "failed" });
     return [];
   }
   const delay = retryDelay(deps.retryDelaysMs, d.attempt);
   log.info({ ...ctx, err: outcome.error, delayMs: delay }, "webhook failed, will retry");
+  deps.metrics?.webhookAttempts.inc({ result: "retry" });
   return [toRetries({ ...d, attempt: d.attempt + 1, notBefore: deps.clock.now() + delay })];
 }
 
 async function attempt(deps: DelivererDeps, d: WebhookDelivery): Promise<{ ok: boolean; retriable: boolean; status: number; error: string }> {
+  const now = deps.clock.now();
+  const until = deps.breaker.suspendedUntil(d.url, now);
+  if (until > 0) return { ok: false, retriable: true, status: 0, error: `not attempted: the endpoint failed several times in a row and is suspended for ${until - now} ms more` };
+  const outcome = await httpAttempt(deps, d);
+  if (outcome.ok || outcome.retriable) deps.breaker.record(d.url, outcome.ok, deps.clock.now());
+  return outcome;
+}
+
+async function httpAttempt(deps: DelivererDeps, d: WebhookDelivery): Promise<{ ok: boolean; retriable: boolean; status: number; error: string }> {
   const literal = refusedLiteral(d.url, deps.allowLocal);
   if (literal) return { ok: false, retriable: false, status: 0, error: `refused: ${literal} is a private address (set ALLOW_LOCAL_WEBHOOKS=true to allow)` };
   try {

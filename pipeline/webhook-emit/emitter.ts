@@ -5,7 +5,8 @@ import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { CrawlStore, DeliveryRow } from "../store/crawl-store.ts";
-import {keys } from "../topology.ts";
+import { keys } from "../topology.ts";
+import { PartitionCache } from "../runtime/partition-cache.ts";
 import { eventId, firstDelivery, parseWebhook, type WebhookSetting } from "./payload.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 
@@ -21,7 +22,7 @@ interface Batch {
 export class WebhookEmitter extends DeclaredProcessor implements Processor<CrawlEvent, Batch> {
   readonly mode = "ordered" as const;
   readonly concurrency = 1;
-  private readonly crawls = new Map<string, CrawlHooks>();
+  private readonly crawls = new PartitionCache<CrawlHooks>();
   private readonly deps: { store: CrawlStore; clock: Clock; log: Logger; secret: string };
 
   constructor(deps: { store: CrawlStore; clock: Clock; log: Logger; secret: string }) {
@@ -33,22 +34,26 @@ export class WebhookEmitter extends DeclaredProcessor implements Processor<Crawl
     return { handed: [] };
   }
 
-  private async hooks(crawlId: string): Promise<CrawlHooks> {
+  onPartitionsAssigned(partitions: number[]): void {
+    this.crawls.retain(partitions);
+  }
+
+  private async hooks(crawlId: string, partition: number): Promise<CrawlHooks> {
     let h = this.crawls.get(crawlId);
     if (!h) {
       const crawl = await this.deps.store.getCrawl(crawlId);
       const setting = crawl ? parseWebhook(crawl.webhook) : null;
       const handed = setting ? new Set((await this.deps.store.listDeliveries(crawlId)).filter((d) => d.attempt === 0).map((d) => d.eventId)) : new Set<string>();
       h = { setting, handed };
-      this.crawls.set(crawlId, h);
-      if (this.crawls.size > 10_000) this.crawls.delete(this.crawls.keys().next().value as string);
+      this.crawls.set(crawlId, partition, h);
+      if (this.crawls.size > 10_000) this.crawls.delete(this.crawls.oldest() as string);
     }
     return h;
   }
 
   async handle(msg: Consumed<CrawlEvent>, batch: Batch): Promise<Emission[]> {
     const event = msg.value;
-    const h = await this.hooks(event.crawlId);
+    const h = await this.hooks(event.crawlId, msg.partition);
     if (!h.setting) return [];
     const id = eventId(event);
     if (h.handed.has(id)) return [];

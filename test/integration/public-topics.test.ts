@@ -56,4 +56,24 @@ describe("public topics (cluster mode)", () => {
     expect(types.at(-1)).toBe("crawl.completed");
     expect(types.filter((t) => t === "crawl.page")).toHaveLength(expectedDocPaths().length);
   });
+
+  // last: the tests above expect the crawl alone on the topics
+  it("a batch scrape appears on crawl.events and crawl.pages as its own job kind", async () => {
+    const urls = [`${site.origin}/docs/about`, `${site.origin}/docs/section-1/`];
+    const res = await postJson(`${trawl.api}/v2/batch/scrape`, { urls });
+    const batchId = res.body.id;
+    await waitForEnd(trawl.api, batchId);
+    const read = async (topic: string): Promise<any[]> => {
+      const { stdout } = await run("kcat", ["-b", trawl.config.kafkaBrokers, "-C", "-t", `${trawl.config.topicPrefix}${topic}`, "-o", "beginning", "-e", "-q", "-f", "%k\\t%s\\n"], { maxBuffer: 64 * 1024 * 1024 });
+      return stdout.trim().split("\n").map((line) => line.split("\t")).filter(([key]) => key === batchId).map(([, value]) => JSON.parse(value as string) as any);
+    };
+    const events = await read("crawl.events");
+    expect(events.every((e) => validator("crawl-event")(e))).toBe(true);
+    expect(events.map((e) => e.kind)).toEqual(events.map(() => "batch"));
+    expect(events.map((e) => e.type)).toEqual(["crawl.started", "crawl.page", "crawl.page", "crawl.completed"]);
+    const pages = await read("crawl.pages");
+    expect(pages).toHaveLength(2);
+    expect(pages.every((p) => validator("crawl-page")(p))).toBe(true);
+    expect(pages.map((p) => p.kind)).toEqual(["batch", "batch"]);
+  });
 });

@@ -10,7 +10,8 @@ import { expectedDocPaths, startFixtureSite, type FixtureSite } from "../fixture
 import { startReceiver, type Receiver } from "../fixtures/webhook-receiver.ts";
 import { getJson, postJson, startTrawl, waitForEnd, type Instance } from "./harness.ts";
 
-const REGISTRY = process.env.TRAWL_TEST_REGISTRY_URL ?? "http://127.0.0.1:18081/apis/ccompat/v7";
+// the registry scripts/registry.sh serves (TRAWL_REGISTRY_PORT, default 18181), or any other
+const REGISTRY = process.env.TRAWL_TEST_REGISTRY_URL ?? `http://127.0.0.1:${process.env.TRAWL_REGISTRY_PORT ?? "18181"}/apis/ccompat/v7`;
 
 async function latestId(subject: string): Promise<number> {
   const res = await fetch(`${REGISTRY}/subjects/${encodeURIComponent(subject)}/versions/latest`);

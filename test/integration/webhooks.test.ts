@@ -1,9 +1,10 @@
 // Signed webhooks with retries and a delivery log, in both modes, against a real receiver on loopback.
-import { createServer } from "node:net";
+import { createServer, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectedDocPaths, startFixtureSite, type FixtureSite } from "../fixtures/site.ts";
 import { startReceiver, type Receiver } from "../fixtures/webhook-receiver.ts";
+import { SUSPEND_AFTER } from "../../pipeline/webhook-emit/endpoint-breaker.ts";
 import { allChunks, MODES, postJson, startTrawl, waitForEnd, type Instance } from "./harness.ts";
 
 const SECRET = "whsec-test-123";
@@ -96,7 +97,7 @@ describe.each(MODES)("a dead webhook endpoint (%s mode)", (mode) => {
   beforeAll(async () => {
     [site, receiver] = await Promise.all([startFixtureSite(), startReceiver(SECRET)]);
     // one partition: every crawl's webhooks share it, as two crawls hashed to one partition do
-    trawl = await startTrawl({ mode, allowLocalWebhooks: true, webhookSecret: SECRET, webhookRetryDelaysMs: [8000], webhookMaxAttempts: 2, embeddedPartitions: 1, topicPartitions: 1 });
+    trawl = await startTrawl({ mode, allowLocalWebhooks: true, webhookSecret: SECRET, webhookRetryDelaysMs: [8000], webhookMaxAttempts: 2, webhookTimeoutMs: 1500, embeddedPartitions: 1, topicPartitions: 1 });
   });
   afterAll(async () => {
     await trawl?.stop();
@@ -138,6 +139,36 @@ describe.each(MODES)("a dead webhook endpoint (%s mode)", (mode) => {
       expect(retry.at - first.at).toBeGreaterThanOrEqual(7900);
     }
   });
+
+  it("an endpoint that never answers costs the shared partition a few time limits, not one per event", async () => {
+    // accepts connections and never answers: each attempt costs WEBHOOK_TIMEOUT_MS (1.5 s)
+    let connections = 0;
+    const sockets: Socket[] = [];
+    const hole = createServer((sock) => {
+      connections++;
+      sockets.push(sock);
+    });
+    const holeUrl = await new Promise<string>((resolve) => hole.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(hole.address() as AddressInfo).port}/hook`)));
+    try {
+      // crawl A: 13 events (started, 11 pages, completed) queued for the black hole on the only partition
+      const a = await postJson(`${trawl.api}/v2/crawl`, { url: `${site.origin}/docs/section-1/`, limit: 11, webhook: holeUrl });
+      await waitForEnd(trawl.api, a.body.id);
+      const submitted = Date.now();
+      const b = await postJson(`${trawl.api}/v2/crawl`, { url: `${site.origin}/docs/about`, limit: 1, webhook: receiver.url });
+      await until("B's crawl.started", () => receiver.received.some((r) => r.id === b.body.id && r.type === "crawl.started"), 40_000);
+      const started = receiver.received.find((r) => r.id === b.body.id && r.type === "crawl.started") as { at: number };
+      // one time limit per event would be ~13 x 1.5 s behind A's events; suspended after 3 failures: a few seconds
+      expect(started.at - submitted).toBeLessThan(8000);
+      // real attempts: SUSPEND_AFTER failures in a row, then a few probes (first attempts and retries) — fewer than the events
+      expect(connections).toBeGreaterThanOrEqual(SUSPEND_AFTER);
+      expect(connections).toBeLessThan(13);
+      const log = await trawl.running.store.listDeliveries(a.body.id);
+      expect(log.filter((d) => d.attempt === 1 && d.error.startsWith("not attempted")).length).toBeGreaterThanOrEqual(8);
+    } finally {
+      for (const sock of sockets) sock.destroy();
+      await new Promise((r) => hole.close(r));
+    }
+  });
 });
 
 describe("webhooks to private addresses", () => {
@@ -146,7 +177,7 @@ describe("webhooks to private addresses", () => {
   let receiver: Receiver;
   beforeAll(async () => {
     [site, receiver] = await Promise.all([startFixtureSite(), startReceiver(SECRET)]);
-    trawl = await startTrawl({ mode: "embedded", allowLocalWebhooks: false, webhookSecret: SECRET, webhookRetryDelaysMs: [100] });
+    trawl = await startTrawl({ mode: "embedded", allowLocalWebhooks: false, webhookSecret: SECRET, webhookRetryDelaysMs: [100], resolve: { "hook.test": "127.0.0.1" } });
   });
   afterAll(async () => {
     await trawl?.stop();
@@ -154,20 +185,27 @@ describe("webhooks to private addresses", () => {
     await receiver?.close();
   });
 
-  it("are refused when ALLOW_LOCAL_WEBHOOKS is off, logged once per event, never retried", async () => {
+  it("are refused at submit (400) for loopback literals and localhost when ALLOW_LOCAL_WEBHOOKS is off", async () => {
     for (const url of [receiver.url, receiver.url.replace("127.0.0.1", "localhost")]) {
       const res = await postJson(`${trawl.api}/v2/crawl`, { url: `${site.origin}/docs/about`, limit: 1, webhook: url });
-      await waitForEnd(trawl.api, res.body.id);
-      let log: Awaited<ReturnType<typeof trawl.running.store.listDeliveries>> = [];
-      await until("the refusals in the delivery log", () => {
-        void trawl.running.store.listDeliveries(res.body.id).then((l) => (log = l));
-        return log.filter((d) => d.attempt === 1).length === 3;
-      });
-      await new Promise((r) => setTimeout(r, 500));
-      log = await trawl.running.store.listDeliveries(res.body.id);
-      expect(log.filter((d) => d.attempt >= 1).every((d) => d.attempt === 1 && d.error.startsWith("refused"))).toBe(true);
-      expect(log.filter((d) => d.attempt >= 2)).toEqual([]);
+      expect(res.status, url).toBe(400);
+      expect(res.body).toMatchObject({ success: false, code: "BAD_REQUEST", details: [{ path: ["webhook"] }] });
     }
+  });
+
+  it("are refused at connect time for a name resolving to loopback, logged once per event, never retried", async () => {
+    const url = receiver.url.replace("127.0.0.1", "hook.test");
+    const res = await postJson(`${trawl.api}/v2/crawl`, { url: `${site.origin}/docs/about`, limit: 1, webhook: url });
+    await waitForEnd(trawl.api, res.body.id);
+    let log: Awaited<ReturnType<typeof trawl.running.store.listDeliveries>> = [];
+    await until("the refusals in the delivery log", () => {
+      void trawl.running.store.listDeliveries(res.body.id).then((l) => (log = l));
+      return log.filter((d) => d.attempt === 1).length === 3;
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    log = await trawl.running.store.listDeliveries(res.body.id);
+    expect(log.filter((d) => d.attempt >= 1).every((d) => d.attempt === 1 && d.error.startsWith("refused"))).toBe(true);
+    expect(log.filter((d) => d.attempt >= 2)).toEqual([]);
     expect(receiver.requests).toBe(0);
   });
 });

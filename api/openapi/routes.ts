@@ -1,0 +1,170 @@
+// Every HTTP route of the API, one entry each, as the OpenAPI document describes it. Request bodies are schemas of
+// schemas/; response bodies are the $defs of schemas/api-bodies.schema.json (or any schemas/ file).
+// Adding a route: register it on a Koa router under api/routes/, add one entry here (paths in Koa's `:param` form),
+// and add its response body to api-bodies.schema.json if it is new. A unit test fails until the two agree.
+import type { SchemaName } from "../../schemas/index.ts";
+
+/** A response body: `api-bodies#Name` (a $defs entry), a schemas/ file name, or HTML. */
+export type BodyRef = `api-bodies#${string}` | SchemaName | "html";
+
+export interface RouteDoc {
+  method: "get" | "post" | "delete";
+  /** Koa form: `/v2/crawl/:id` */
+  path: string;
+  summary: string;
+  tag: "crawl" | "scrape" | "batch" | "extract" | "map" | "search" | "team" | "meta" | "admin";
+  /** JSON request body: a schema of schemas/ (validated against it), or a $defs entry of api-bodies.schema.json */
+  body?: SchemaName | `api-bodies#${string}`;
+  /** a valid body, shown in the document (and tried first by fuzzers, so that linked operations get real ids) */
+  example?: Record<string, unknown>;
+  /** path parameters that are not plain strings */
+  params?: Record<string, { type: "string"; format?: string; description?: string }>;
+  query?: Record<string, { type: "integer" | "string"; minimum?: number; maximum?: number; description: string }>;
+  responses: Partial<Record<200 | 400 | 401 | 402 | 404 | 405 | 408 | 409 | 413 | 415 | 429 | 500 | 503, Answer>>;
+}
+
+export interface Answer {
+  description: string;
+  body: BodyRef;
+  /** OpenAPI links: operations (`METHOD /koa/path`) that take a value of this answer, e.g. `{ id: "$response.body#/id" }` */
+  links?: Record<string, { operation: string; parameters: Record<string, string> }>;
+}
+
+const error = (description: string) => ({ description, body: "api-bodies#ErrorResponse" as const });
+const uuid = { id: { type: "string" as const, format: "uuid", description: "the job id" } };
+/** Failures every route can answer with: a dependency down (ClickHouse, Kafka) is 503, a bug 500. */
+const SERVER = { 500: error("unexpected error (a bug), with an exception id"), 503: error("a dependency (store, bus) is unavailable; retry") };
+/** With USE_DB_AUTHENTICATION=true every /v2 route needs a bearer key and is rate limited per key. */
+const AUTH = { 401: error("no or unknown API key (USE_DB_AUTHENTICATION=true)"), 429: error("rate limit of the key exceeded (`Retry-After`)") };
+/** ... and a submit needs credits left. */
+const CREDITS = { ...AUTH, 402: error("the team has no credits left") };
+const BODY = { 400: error("invalid body (`code: BAD_REQUEST` with details) or malformed JSON (`BAD_REQUEST_INVALID_JSON`)"), 413: error("body larger than 10 MB") };
+
+export const routeDocs: RouteDoc[] = [
+  {
+    method: "post", path: "/v2/crawl", tag: "crawl", summary: "Submit a crawl", body: "crawl-request",
+    example: { url: "https://example.com/docs/", limit: 10, scrapeOptions: { formats: ["markdown"] } },
+    responses: {
+      200: {
+        description: "accepted", body: "api-bodies#CrawlStarted",
+        links: Object.fromEntries(["GET /v2/crawl/:id", "DELETE /v2/crawl/:id", "GET /v2/crawl/:id/errors"].map((op) => [op.replace(/\W+/g, "_"), { operation: op, parameters: { id: "$response.body#/id" } }])),
+      },
+      ...BODY, ...CREDITS, ...SERVER,
+    },
+  },
+  {
+    method: "get", path: "/v2/crawl/:id", tag: "crawl", summary: "Status and documents of a crawl (paged)", params: uuid,
+    query: {
+      skip: { type: "integer", minimum: 0, description: "first document (seq) of the chunk" },
+      limit: { type: "integer", minimum: 1, maximum: 1000, description: "documents in the chunk" },
+    },
+    responses: { 200: { description: "status and a chunk of at most 10 MB of documents", body: "api-bodies#CrawlStatus" }, 400: error("invalid id or pagination"), 404: error("unknown or expired crawl"), ...AUTH, ...SERVER },
+  },
+  {
+    method: "delete", path: "/v2/crawl/:id", tag: "crawl", summary: "Cancel a crawl", params: uuid,
+    responses: { 200: { description: "cancelled", body: "api-bodies#CrawlCancelled" }, 400: error("invalid id"), 404: error("unknown crawl"), 409: error("the crawl already ended"), ...AUTH, ...SERVER },
+  },
+  {
+    method: "get", path: "/v2/crawl/:id/errors", tag: "crawl", summary: "Pages of a crawl that failed, and URLs blocked by robots.txt", params: uuid,
+    responses: { 200: { description: "errors", body: "api-bodies#CrawlErrors" }, 400: error("invalid id"), 404: error("unknown crawl"), ...AUTH, ...SERVER },
+  },
+  { method: "get", path: "/v2/crawl/active", tag: "crawl", summary: "Running crawls of the team", responses: { 200: { description: "running crawls", body: "api-bodies#ActiveCrawls" }, ...AUTH, ...SERVER } },
+  { method: "get", path: "/v2/crawl/ongoing", tag: "crawl", summary: "Running crawls of the team (alias of /v2/crawl/active)", responses: { 200: { description: "running crawls", body: "api-bodies#ActiveCrawls" }, ...AUTH, ...SERVER } },
+  {
+    method: "post", path: "/v2/scrape", tag: "scrape", summary: "Scrape one page, synchronously", body: "scrape-request",
+    example: { url: "https://example.com/", formats: ["markdown", "links"] },
+    responses: {
+      200: { description: "the page's document", body: "api-bodies#ScrapeResult", links: { again: { operation: "GET /v2/scrape/:id", parameters: { id: "$response.body#/data/metadata/scrapeId" } } } },
+      ...BODY,
+      ...CREDITS,
+      408: error("the page took longer than `timeout` (`SCRAPE_TIMEOUT`)"),
+      500: error("the page could not be fetched or converted (`SCRAPE_*` codes, as Firecrawl answers), or a bug"),
+      503: SERVER[503],
+    },
+  },
+  {
+    method: "get", path: "/v2/scrape/:id", tag: "scrape", summary: "A scraped page again", params: uuid,
+    responses: { 200: { description: "the document", body: "api-bodies#ScrapeResult" }, 400: error("invalid id"), 404: error("unknown scrape"), ...AUTH, ...SERVER },
+  },
+  { method: "get", path: "/v2/openapi.json", tag: "meta", summary: "This document", responses: { 200: { description: "OpenAPI 3.1", body: "api-bodies#OpenApiDocument" } } },
+  { method: "get", path: "/health", tag: "meta", summary: "Liveness", responses: { 200: { description: "alive", body: "api-bodies#Health" } } },
+  {
+    method: "get", path: "/ready", tag: "meta", summary: "Readiness: the store answers",
+    responses: { 200: { description: "ready", body: "api-bodies#Readiness" }, 503: { description: "not ready", body: "api-bodies#Readiness" } },
+  },
+  {
+    method: "get", path: "/admin/:key/queues.json", tag: "admin", summary: "Queue admin data (needs BULL_AUTH_KEY in the path)",
+    responses: { 200: { description: "queues and running crawls", body: "api-bodies#QueueSnapshot" }, 404: error("wrong key"), ...SERVER },
+  },
+  {
+    method: "get", path: "/admin/:key/queues", tag: "admin", summary: "Queue admin page (HTML; needs BULL_AUTH_KEY in the path)",
+    responses: { 200: { description: "the page", body: "html" }, 404: error("wrong key"), ...SERVER },
+  },
+  {
+    method: "post", path: "/admin/:key/keys", tag: "admin", summary: "Create an API key for a team (needs BULL_AUTH_KEY)", body: "api-bodies#AdminKeyRequest",
+    responses: { 200: { description: "the key, shown once", body: "api-bodies#AdminKeyCreated" }, ...BODY, 404: error("wrong key, or no database authentication"), ...SERVER },
+  },
+  {
+    method: "get", path: "/admin/:key/keys", tag: "admin", summary: "List API keys (needs BULL_AUTH_KEY)",
+    responses: { 200: { description: "keys (no secrets)", body: "api-bodies#AdminKeys" }, 404: error("wrong key, or no database authentication"), ...SERVER },
+  },
+  {
+    method: "delete", path: "/admin/:key/keys/:keyId", tag: "admin", summary: "Revoke an API key (needs BULL_AUTH_KEY)",
+    responses: { 200: { description: "revoked", body: "api-bodies#AdminKeyRevoked" }, 404: error("wrong key, unknown key id, or no database authentication"), ...SERVER },
+  },
+  {
+    method: "get", path: "/admin/:key/teams", tag: "admin", summary: "List teams and their credits (needs BULL_AUTH_KEY)",
+    responses: { 200: { description: "teams", body: "api-bodies#AdminTeams" }, 404: error("wrong key, or no database authentication"), ...SERVER },
+  },
+  {
+    method: "post", path: "/v2/crawl/params-preview", tag: "crawl", summary: "Crawl options generated from a prompt (needs an LLM)", body: "params-preview-request",
+    responses: { 200: { description: "generated options", body: "api-bodies#ParamsPreview" }, ...BODY, ...AUTH, ...SERVER },
+  },
+  {
+    method: "post", path: "/v2/batch/scrape", tag: "batch", summary: "Submit a batch scrape", body: "batch-scrape-request",
+    example: { urls: ["https://example.com/a", "https://example.com/b"], formats: ["markdown"] },
+    responses: {
+      200: {
+        description: "accepted", body: "api-bodies#CrawlStarted",
+        links: Object.fromEntries(["GET /v2/batch/scrape/:id", "DELETE /v2/batch/scrape/:id", "GET /v2/batch/scrape/:id/errors"].map((op) => [op.replace(/\W+/g, "_"), { operation: op, parameters: { id: "$response.body#/id" } }])),
+      },
+      ...BODY, ...CREDITS, ...SERVER,
+    },
+  },
+  {
+    method: "get", path: "/v2/batch/scrape/:id", tag: "batch", summary: "Status and documents of a batch scrape (paged)", params: uuid,
+    query: {
+      skip: { type: "integer", minimum: 0, description: "first document (seq) of the chunk" },
+      limit: { type: "integer", minimum: 1, maximum: 1000, description: "documents in the chunk" },
+    },
+    responses: { 200: { description: "status and a chunk of documents", body: "api-bodies#CrawlStatus" }, 400: error("invalid id or pagination"), 404: error("unknown or expired batch"), ...AUTH, ...SERVER },
+  },
+  {
+    method: "delete", path: "/v2/batch/scrape/:id", tag: "batch", summary: "Cancel a batch scrape", params: uuid,
+    responses: { 200: { description: "cancelled", body: "api-bodies#CrawlCancelled" }, 400: error("invalid id"), 404: error("unknown batch"), 409: error("the batch already ended"), ...AUTH, ...SERVER },
+  },
+  {
+    method: "get", path: "/v2/batch/scrape/:id/errors", tag: "batch", summary: "Pages of a batch scrape that failed", params: uuid,
+    responses: { 200: { description: "errors", body: "api-bodies#CrawlErrors" }, 400: error("invalid id"), 404: error("unknown batch"), ...AUTH, ...SERVER },
+  },
+  {
+    method: "post", path: "/v2/extract", tag: "extract", summary: "Start an extraction (needs an LLM)", body: "extract-request",
+    responses: { 200: { description: "accepted", body: "api-bodies#ExtractStarted", links: { status: { operation: "GET /v2/extract/:id", parameters: { id: "$response.body#/id" } } } }, ...BODY, ...CREDITS, ...SERVER },
+  },
+  {
+    method: "get", path: "/v2/extract/:id", tag: "extract", summary: "Status and result of an extraction", params: uuid,
+    responses: { 200: { description: "status", body: "api-bodies#ExtractStatus" }, 400: error("invalid id"), 404: error("unknown extraction"), ...AUTH, ...SERVER },
+  },
+  {
+    method: "post", path: "/v2/map", tag: "map", summary: "The URLs of a site, from its sitemaps and links", body: "map-request",
+    responses: { 200: { description: "links", body: "api-bodies#MapResult" }, 408: error("past the time limit"), ...BODY, ...CREDITS, ...SERVER },
+  },
+  {
+    method: "post", path: "/v2/search", tag: "search", summary: "Search (SearXNG when configured, else Trawl's own index of stored documents)", body: "search-request",
+    responses: { 200: { description: "results", body: "api-bodies#SearchResult" }, 408: error("past the time limit"), ...BODY, ...CREDITS, ...SERVER },
+  },
+  ...(["/v2/team/credit-usage", "/v2/team/token-usage", "/v2/team/queue-status", "/v2/concurrency-check"] as const).map((path): RouteDoc => ({
+    method: "get", path, tag: "team", summary: `The team's ${path.split("/").at(-1)?.replace("-", " ")}`,
+    responses: { 200: { description: "figures", body: "api-bodies#TeamFigures" }, ...AUTH, ...SERVER },
+  })),
+];

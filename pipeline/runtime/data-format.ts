@@ -1,0 +1,27 @@
+// The on-disk format of an embedded data directory, recorded in DATA_DIR/FORMAT so that a change is never silent.
+// Format 1: JSON lines (no FORMAT file). Format 2: each record framed with its CRC32 (append-log.ts). Format 2 reads
+// format 1 records as they are, so a format 1 directory is upgraded in place; an older Trawl must not open a
+// format 2 directory (it would skip every framed record), and this version refuses a directory of a newer format.
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { writeJsonAtomic } from "./append-log.ts";
+import { ConfigError } from "./config.ts";
+
+export const DATA_FORMAT = 2;
+
+/** Checks (and records) the format of `dir`; returns the format it had (1: written before FORMAT existed). */
+export async function checkDataFormat(dir: string): Promise<number> {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, "FORMAT");
+  let found = 1;
+  if (existsSync(file)) {
+    const parsed = JSON.parse(readFileSync(file, "utf8")) as { format?: unknown };
+    if (typeof parsed.format !== "number") throw new ConfigError(`config: DATA_DIR=${JSON.stringify(dir)} is invalid: ${file} does not name a format`);
+    found = parsed.format;
+  }
+  if (found > DATA_FORMAT) {
+    throw new ConfigError(`config: DATA_DIR=${JSON.stringify(dir)} is invalid: it holds data format ${found}, written by a newer Trawl; this version reads formats 1 to ${DATA_FORMAT}`);
+  }
+  if (found < DATA_FORMAT || !existsSync(file)) await writeJsonAtomic(file, { format: DATA_FORMAT, records: "JSON, a tab, its CRC32 in 8 hex digits, a newline" });
+  return found;
+}

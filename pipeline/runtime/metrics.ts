@@ -1,0 +1,60 @@
+// The Prometheus metrics of one process (prom-client, its own registry: never the library's global one). Created by
+// the composition root and passed to each processor that records something; served at /metrics.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { QueueStat } from "./bus.ts";
+
+export class Metrics {
+  readonly registry = new Registry();
+  /** fetch-render: pages by outcome (`ok` or the error code) */
+  readonly pagesFetched: Counter<"outcome">;
+  readonly fetchSeconds: Histogram<"outcome">;
+  readonly fetchBytes: Histogram;
+  /** convert: pages by outcome */
+  readonly pagesConverted: Counter<"outcome">;
+  /** sink: documents by outcome (`stored`, `duplicate`, `cancelled`) */
+  readonly pagesStored: Counter<"outcome">;
+  /** webhook-emit: delivery attempts by result (`ok`, `retry`, `failed`) */
+  readonly webhookAttempts: Counter<"result">;
+  /** frontier: crawls started and ended by final status; credits charged to ended crawls */
+  readonly crawlsStarted: Counter;
+  readonly crawlsEnded: Counter<"status">;
+  readonly creditsUsed: Counter;
+
+  /** queueStats: read at every scrape for trawl_consumer_lag (absent: no lag gauge). */
+  constructor(opts: { role: string; queueStats?: () => Promise<QueueStat[]> }) {
+    const registers = [this.registry];
+    this.registry.setDefaultLabels({ role: opts.role });
+    collectDefaultMetrics({ register: this.registry });
+    this.pagesFetched = new Counter({ name: "trawl_pages_fetched_total", help: "Pages fetched, by outcome (ok or error code)", labelNames: ["outcome"], registers });
+    this.fetchSeconds = new Histogram({ name: "trawl_fetch_duration_seconds", help: "Time to fetch one page (retries and politeness waits included)", labelNames: ["outcome"], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers });
+    this.fetchBytes = new Histogram({ name: "trawl_fetch_bytes", help: "Body size of fetched pages", buckets: [1e3, 1e4, 5e4, 1e5, 5e5, 1e6, 5e6, 1e7], registers });
+    this.pagesConverted = new Counter({ name: "trawl_pages_converted_total", help: "Pages converted, by outcome (ok or error code)", labelNames: ["outcome"], registers });
+    this.pagesStored = new Counter({ name: "trawl_pages_stored_total", help: "Documents handled by the sink, by outcome (stored, duplicate, cancelled)", labelNames: ["outcome"], registers });
+    this.webhookAttempts = new Counter({ name: "trawl_webhook_attempts_total", help: "Webhook delivery attempts, by result (ok, retry, failed)", labelNames: ["result"], registers });
+    this.crawlsStarted = new Counter({ name: "trawl_crawls_started_total", help: "Crawls started", registers });
+    this.crawlsEnded = new Counter({ name: "trawl_crawls_ended_total", help: "Crawls ended, by final status", labelNames: ["status"], registers });
+    this.creditsUsed = new Counter({ name: "trawl_credits_used_total", help: "Credits used by ended crawls", registers });
+    const queueStats = opts.queueStats;
+    if (queueStats) {
+      new Gauge({
+        name: "trawl_consumer_lag", help: "Messages not yet committed by a consumer group, per topic and partition",
+        labelNames: ["topic", "group", "partition"], registers,
+        async collect() {
+          this.reset();
+          for (const q of await queueStats()) {
+            for (const p of q.partitions ?? [{ partition: -1, lag: q.lag }]) this.set({ topic: q.topic, group: q.group, partition: String(p.partition) }, p.lag);
+          }
+        },
+      });
+    }
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}

@@ -1,0 +1,90 @@
+// Decompression bombs, in both modes: a ~1 MB gzipped sitemap that inflates to 1 GiB is skipped with a crawl warning
+// (SITEMAP_TOO_LARGE) and a page whose gzip Content-Encoding inflates past FETCH_MAX_BYTES fails with
+// SCRAPE_TOO_LARGE, and so does a PDF whose Flate stream inflates to 160 MiB, while memory stays bounded and the
+// crawl completes; honest compressed pages still convert.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { deflatedZeros, pdfWithFlateContent } from "../fixtures/pdf.ts";
+import { getJson, MODES, postJson, startTrawl, waitForEnd, type Instance } from "./harness.ts";
+
+/** 1 GiB of zeros as ~1 MB of gzip: 64 MiB streamed through gzip once, then that member 16 times (gzip allows
+ * concatenated members, and every decoder inflates them all). */
+function gzipBomb(): Buffer {
+  const member = gzipSync(Buffer.alloc(64 << 20), { level: 9 });
+  return Buffer.concat(Array.from({ length: 16 }, () => member));
+}
+
+const page = (title: string, links: string[]) =>
+  `<!doctype html><html><head><title>${title}</title></head><body><main><h1>${title}</h1><p>Text of ${title}.</p>${links.map((l) => `<a href="${l}">${l}</a>`).join(" ")}</main></body></html>`;
+
+let server: Server;
+let origin = "";
+const bomb = gzipBomb();
+let pdfBomb: Buffer;
+
+beforeAll(async () => {
+  pdfBomb = pdfWithFlateContent(await deflatedZeros(160)); // ~160 KB, 160 MiB inflated
+  server = createServer((req, res) => {
+    const path = new URL(req.url ?? "/", "http://x").pathname;
+    const html = { "content-type": "text/html; charset=utf-8" };
+    if (path === "/robots.txt") return res.writeHead(200, { "content-type": "text/plain" }).end(`User-agent: *\nAllow: /\nSitemap: ${origin}/sitemap-bomb.xml.gz\n`);
+    if (path === "/sitemap-bomb.xml.gz") return res.writeHead(200, { "content-type": "application/gzip" }).end(bomb);
+    if (path === "/docs/") return res.writeHead(200, html).end(page("Home", ["/docs/gzip", "/docs/br", "/docs/deflate", "/docs/bomb", "/docs/bomb.pdf"]));
+    if (path === "/docs/gzip") return res.writeHead(200, { ...html, "content-encoding": "gzip" }).end(gzipSync(page("Gzipped", [])));
+    if (path === "/docs/br") return res.writeHead(200, { ...html, "content-encoding": "br" }).end(brotliCompressSync(page("Brotli", [])));
+    if (path === "/docs/deflate") return res.writeHead(200, { ...html, "content-encoding": "deflate" }).end(deflateSync(page("Deflated", [])));
+    if (path === "/docs/bomb.pdf") return res.writeHead(200, { "content-type": "application/pdf" }).end(pdfBomb);
+    if (path === "/docs/bomb") return res.writeHead(200, { ...html, "content-encoding": "gzip" }).end(bomb);
+    res.writeHead(404, html).end(page("Not found", []));
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+describe.each(MODES)("%s mode", (mode) => {
+  let trawl: Instance;
+  beforeAll(async () => {
+    trawl = await startTrawl({ mode });
+  });
+  afterAll(async () => trawl?.stop());
+
+  it("skips a 1 GiB gzip sitemap with a warning and fails a gzip-bomb page, with bounded memory", async () => {
+    expect(bomb.length).toBeLessThan(1_200_000);
+    const rss0 = process.memoryUsage().rss;
+    let peak = rss0;
+    let maxLagMs = 0;
+    let last = performance.now();
+    const sampler = setInterval(() => {
+      const now = performance.now();
+      maxLagMs = Math.max(maxLagMs, now - last - 10);
+      last = now;
+      peak = Math.max(peak, process.memoryUsage().rss);
+    }, 10);
+    let seen: any[];
+    const res = await postJson(`${trawl.api}/v2/crawl`, { url: `${origin}/docs/`, limit: 10 });
+    expect(res.status).toBe(200);
+    const id: string = res.body.id;
+    try {
+      seen = await waitForEnd(trawl.api, id, 90_000);
+    } finally {
+      clearInterval(sampler);
+    }
+    const growthMb = (peak - rss0) / 1e6;
+    console.log(`${mode}: RSS growth ${growthMb.toFixed(0)} MB, longest event-loop stall ${maxLagMs.toFixed(0)} ms`);
+    expect(growthMb).toBeLessThan(300);
+
+    const end = seen.at(-1);
+    expect(end.status).toBe("completed");
+    expect(end.warning).toMatch(/sitemap\(s\) were skipped/);
+    const { body } = await getJson(`${trawl.api}/v2/crawl/${id}?limit=100`);
+    const titles = body.data.map((d: any) => d.metadata.title).sort();
+    expect(titles).toEqual(["Brotli", "Deflated", "Gzipped", "Home"]);
+    expect(body.data.find((d: any) => d.metadata.title === "Gzipped").markdown).toContain("Text of Gzipped.");
+    const errors = await getJson(`${trawl.api}/v2/crawl/${id}/errors`);
+    const failures = errors.body.errors.map((e: any) => `${e.code} ${e.url}`).sort();
+    expect(failures).toEqual([`SCRAPE_TOO_LARGE ${origin}/docs/bomb`, `SCRAPE_TOO_LARGE ${origin}/docs/bomb.pdf`, `SITEMAP_TOO_LARGE ${origin}/sitemap-bomb.xml.gz`]);
+  });
+});
