@@ -59,7 +59,10 @@ export function createApp(deps: ApiDeps): Koa {
   for (const router of routers) app.use(router.routes());
   app.use((ctx) => {
     // a known path asked with another method: 405 and the methods it has (a 404 would say the resource is missing)
-    const allowed = new Set(routers.flatMap((r) => r.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods)));
+    // a static path (/v2/crawl/active) is its own resource: a parameter route that also matches it (/v2/crawl/:id) is not
+    const layers = routers.flatMap((r) => r.match(ctx.path, ctx.method).path);
+    const exact = layers.filter((layer) => layer.path === ctx.path);
+    const allowed = new Set((exact.length > 0 ? exact : layers).flatMap((layer) => layer.methods));
     if (allowed.size > 0) throw methodNotAllowed(ctx, [...allowed]);
     throw routeNotFound(ctx.method, ctx.path);
   });

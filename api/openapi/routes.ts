@@ -128,7 +128,7 @@ export const routeDocs: RouteDoc[] = [
         description: "accepted", body: "api-bodies#CrawlStarted",
         links: Object.fromEntries(["GET /v2/batch/scrape/:id", "DELETE /v2/batch/scrape/:id", "GET /v2/batch/scrape/:id/errors"].map((op) => [op.replace(/\W+/g, "_"), { operation: op, parameters: { id: "$response.body#/id" } }])),
       },
-      ...BODY, ...CREDITS, ...SERVER,
+      404: error("appendToId names no batch of yours"), 409: error("idempotency key already used"), ...BODY, ...CREDITS, ...SERVER,
     },
   },
   {

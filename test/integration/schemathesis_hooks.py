@@ -12,5 +12,6 @@ PAGE = os.environ["TRAWL_FUZZ_SCRAPE_URL"]
 
 @schemathesis.hook
 def before_call(ctx, case, **kwargs):
-    if case.operation.method.upper() == "POST" and case.operation.path == "/v2/scrape" and isinstance(case.body, dict) and isinstance(case.body.get("url"), str):
+    # the synchronous fetches: a scrape, and a map (which fetches its start page and sitemaps while the client waits)
+    if case.operation.method.upper() == "POST" and case.operation.path in ("/v2/scrape", "/v2/map") and isinstance(case.body, dict) and isinstance(case.body.get("url"), str):
         case.body["url"] = PAGE
