@@ -53,7 +53,7 @@ async function clusterInfrastructure(config: Config, log: Logger, client: string
   const kafka = createKafka(config, client, log);
   await retry(() => ensureTopics(kafka, config, log), patient);
   const registry = config.schemaRegistryUrl ? await retry(() => connectRegistry(config.schemaRegistryUrl, config.topicPrefix, log), { ...patient, retriable: (err) => !(err instanceof TrawlError) || err.retriable }) : undefined;
-  const bus = new KafkaBus(kafka, config.topicPrefix, registry);
+  const bus = new KafkaBus(kafka, config.topicPrefix, registry, config.kafkaLingerMs);
   await bus.connect();
   const cache = new ClickHousePageCache(ch, log);
   return {
