@@ -52,6 +52,12 @@ export function partitionOf(key: string, partitions: number): number {
 const LOST: Entry = { key: "", value: "null" };
 
 const MAX_BATCH = 500;
+/**
+ * A batch also stops at this many bytes of message values (at least one message): decoding, validating and handling
+ * a batch runs on the event loop the API shares in embedded mode, so a batch of 500 fetched pages (~8 MB of JSON)
+ * would hold every status read behind it for tens of milliseconds.
+ */
+const MAX_BATCH_BYTES = 512 * 1024;
 const COMPACT_BYTES = 64 * 1024 * 1024;
 
 export interface EmbeddedBusOptions {
@@ -238,9 +244,11 @@ export class EmbeddedBus implements Bus, QueueStats {
         }
         const to = Math.min(part.durableEnd, from + MAX_BATCH);
         const batch: RawMessage[] = [];
-        for (let o = from; o < to; o++) {
+        let bytes = 0;
+        for (let o = from; o < to && (batch.length === 0 || bytes < MAX_BATCH_BYTES); o++) {
           const e = part.entries[o - part.base] as Entry;
           batch.push({ key: e.key, value: e.value, offset: String(o) });
+          bytes += e.value.length;
         }
         let done: number;
         try {
