@@ -25,7 +25,7 @@ async function served(): Promise<number[]> {
 describe("EmbeddedCrawlStore after a torn write", () => {
   it("drops the torn document at open and keeps every document written after the restart", async () => {
     const s1 = await EmbeddedCrawlStore.open(dir, 0);
-    await s1.saveCrawls([{ crawlId: "c1", version: 1, teamId: "t", url: "https://s.test/", options: { limit: 10, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown"], onlyMainContent: true }, webhook: "", status: "scraping", total: 3, completed: 0, failed: 0, creditsUsed: 0, discoveryDone: true, createdAt: 1, updatedAt: 1, completedAt: 0, expiresAt: 1e15, error: "" }]);
+    await s1.saveCrawls([{ crawlId: "c1", version: 1, teamId: "t", url: "https://s.test/", options: { limit: 10, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown"], onlyMainContent: true }, webhook: "", status: "scraping", total: 3, completed: 0, failed: 0, creditsUsed: 0, tokensUsed: 0, discoveryDone: true, createdAt: 1, updatedAt: 1, completedAt: 0, expiresAt: 1e15, error: "" }]);
     await s1.insertDocuments([doc(0), doc(1)]);
     await s1.close();
     // kill -9 in the middle of writing document 2 (1 MB): half of its line on disk

@@ -121,7 +121,7 @@ describe("embedded store after a restart", () => {
   it("serves what was written before, and forgets crawls that expired", async () => {
     const dir = join(dataDir, "reopen");
     const a = await EmbeddedCrawlStore.open(dir, Date.now());
-    const base = { version: 1, teamId: "bypass", url: "https://s.test/", options: { limit: 10, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown" as const], onlyMainContent: true }, webhook: "", total: 1, completed: 1, failed: 0, creditsUsed: 1, discoveryDone: true, createdAt: 1, updatedAt: 2, completedAt: 2, error: "" };
+    const base = { version: 1, teamId: "bypass", url: "https://s.test/", options: { limit: 10, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown" as const], onlyMainContent: true }, webhook: "", total: 1, completed: 1, failed: 0, creditsUsed: 1, tokensUsed: 0, discoveryDone: true, createdAt: 1, updatedAt: 2, completedAt: 2, error: "" };
     const live = randomUUID();
     const old = randomUUID();
     await a.saveCrawls([{ ...base, crawlId: live, status: "completed", expiresAt: Date.now() + 3_600_000 }, { ...base, crawlId: old, status: "completed", expiresAt: Date.now() - 1 }]);
@@ -143,7 +143,7 @@ describe("embedded store after a restart", () => {
 describe.each(stores)("%s store retention", (_name, open) => {
   it("deletes crawls 24 h after they ended, and nothing else", async () => {
     const store = await open();
-    const base = { version: 1, teamId: "bypass", url: "https://s.test/", options: { limit: 10, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown" as const], onlyMainContent: true }, webhook: "", total: 1, completed: 1, failed: 0, creditsUsed: 1, discoveryDone: true, createdAt: 1, updatedAt: 2, completedAt: 2, error: "" };
+    const base = { version: 1, teamId: "bypass", url: "https://s.test/", options: { limit: 10, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown" as const], onlyMainContent: true }, webhook: "", total: 1, completed: 1, failed: 0, creditsUsed: 1, tokensUsed: 0, discoveryDone: true, createdAt: 1, updatedAt: 2, completedAt: 2, error: "" };
     const old = randomUUID();
     const fresh = randomUUID();
     const now = Date.now();
