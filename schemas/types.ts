@@ -596,6 +596,10 @@ export interface PageExtract {
   credits: number;
   document: PageDocument;
   /**
+   * the job's kind (absent: crawl), carried on to crawl.pages
+   */
+  kind?: "crawl" | "batch";
+  /**
    * dedup key of the URL after redirects
    */
   finalUrlKey?: string;
