@@ -40,7 +40,7 @@ describe.each(MODES)("%s mode", (mode) => {
     expect(asked?.messages.at(-1)?.content).toContain("Trail Runner 3");
   });
 
-  it("counts every job's LLM tokens for the team: scrape, crawl, batch and extract, once each (SDK)", async () => {
+  it("counts every job's LLM tokens for the team: scrape, crawl, batch, extract and search, once each (SDK)", async () => {
     const json = { type: "json" as const, schema };
     const used = async () => (await getJson(`${trawl.api}/v2/team/token-usage`)).body.data.tokensUsed as number;
     const credits = async () => (await getJson(`${trawl.api}/v2/team/credit-usage`)).body.data.creditsUsed as number;
@@ -62,16 +62,25 @@ describe.each(MODES)("%s mode", (mode) => {
     expect(await used()).toBe(tokens0 + 700);
     // credits: 5 a json page, the extract job's page included
     expect(await credits()).toBe(credits0 + 5 * 7);
+    // a search whose results are scraped with a json format (Trawl's own index of the pages stored above)
+    const search = await postJson(`${trawl.api}/v2/search`, { query: "Trail Runner", limit: 2, scrapeOptions: { formats: [json] } });
+    expect(search.status).toBe(200);
+    const found = search.body.data.web as { metadata: { extract: { tokens: number } } }[];
+    expect(found.length).toBeGreaterThan(0);
+    const searchTokens = found.reduce((n, w) => n + w.metadata.extract.tokens, 0);
+    expect(searchTokens).toBe(100 * found.length);
+    const total = 700 + searchTokens;
+    expect(await used()).toBe(tokens0 + total);
 
     // reading again changes nothing (each job counted once); the SDK sees the same figure
-    expect(await used()).toBe(tokens0 + 700);
-    expect((await fc.getTokenUsage()).remainingTokens).toBe(sdk0.remainingTokens - 700);
+    expect(await used()).toBe(tokens0 + total);
+    expect((await fc.getTokenUsage()).remainingTokens).toBe(sdk0.remainingTokens - total);
     const history = await fc.getTokenUsageHistorical();
     expect(history.success).toBe(true);
     expect(history.periods).toHaveLength(1);
-    expect(history.periods[0]).toMatchObject({ tokensUsed: tokens0 + 700, startDate: expect.stringMatching(/-01T00:00:00.000Z$/) });
+    expect(history.periods[0]).toMatchObject({ tokensUsed: tokens0 + total, startDate: expect.stringMatching(/-01T00:00:00.000Z$/) });
     const creditHistory = await fc.getCreditUsageHistorical();
-    expect(creditHistory.periods.map((p) => p.creditsUsed)).toEqual([credits0 + 35]);
+    expect(creditHistory.periods.map((p) => p.creditsUsed)).toEqual([await credits()]);
   });
 
   it("params-preview and a crawl's prompt: the model's options, explicit options win", async () => {
