@@ -89,7 +89,7 @@ export async function startFrontier(w: Wiring): Promise<void> {
   // retention: results are served for 24 h after a crawl ended, then deleted
   const sweep = setInterval(() => {
     // expiring crawls' credits go to the ledger first, so that a team's usage outlives its results
-    infra.store.deleteExpired(clock.now(), RETENTION_MS, (crawls) => infra.auth.recordUsage(ledgerRows(crawls, clock.now()))).then(
+    infra.store.deleteExpired(clock.now(), RETENTION_MS, (crawls) => infra.auth.recordUsage(ledgerRows(crawls))).then(
       (ids) => ids.length && log.info({ crawls: ids.length }, "expired crawls deleted"),
       (err) => log.warn({ err: (err as Error).message }, "retention sweep failed; will retry"),
     );

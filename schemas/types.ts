@@ -261,6 +261,10 @@ export interface CrawlOptions {
   };
   mobile?: boolean;
   skipTlsVerification?: boolean;
+  /**
+   * static fetch only: no headless browser, even for a page that looks script-built (RENDER=auto) or under RENDER=always
+   */
+  fastMode?: boolean;
 }
 
 /**
@@ -479,6 +483,10 @@ export interface PageDone {
   crawlId: string;
   urlKey: string;
   credits: number;
+  /**
+   * LLM tokens the page's json / summary extraction used (absent: none)
+   */
+  tokens?: number;
 }
 
 export interface PageFailed {
@@ -587,6 +595,10 @@ export interface PageExtract {
   urlKey: string;
   credits: number;
   document: PageDocument;
+  /**
+   * the job's kind (absent: crawl), carried on to crawl.pages
+   */
+  kind?: "crawl" | "batch";
   /**
    * dedup key of the URL after redirects
    */

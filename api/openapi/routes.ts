@@ -167,4 +167,9 @@ export const routeDocs: RouteDoc[] = [
     method: "get", path, tag: "team", summary: `The team's ${path.split("/").at(-1)?.replace("-", " ")}`,
     responses: { 200: { description: "figures", body: "api-bodies#TeamFigures" }, ...AUTH, ...SERVER },
   })),
+  ...(["credit", "token"] as const).map((what): RouteDoc => ({
+    method: "get", path: `/v2/team/${what}-usage/historical`, tag: "team", summary: `The team's ${what} usage per calendar month`,
+    query: { byApiKey: { type: "string", description: "\"false\" or absent; \"true\" (a breakdown per API key) is refused with 400: usage is recorded per team" } },
+    responses: { 200: { description: "periods", body: "api-bodies#UsageHistory" }, 400: error("byApiKey=true (not supported) or another value than true / false"), ...AUTH, ...SERVER },
+  })),
 ];

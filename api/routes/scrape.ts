@@ -8,6 +8,7 @@ import { jobId } from "./crawl.ts";
 import { checkStartUrl } from "../../pipeline/url/start-url.ts";
 import { checkJobFields, scrapeSettings } from "../../pipeline/usecases/request-options.ts";
 import { readScrape, scrapeAndStore } from "../../pipeline/usecases/scrape-page.ts";
+import { documentTokens } from "../../pipeline/store/crawl-store.ts";
 import { errorCode, errorMessage, PageError } from "../../pipeline/runtime/errors.ts";
 
 export function scrapeRoutes(deps: ApiDeps): Router {
@@ -25,8 +26,9 @@ export function scrapeRoutes(deps: ApiDeps): Router {
     try {
       const { document, credits } = await scrapeAndStore(deps, teamId, url, settings, settings.timeoutMs ?? config.fetchTimeoutMs);
       // the ledger also counts scrapes with authentication off (GET /v2/team/credit-usage reports them)
-      await deps.authStore?.recordUsage([{ teamId, jobId: String(document.metadata.scrapeId), credits, at: deps.clock.now() }]);
-      deps.log.info({ scrapeId: document.metadata.scrapeId, url, credits }, "scraped");
+      const tokens = documentTokens(document);
+      await deps.authStore?.recordUsage([{ teamId, jobId: String(document.metadata.scrapeId), credits, ...(tokens ? { tokens } : {}), at: deps.clock.now() }]);
+      deps.log.info({ scrapeId: document.metadata.scrapeId, url, credits, tokens }, "scraped");
       ctx.body = { success: true, data: document };
     } catch (err) {
       if (!(err instanceof PageError)) throw err;

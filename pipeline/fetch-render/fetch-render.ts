@@ -168,7 +168,8 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
       }
       await this.checkRobots(task, result.finalUrl);
     }
-    if (renderMode !== "never" && /html/i.test(result.contentType) && result.statusCode < 400) {
+    // fastMode: the static page as fetched, never the browser
+    if (renderMode !== "never" && !task.options.fastMode && /html/i.test(result.contentType) && result.statusCode < 400) {
       const why = renderMode === "always" ? "RENDER=always" : scriptBuilt(result.body);
       if (why) {
         this.log.debug({ crawlId: task.crawlId, urlKey: task.urlKey, why }, "page handed to the browser");

@@ -40,6 +40,22 @@ describe("frontier reducer", () => {
     expect(state.status).toBe("scraping");
   });
 
+  it("counts a page's LLM tokens with its credits, once, and keeps them across a restore", () => {
+    const withTokens = (url: string, tokens: number): FrontierInboxMessage => ({ type: "PageDone", crawlId: ID, urlKey: k(url), credits: 5, tokens });
+    const { state } = run([
+      requested(), links("https://s.test/docs/", "https://s.test/docs/a", "https://s.test/docs/b"),
+      withTokens("https://s.test/docs/", 120), withTokens("https://s.test/docs/", 120), done("https://s.test/docs/a"), withTokens("https://s.test/docs/b", 30),
+    ]);
+    expect(state.creditsUsed).toBe(11);
+    expect(state.tokensUsed).toBe(150);
+    const record = toRecord(state, 5000);
+    expect(record.tokensUsed).toBe(150);
+    expect(restore(record, []).tokensUsed).toBe(150);
+    // a record written before tokens were counted
+    const { tokensUsed: _t, ...old } = record;
+    expect(restore(old as typeof record, []).tokensUsed).toBe(0);
+  });
+
   it("enqueues a URL key at most once per crawl", () => {
     const { tasks } = run([
       requested(),

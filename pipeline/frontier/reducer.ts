@@ -31,6 +31,7 @@ export interface CrawlState {
   completedAt: number;
   error: string;
   creditsUsed: number;
+  tokensUsed: number;
   /** url key -> packed state and depth */
   urls: Map<string, number>;
   queued: number;
@@ -143,7 +144,7 @@ function finishIfIdle(state: CrawlState, step: Step, now: number): void {
 export function newState(msg: Extract<FrontierInboxMessage, { type: "CrawlRequested" }>): CrawlState {
   return {
     crawlId: msg.crawlId, teamId: msg.teamId ?? "", webhook: msg.webhook ?? "", startUrl: msg.url, options: msg.options,
-    status: "scraping", version: 0, createdAt: msg.createdAt, completedAt: 0, error: "", creditsUsed: 0,
+    status: "scraping", version: 0, createdAt: msg.createdAt, completedAt: 0, error: "", creditsUsed: 0, tokensUsed: 0,
     urls: new Map(), queued: 0, done: 0, failed: 0, blocked: 0, discovering: false, backlog: [],
   };
 }
@@ -233,6 +234,7 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
       // a page stored just before a cancel is still returned by GET, so it counts and is billed
       setUrl(state, step, msg.urlKey, URL_STATE.done, depthOf(packed), "");
       state.creditsUsed += msg.credits;
+      state.tokensUsed += msg.tokens ?? 0;
       step.changed = true;
       finishIfIdle(state, step, now);
       break;
@@ -301,6 +303,7 @@ export function toRecord(state: CrawlState, now: number): CrawlRecord {
     completed: state.done,
     failed: state.failed,
     creditsUsed: state.creditsUsed,
+    tokensUsed: state.tokensUsed,
     discoveryDone: !state.discovering,
     createdAt: state.createdAt,
     updatedAt: now,
@@ -315,7 +318,7 @@ export function restore(record: CrawlRecord, urls: UrlRow[]): CrawlState {
   const state: CrawlState = {
     crawlId: record.crawlId, teamId: record.teamId, webhook: record.webhook, startUrl: record.url, options: record.options,
     status: record.status, version: record.version, createdAt: record.createdAt, completedAt: record.completedAt,
-    error: record.error, creditsUsed: record.creditsUsed, urls: new Map(), queued: 0, done: 0, failed: 0, blocked: 0,
+    error: record.error, creditsUsed: record.creditsUsed, tokensUsed: record.tokensUsed ?? 0, urls: new Map(), queued: 0, done: 0, failed: 0, blocked: 0,
     discovering: !record.discoveryDone, backlog: [],
   };
   for (const row of urls) {

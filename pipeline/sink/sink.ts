@@ -8,7 +8,7 @@ import type { Logger } from "../runtime/logger.ts";
 import { keys } from "../topology.ts";
 import { PartitionCache } from "../runtime/partition-cache.ts";
 import type { CancelCache } from "../store/cancel-cache.ts";
-import type { CrawlStore, DocumentRow } from "../store/crawl-store.ts";
+import { documentTokens, type CrawlStore, type DocumentRow } from "../store/crawl-store.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 
 /** A crawl's cursor unused this long is dropped from memory (it is rebuilt from the store if the crawl goes on). */
@@ -102,7 +102,8 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
     const cursor = await this.cursor(page.crawlId, msg.partition);
     const batchKeys = batch.keys.get(page.crawlId) ?? new Set<string>();
     batch.keys.set(page.crawlId, batchKeys);
-    const done: FrontierInboxMessage = { type: "PageDone", crawlId: page.crawlId, urlKey: page.urlKey, credits: page.credits };
+    const tokens = documentTokens(page.document);
+    const done: FrontierInboxMessage = { type: "PageDone", crawlId: page.crawlId, urlKey: page.urlKey, credits: page.credits, ...(tokens > 0 ? { tokens } : {}) };
     // phase 1: the page event is on crawl.events before the frontier can complete the crawl, so crawl.completed
     // always follows every crawl.page of the crawl
     const doneEmission: Emission = { topic: "frontier.inbox", key: keys.crawl(page.crawlId), value: done, phase: 1 };

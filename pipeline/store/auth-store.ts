@@ -1,5 +1,6 @@
 // The AuthStore port: teams, API keys (stored only as a hash) and the credit ledger of jobs that are no longer in
 // the crawl store. Adapters: ClickHouse (clickhouse-auth-store.ts) and embedded (embedded-auth-store.ts).
+import type { JobUsage } from "./crawl-store.ts";
 
 /** One version of a team: a name and a credit balance (-1: unlimited). */
 export interface TeamRow {
@@ -34,6 +35,9 @@ export interface UsageRow {
   teamId: string;
   jobId: string;
   credits: number;
+  /** LLM tokens the job used (absent: none; rows written before tokens were counted have none) */
+  tokens?: number;
+  /** when the job is counted (its period in the historical usage) */
   at: number;
 }
 
@@ -50,8 +54,8 @@ export interface AuthStore {
   touchKeys(uses: { keyId: string; at: number }[]): Promise<void>;
   lastUsed(): Promise<Map<string, number>>;
   recordUsage(rows: UsageRow[]): Promise<void>;
-  /** The ledger of a team: job id -> credits (latest row of each job). */
-  usage(teamId: string): Promise<Map<string, number>>;
+  /** The ledger of a team: job id -> credits, tokens and time (latest row of each job). */
+  usage(teamId: string): Promise<Map<string, JobUsage>>;
 }
 
 /** The latest version of each item of `rows`, by `id`. */

@@ -2,6 +2,7 @@
 // Reads take the latest version in JS (no FINAL): these tables hold a few rows per team.
 import type { ClickHouseClient } from "./clickhouse.ts";
 import { latest, type AuthStore, type KeyRow, type TeamRow, type UsageRow } from "./auth-store.ts";
+import type { JobUsage } from "./crawl-store.ts";
 import { raw, sql } from "./sql.ts";
 
 const n = (v: unknown): number => Number(v);
@@ -58,13 +59,14 @@ export class ClickHouseAuthStore implements AuthStore {
   }
 
   async recordUsage(rows: UsageRow[]): Promise<void> {
-    if (rows.length) await this.ch.insert("credit_usage", ["team_id", "job_id", "credits", "at"], rows.map((r) => [r.teamId, r.jobId, r.credits, r.at]));
+    if (rows.length) await this.ch.insert("credit_usage", ["team_id", "job_id", "credits", "tokens", "at"], rows.map((r) => [r.teamId, r.jobId, r.credits, r.tokens ?? 0, r.at]));
   }
 
-  async usage(teamId: string): Promise<Map<string, number>> {
-    const rows = await this.ch.query<{ job_id: string; credits: unknown }>(
-      sql`SELECT job_id, argMax(credits, at) AS credits FROM ${this.t("credit_usage")} WHERE team_id = ${teamId} GROUP BY job_id`,
+  async usage(teamId: string): Promise<Map<string, JobUsage>> {
+    const rows = await this.ch.query<{ job_id: string; credits: unknown; tokens: unknown; last: unknown }>(
+      sql`SELECT job_id, argMax(credits, at) AS credits, argMax(tokens, at) AS tokens, max(at) AS last
+          FROM ${this.t("credit_usage")} WHERE team_id = ${teamId} GROUP BY job_id`,
     );
-    return new Map(rows.map((r) => [r.job_id, n(r.credits)]));
+    return new Map(rows.map((r) => [r.job_id, { credits: n(r.credits), tokens: n(r.tokens), at: n(r.last) }]));
   }
 }

@@ -1,6 +1,6 @@
 // ClickHouse adapter of the CrawlStore port.
 import type { ClickHouseClient } from "./clickhouse.ts";
-import type { CrawlRecord, CrawlStatus, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, ExpiredCrawl, SearchCandidates, UrlRow, UrlState } from "./crawl-store.ts";
+import type { CrawlRecord, CrawlStatus, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, ExpiredCrawl, JobUsage, SearchCandidates, UrlRow, UrlState } from "./crawl-store.ts";
 import { fitChunk } from "./paging.ts";
 import { raw, sql } from "./sql.ts";
 import { randomUUID } from "node:crypto";
@@ -8,13 +8,13 @@ import { EXTRACT_JOB_PREFIX, SCRAPE_JOB_PREFIX, TEAM_BYPASS } from "../runtime/c
 
 const CRAWL_COLUMNS = [
   "crawl_id", "version", "team_id", "url", "options", "webhook", "status", "total", "completed", "failed",
-  "credits_used", "discovery_done", "created_at", "updated_at", "completed_at", "expires_at", "error",
+  "credits_used", "discovery_done", "created_at", "updated_at", "completed_at", "expires_at", "error", "tokens_used",
 ];
 
 interface CrawlRowJson {
   crawl_id: string; version: number; team_id: string; url: string; options: string; webhook: string; status: string;
   total: number; completed: number; failed: number; credits_used: number; discovery_done: number;
-  created_at: number; updated_at: number; completed_at: number; expires_at: number; error: string;
+  created_at: number; updated_at: number; completed_at: number; expires_at: number; error: string; tokens_used: number;
 }
 
 const n = (v: unknown): number => Number(v);
@@ -45,7 +45,7 @@ export class ClickHouseCrawlStore implements CrawlStore {
   async saveCrawls(records: CrawlRecord[]): Promise<void> {
     await this.ch.insert("crawls", CRAWL_COLUMNS, records.map((r) => [
       r.crawlId, r.version, r.teamId, r.url, JSON.stringify(r.options), r.webhook, r.status, r.total, r.completed, r.failed,
-      r.creditsUsed, r.discoveryDone ? 1 : 0, r.createdAt, r.updatedAt, r.completedAt, r.expiresAt, r.error,
+      r.creditsUsed, r.discoveryDone ? 1 : 0, r.createdAt, r.updatedAt, r.completedAt, r.expiresAt, r.error, r.tokensUsed,
     ]));
   }
 
@@ -133,12 +133,15 @@ export class ClickHouseCrawlStore implements CrawlStore {
   }
 
   async deleteExpired(now: number, retentionMs: number, beforeDelete?: (crawls: ExpiredCrawl[]) => Promise<void>): Promise<string[]> {
-    const rows = await this.ch.query<{ crawl_id: string; team_id: string; credits_used: unknown }>(
-      sql`SELECT crawl_id, argMax(team_id, version) AS team_id, argMax(credits_used, version) AS credits_used FROM ${this.t("crawls")} GROUP BY crawl_id
+    const rows = await this.ch.query<{ crawl_id: string; team_id: string; credits_used: unknown; tokens_used: unknown; created_at: unknown }>(
+      sql`SELECT crawl_id, argMax(team_id, version) AS team_id, argMax(credits_used, version) AS credits_used, argMax(tokens_used, version) AS tokens_used,
+            min(created_at) AS created_at FROM ${this.t("crawls")} GROUP BY crawl_id
           HAVING argMax(status, version) != 'scraping' AND argMax(expires_at, version) < ${now} LIMIT 10000`,
     );
     const ids = rows.map((r) => r.crawl_id);
-    if (beforeDelete && rows.length) await beforeDelete(rows.map((r) => ({ crawlId: r.crawl_id, teamId: r.team_id, creditsUsed: n(r.credits_used) })));
+    if (beforeDelete && rows.length) {
+      await beforeDelete(rows.map((r) => ({ crawlId: r.crawl_id, teamId: r.team_id, creditsUsed: n(r.credits_used), tokensUsed: n(r.tokens_used), createdAt: n(r.created_at) })));
+    }
     const cutoff = now - retentionMs;
     // ALTER TABLE ... DELETE is an asynchronous mutation (ClickHouse 18.16 and later); reads of expired crawls already 404
     if (ids.length) {
@@ -171,11 +174,12 @@ export class ClickHouseCrawlStore implements CrawlStore {
     return rows.map((r) => r.crawl_id);
   }
 
-  async creditsByCrawl(teamId: string): Promise<Map<string, number>> {
-    const rows = await this.ch.query<{ crawl_id: string; c: unknown }>(
-      sql`SELECT crawl_id, argMax(credits_used, version) AS c FROM ${this.t("crawls")} WHERE team_id = ${teamId} GROUP BY crawl_id`,
+  async usageByCrawl(teamId: string): Promise<Map<string, JobUsage>> {
+    const rows = await this.ch.query<{ crawl_id: string; c: unknown; tk: unknown; at: unknown }>(
+      sql`SELECT crawl_id, argMax(credits_used, version) AS c, argMax(tokens_used, version) AS tk, min(created_at) AS at
+          FROM ${this.t("crawls")} WHERE team_id = ${teamId} GROUP BY crawl_id`,
     );
-    return new Map(rows.map((r) => [r.crawl_id, n(r.c)]));
+    return new Map(rows.map((r) => [r.crawl_id, { credits: n(r.c), tokens: n(r.tk), at: n(r.at) }]));
   }
 
   async logDeliveries(rows: DeliveryRow[]): Promise<void> {
@@ -190,19 +194,24 @@ export class ClickHouseCrawlStore implements CrawlStore {
     return rows.map((r) => ({ crawlId, eventId: r.event_id, event: r.event, url: r.url, statusCode: n(r.status_code), attempt: n(r.attempt), error: r.error, at: n(r.at) }));
   }
 
-  async mostRecentSuccess(since: number): Promise<number | null> {
+  /** Documents of a team: of its crawls and batches, and its single scrapes. */
+  private ownedBy(teamId: string) {
+    const scrapes = teamId === TEAM_BYPASS
+      ? sql`(startsWith(crawl_id, ${SCRAPE_JOB_PREFIX}) AND position(substring(crawl_id, ${SCRAPE_JOB_PREFIX.length + 1}), ':') = 0)`
+      : sql`startsWith(crawl_id, ${`${SCRAPE_JOB_PREFIX}${teamId}:`})`;
+    return sql`(crawl_id IN (SELECT crawl_id FROM ${this.t("crawls")} WHERE team_id = ${teamId}) OR ${scrapes})`;
+  }
+
+  async mostRecentSuccess(teamId: string, since: number): Promise<number | null> {
     const rows = await this.ch.query<{ at: number; docs: number }>(
-      sql`SELECT max(stored_at) AS at, count() AS docs FROM ${this.t("documents")} WHERE status_code < 400 AND stored_at >= ${since}`,
+      sql`SELECT max(stored_at) AS at, count() AS docs FROM ${this.t("documents")} WHERE status_code < 400 AND stored_at >= ${since} AND ${this.ownedBy(teamId)}`,
     );
     return n(rows[0]?.docs ?? 0) > 0 ? n(rows[0]?.at) : null;
   }
 
   async searchCandidates(teamId: string, terms: string[], since: number, maxDocs: number): Promise<SearchCandidates> {
     if (terms.length === 0) return { corpus: 0, df: [], docs: [] };
-    const scrapes = teamId === TEAM_BYPASS
-      ? sql`(startsWith(crawl_id, ${SCRAPE_JOB_PREFIX}) AND position(substring(crawl_id, ${SCRAPE_JOB_PREFIX.length + 1}), ':') = 0)`
-      : sql`startsWith(crawl_id, ${`${SCRAPE_JOB_PREFIX}${teamId}:`})`;
-    const owned = sql`(crawl_id IN (SELECT crawl_id FROM ${this.t("crawls")} WHERE team_id = ${teamId}) OR ${scrapes})`;
+    const owned = this.ownedBy(teamId);
     // the ASCII variant is several times faster on ClickHouse 18.16; non-ASCII terms need the UTF-8 case folding
     const has = terms.map((t) => (/^[ -~]*$/.test(t) ? sql`(positionCaseInsensitive(doc, ${t}) > 0)` : sql`(positionCaseInsensitiveUTF8(doc, ${t}) > 0)`).text);
     const counts = await this.ch.query<Record<string, number>>(
@@ -231,6 +240,7 @@ function fromRow(row: CrawlRowJson): CrawlRecord {
     completed: n(row.completed),
     failed: n(row.failed),
     creditsUsed: n(row.credits_used),
+    tokensUsed: n(row.tokens_used ?? 0),
     discoveryDone: n(row.discovery_done) === 1,
     createdAt: n(row.created_at),
     updatedAt: n(row.updated_at),

@@ -17,6 +17,8 @@ export interface CrawlRecord {
   completed: number;
   failed: number;
   creditsUsed: number;
+  /** LLM tokens used by the crawl's pages (json / summary with the llm provider), counted once per page like credits */
+  tokensUsed: number;
   discoveryDone: boolean;
   createdAt: number;
   updatedAt: number;
@@ -76,12 +78,33 @@ export interface DeliveryRow {
   at: number;
 }
 
-/** What outlives a crawl's deletion: whose it was and what it cost. */
+/** What outlives a crawl's deletion: whose it was, when it started and what it cost. */
 export interface ExpiredCrawl {
   crawlId: string;
   teamId: string;
   creditsUsed: number;
+  tokensUsed: number;
+  createdAt: number;
 }
+
+/** What one job cost (a crawl, a batch, a scrape, ...) and when it is counted (a crawl: when it was created). */
+export interface JobUsage {
+  credits: number;
+  tokens: number;
+  at: number;
+}
+
+/** A crawl record's usage; records written before tokens were counted have none. */
+export const crawlUsage = (c: Pick<CrawlRecord, "creditsUsed" | "tokensUsed" | "createdAt">): JobUsage => ({ credits: c.creditsUsed, tokens: c.tokensUsed ?? 0, at: c.createdAt });
+
+/** LLM tokens a document's json / summary extraction used (`metadata.extract.tokens`; 0 without extraction). */
+export function documentTokens(document: { metadata: Record<string, unknown> }): number {
+  const tokens = Number((document.metadata.extract as { tokens?: unknown } | undefined)?.tokens ?? 0);
+  return Number.isSafeInteger(tokens) && tokens > 0 ? tokens : 0;
+}
+
+/** The usage that outlives a crawl's deletion. */
+export const expiredCrawl = (c: CrawlRecord): ExpiredCrawl => ({ crawlId: c.crawlId, teamId: c.teamId, creditsUsed: c.creditsUsed, tokensUsed: c.tokensUsed ?? 0, createdAt: c.createdAt });
 
 export interface DocumentPage {
   /** JSON texts of the documents, in completion order. */
@@ -128,15 +151,15 @@ export interface CrawlStore {
   deleteExpired(now: number, retentionMs: number, beforeDelete?: (crawls: ExpiredCrawl[]) => Promise<void>): Promise<string[]>;
   /** Every crawl still running (not ended, not cancelled), of every team. */
   runningCrawlIds(): Promise<string[]>;
-  /** Credits used by each crawl of a team still in the store. */
-  creditsByCrawl(teamId: string): Promise<Map<string, number>>;
+  /** Credits and tokens used by each crawl of a team still in the store. */
+  usageByCrawl(teamId: string): Promise<Map<string, JobUsage>>;
   logDeliveries(rows: DeliveryRow[]): Promise<void>;
   /** Records a team's idempotency key; false when it was recorded before (within retention). */
   claimIdempotencyKey(teamId: string, key: string, at: number): Promise<boolean>;
   /** The delivery log of a crawl, oldest first. */
   listDeliveries(crawlId: string): Promise<DeliveryRow[]>;
-  /** When the newest document with a status below 400 was stored, if one was stored since `since`. */
-  mostRecentSuccess(since: number): Promise<number | null>;
+  /** When the newest document of a team (its crawls, batches and scrapes) with a status below 400 was stored, if one was stored since `since`. */
+  mostRecentSuccess(teamId: string, since: number): Promise<number | null>;
   /** A team's stored documents (its crawls and scrapes) since `since` that contain any of the terms (case-insensitive substring). */
   searchCandidates(teamId: string, terms: string[], since: number, maxDocs: number): Promise<SearchCandidates>;
 }

@@ -15,7 +15,7 @@ describe("EmbeddedAuthStore", () => {
     const a = await EmbeddedAuthStore.open(dir);
     const b = await EmbeddedAuthStore.open(dir);
     await Promise.all([
-      a.saveKey(key("k1")), a.touchKeys([{ keyId: "k1", at: 5 }]), a.saveKey(key("k2")), a.recordUsage([{ teamId: "t", jobId: "j", credits: 3, at: 1 }]),
+      a.saveKey(key("k1")), a.touchKeys([{ keyId: "k1", at: 5 }]), a.saveKey(key("k2")), a.recordUsage([{ teamId: "t", jobId: "j", credits: 3, at: 1 }, { teamId: "t", jobId: "x", credits: 5, tokens: 70, at: 2 }]),
       ...Array.from({ length: 20 }, (_, i) => a.touchKeys([{ keyId: `k${i + 10}`, at: i }])),
     ]);
     // a write after concurrent ones is still applied (each byte of the file read once)
@@ -24,7 +24,8 @@ describe("EmbeddedAuthStore", () => {
     // b never wrote: it reads what a appended
     expect((await b.keysById("k1")).map((k) => k.revokedAt)).toEqual([99]);
     expect((await b.listKeys()).map((k) => k.keyId).sort()).toEqual(["k1", "k2"]);
-    expect(await b.usage("t")).toEqual(new Map([["j", 3]]));
+    // a row without tokens (as earlier releases wrote them) reads as 0 tokens
+    expect(await b.usage("t")).toEqual(new Map([["j", { credits: 3, tokens: 0, at: 1 }], ["x", { credits: 5, tokens: 70, at: 2 }]]));
     expect((await b.lastUsed()).get("k1")).toBe(5);
     await a.close();
     await b.close();

@@ -3,6 +3,7 @@ import { open as openFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { AppendLog, unframe } from "../runtime/append-log.ts";
 import { latest, type AuthStore, type KeyRow, type TeamRow, type UsageRow } from "./auth-store.ts";
+import type { JobUsage } from "./crawl-store.ts";
 
 type Entry = { t: "team"; r: TeamRow } | { t: "key"; r: KeyRow } | { t: "used"; rows: { keyId: string; at: number }[] } | { t: "usage"; rows: UsageRow[] };
 
@@ -118,9 +119,10 @@ export class EmbeddedAuthStore implements AuthStore {
     return rows.length ? this.write({ t: "usage", rows }) : Promise.resolve();
   }
 
-  async usage(teamId: string): Promise<Map<string, number>> {
+  /** Rows written before tokens were counted (file format of earlier releases) have none. */
+  async usage(teamId: string): Promise<Map<string, JobUsage>> {
     await this.refresh();
-    return new Map([...(this.ledger.get(teamId) ?? new Map<string, UsageRow>()).values()].map((r) => [r.jobId, r.credits]));
+    return new Map([...(this.ledger.get(teamId) ?? new Map<string, UsageRow>()).values()].map((r) => [r.jobId, { credits: r.credits, tokens: r.tokens ?? 0, at: r.at }]));
   }
 
   async close(): Promise<void> {

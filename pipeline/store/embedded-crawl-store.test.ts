@@ -1,6 +1,6 @@
 // A crash in the middle of a large write must not cost a document later: the torn record is dropped at open, and
 // what is written after the restart is never glued onto it.
-import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -25,7 +25,7 @@ async function served(): Promise<number[]> {
 describe("EmbeddedCrawlStore after a torn write", () => {
   it("drops the torn document at open and keeps every document written after the restart", async () => {
     const s1 = await EmbeddedCrawlStore.open(dir, 0);
-    await s1.saveCrawls([{ crawlId: "c1", version: 1, teamId: "t", url: "https://s.test/", options: { limit: 10, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown"], onlyMainContent: true }, webhook: "", status: "scraping", total: 3, completed: 0, failed: 0, creditsUsed: 0, discoveryDone: true, createdAt: 1, updatedAt: 1, completedAt: 0, expiresAt: 1e15, error: "" }]);
+    await s1.saveCrawls([{ crawlId: "c1", version: 1, teamId: "t", url: "https://s.test/", options: { limit: 10, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown"], onlyMainContent: true }, webhook: "", status: "scraping", total: 3, completed: 0, failed: 0, creditsUsed: 0, tokensUsed: 0, discoveryDone: true, createdAt: 1, updatedAt: 1, completedAt: 0, expiresAt: 1e15, error: "" }]);
     await s1.insertDocuments([doc(0), doc(1)]);
     await s1.close();
     // kill -9 in the middle of writing document 2 (1 MB): half of its line on disk
@@ -41,5 +41,26 @@ describe("EmbeddedCrawlStore after a torn write", () => {
     await s2.close();
     // and again after the next restart: nothing lost
     expect(await served()).toEqual([0, 1, 2, 3]);
+  });
+});
+
+describe("EmbeddedCrawlStore files of an earlier release", () => {
+  it("reads a crawl record written before tokens were counted as 0 tokens, and counts its usage", async () => {
+    const old = mkdtempSync(join(tmpdir(), "trawl-store-old-"));
+    try {
+      const record = {
+        crawlId: "c-old", version: 3, teamId: "t", url: "https://s.test/", options: { limit: 10, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown"], onlyMainContent: true },
+        webhook: "", status: "completed", total: 2, completed: 2, failed: 0, creditsUsed: 2, discoveryDone: true, createdAt: 7, updatedAt: 9, completedAt: 9, expiresAt: 1e15, error: "",
+      };
+      mkdirSync(join(old, "store"), { recursive: true });
+      // a format-1 line (unframed), as the earliest releases wrote the journal
+      appendFileSync(join(old, "store", "journal.jsonl"), `${JSON.stringify({ t: "crawl", r: record })}\n`);
+      const store = await EmbeddedCrawlStore.open(old, 0);
+      expect((await store.getCrawl("c-old"))?.tokensUsed).toBe(0);
+      expect(await store.usageByCrawl("t")).toEqual(new Map([["c-old", { credits: 2, tokens: 0, at: 7 }]]));
+      await store.close();
+    } finally {
+      rmSync(old, { recursive: true, force: true });
+    }
   });
 });

@@ -1,10 +1,10 @@
 // Embedded adapter of the CrawlStore port: no server, two JSON-lines files under the data directory.
 // journal.jsonl holds crawl versions, cancels, URL states and errors; documents.jsonl holds documents, which stay
 // on disk (memory keeps only an index). Both are replayed at start, so a restart keeps every crawl until it expires.
-import { stat } from "node:fs/promises";
 import { join } from "node:path";
-import type { CrawlRecord, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, ExpiredCrawl, SearchCandidates, UrlRow } from "./crawl-store.ts";
+import { crawlUsage, expiredCrawl, type CrawlRecord, type CrawlStore, type DeliveryRow, type DocumentPage, type DocumentRow, type ErrorRow, type ExpiredCrawl, type JobUsage, type SearchCandidates, type UrlRow } from "./crawl-store.ts";
 import { AppendLog, FileReader, readLines } from "../runtime/append-log.ts";
+import { docCrawlId, journalCrawlId, sizeOf, type JournalEntry } from "./embedded-journal.ts";
 import { fitChunk } from "./paging.ts";
 import { isScrapeJob, isStandaloneJob, isTeamScrape, RETENTION_MS } from "../runtime/constants.ts";
 
@@ -19,13 +19,6 @@ interface DocRef {
   docStart: number;
 }
 
-type JournalEntry =
-  | { t: "crawl"; r: CrawlRecord }
-  | { t: "cancel"; id: string; at: number }
-  | { t: "urls"; rows: UrlRow[] }
-  | { t: "errors"; rows: ErrorRow[] }
-  | { t: "deliveries"; rows: DeliveryRow[] }
-  | { t: "idem"; team: string; key: string; at: number };
 
 const newer = (a: CrawlRecord, b: CrawlRecord | undefined) => !b || a.version > b.version || (a.version === b.version && a.updatedAt >= b.updatedAt);
 
@@ -42,8 +35,8 @@ export class EmbeddedCrawlStore implements CrawlStore {
   private readonly deliveries = new Map<string, DeliveryRow[]>();
   /** idempotency keys (team + key) -> when claimed */
   private readonly idem = new Map<string, number>();
-  /** when the newest document with a status below 400 was stored */
-  private lastSuccessAt: number | null = null;
+  /** per crawl (or scrape) id: when its newest document with a status below 400 was stored */
+  private readonly lastSuccess = new Map<string, number>();
   /** memory-only mode keeps URL rows and documents here */
   private readonly memUrls = new Map<string, UrlRow[]>();
   private readonly memDocs = new Map<string, string[]>();
@@ -121,11 +114,12 @@ export class EmbeddedCrawlStore implements CrawlStore {
       if (!isStandaloneJob(head.c) && !this.crawls.has(head.c)) continue; // a crawl that expired
       const docStart = Buffer.byteLength(line.slice(0, line.indexOf(',"d":') + 5));
       this.addDocRef(head.c, { seq: head.s, urlKey: head.k, finalKey: head.f ?? head.k, pos, len, docStart, storedAt: head.t });
-      if ((head.sc ?? 200) < 400) this.noteSuccess(head.t);
+      if ((head.sc ?? 200) < 400) this.noteSuccess(head.c, head.t);
     }
   }
 
   private applyCrawl(r: CrawlRecord): void {
+    r.tokensUsed ??= 0; // a record written before tokens were counted
     if (newer(r, this.crawls.get(r.crawlId))) this.crawls.set(r.crawlId, r);
   }
 
@@ -146,8 +140,13 @@ export class EmbeddedCrawlStore implements CrawlStore {
     }
   }
 
-  private noteSuccess(at: number | undefined): void {
-    if (at !== undefined && (this.lastSuccessAt === null || at > this.lastSuccessAt)) this.lastSuccessAt = at;
+  private noteSuccess(crawlId: string, at: number | undefined): void {
+    if (at !== undefined && at > (this.lastSuccess.get(crawlId) ?? -1)) this.lastSuccess.set(crawlId, at);
+  }
+
+  /** Documents of a team: of its crawls and batches, and its single scrapes. */
+  private ownedBy(teamId: string, crawlId: string): boolean {
+    return isScrapeJob(crawlId) ? isTeamScrape(teamId, crawlId) : this.crawls.get(crawlId)?.teamId === teamId;
   }
 
   private addDocRef(crawlId: string, ref: DocRef): void {
@@ -220,7 +219,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
   }
 
   async insertDocuments(rows: DocumentRow[]): Promise<void> {
-    for (const r of rows) if (r.statusCode < 400) this.noteSuccess(r.storedAt);
+    for (const r of rows) if (r.statusCode < 400) this.noteSuccess(r.crawlId, r.storedAt);
     if (!this.docsLog) {
       for (const r of rows) {
         const list = this.memDocs.get(r.crawlId) ?? [];
@@ -293,7 +292,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
   /** Forgets expired crawls at once; their lines leave the files at the next start (see `load`). */
   async deleteExpired(now: number, retentionMs: number, beforeDelete?: (crawls: ExpiredCrawl[]) => Promise<void>): Promise<string[]> {
     const expired = [...this.crawls.values()].filter((c) => c.status !== "scraping" && c.expiresAt < now);
-    if (beforeDelete && expired.length) await beforeDelete(expired.map((c) => ({ crawlId: c.crawlId, teamId: c.teamId, creditsUsed: c.creditsUsed })));
+    if (beforeDelete && expired.length) await beforeDelete(expired.map(expiredCrawl));
     const ids = expired.map((c) => c.crawlId);
     for (const id of ids) this.forget(id);
     for (const [k, at] of this.idem) if (at < now - retentionMs) this.idem.delete(k);
@@ -312,8 +311,8 @@ export class EmbeddedCrawlStore implements CrawlStore {
     return (this.journal?.repairedBytes ?? 0) + (this.docsLog?.repairedBytes ?? 0);
   }
 
-  async creditsByCrawl(teamId: string): Promise<Map<string, number>> {
-    return new Map([...this.crawls.values()].filter((c) => c.teamId === teamId).map((c) => [c.crawlId, c.creditsUsed]));
+  async usageByCrawl(teamId: string): Promise<Map<string, JobUsage>> {
+    return new Map([...this.crawls.values()].filter((c) => c.teamId === teamId).map((c) => [c.crawlId, crawlUsage(c)]));
   }
 
   private forget(id: string): void {
@@ -324,6 +323,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
     this.deliveries.delete(id);
     this.memDocs.delete(id);
     this.memUrls.delete(id);
+    this.lastSuccess.delete(id);
   }
 
   async claimIdempotencyKey(teamId: string, key: string, at: number): Promise<boolean> {
@@ -343,8 +343,10 @@ export class EmbeddedCrawlStore implements CrawlStore {
     return [...(this.deliveries.get(crawlId) ?? [])].sort((a, b) => a.at - b.at || a.attempt - b.attempt);
   }
 
-  async mostRecentSuccess(since: number): Promise<number | null> {
-    return this.lastSuccessAt !== null && this.lastSuccessAt >= since ? this.lastSuccessAt : null;
+  async mostRecentSuccess(teamId: string, since: number): Promise<number | null> {
+    let last: number | null = null;
+    for (const [crawlId, at] of this.lastSuccess) if (at >= since && (last === null || at > last) && this.ownedBy(teamId, crawlId)) last = at;
+    return last;
   }
 
   /** Reads every document stored since `since` (the embedded mode's corpus is one machine's crawls). */
@@ -353,7 +355,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
     const hits: { doc: string; matched: number; at: number }[] = [];
     let corpus = 0;
     for (const [crawlId, refs] of this.docs) {
-      if (isScrapeJob(crawlId) ? !isTeamScrape(teamId, crawlId) : this.crawls.get(crawlId)?.teamId !== teamId) continue;
+      if (!this.ownedBy(teamId, crawlId)) continue;
       for (const ref of refs) {
         if ((ref.storedAt ?? 0) < since) continue;
         corpus++;
@@ -378,21 +380,3 @@ export class EmbeddedCrawlStore implements CrawlStore {
     await this.docsLog?.close();
   }
 }
-
-function journalCrawlId(e: JournalEntry): string {
-  if (e.t === "crawl") return e.r.crawlId;
-  if (e.t === "idem") return "";
-  if (e.t === "cancel") return e.id;
-  return e.rows[0]?.crawlId ?? "";
-}
-
-function docCrawlId(line: string): string {
-  try {
-    return (JSON.parse(line.slice(0, line.indexOf(',"d":')) + "}") as { c: string }).c;
-  } catch {
-    return "";
-  }
-}
-
-/** Bytes in a file, 0 when it does not exist. */
-const sizeOf = (path: string): Promise<number> => stat(path).then((st) => st.size, () => 0);

@@ -1,7 +1,26 @@
 // Idempotent schema migrations, run at start by every role. SQL valid on ClickHouse 18.16 and current releases:
 // MergeTree / ReplacingMergeTree(version), UInt64 milliseconds for times, no TTL (retention is a cleanup job).
 import type { ClickHouseClient } from "./clickhouse.ts";
-import { raw } from "./sql.ts";
+import { raw, sql } from "./sql.ts";
+
+/** A column added to a table created by an earlier release (CREATE TABLE IF NOT EXISTS leaves existing tables as they are). */
+export interface AddedColumn {
+  table: string;
+  column: string;
+  /** type and default, e.g. `UInt64 DEFAULT 0`: rows written before the column existed read the default */
+  type: string;
+}
+
+/**
+ * Columns added after the first release, in order. `ALTER TABLE … ADD COLUMN IF NOT EXISTS` is not in ClickHouse
+ * 18.16, so `migrate` looks the column up in system.columns first.
+ */
+export const ADDED_COLUMNS: AddedColumn[] = [
+  // LLM tokens of a crawl's pages (json / summary with the llm provider), counted by the frontier like credits
+  { table: "crawls", column: "tokens_used", type: "UInt64 DEFAULT 0" },
+  // LLM tokens of a ledger job (a scrape with a json format, an extract job, an expired crawl)
+  { table: "credit_usage", column: "tokens", type: "UInt64 DEFAULT 0" },
+];
 
 /**
  * Rows per index mark of the tables whose rows are whole pages (documents, page cache). Reading one row decompresses
@@ -58,6 +77,22 @@ export function migrations(db: string): string[] {
   ];
 }
 
+async function hasColumn(client: ClickHouseClient, c: AddedColumn): Promise<boolean> {
+  const rows = await client.query<{ n: unknown }>(
+    sql`SELECT count() AS n FROM system.columns WHERE database = ${client.database} AND table = ${c.table} AND name = ${c.column}`,
+  );
+  return Number(rows[0]?.n ?? 0) > 0;
+}
+
 export async function migrate(client: ClickHouseClient): Promise<void> {
   for (const statement of migrations(client.database)) await client.exec(raw(statement));
+  for (const c of ADDED_COLUMNS) {
+    if (await hasColumn(client, c)) continue;
+    try {
+      await client.exec(raw(`ALTER TABLE ${client.table(c.table)} ADD COLUMN ${c.column} ${c.type}`));
+    } catch (err) {
+      // another role added it at the same moment (roles migrate at start, concurrently)
+      if (!(await hasColumn(client, c))) throw err;
+    }
+  }
 }

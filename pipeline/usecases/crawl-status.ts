@@ -50,7 +50,11 @@ export async function crawlStatus(store: CrawlStore, crawl: CrawlRecord, now: nu
     expiresAt: new Date(Math.floor(expiresAtOf(crawl, now) / 1000) * 1000).toISOString(),
   };
   head.createdAt = new Date(crawl.createdAt).toISOString();
-  if (crawl.status !== "scraping" && crawl.completedAt > 0) head.completedAt = new Date(crawl.completedAt).toISOString();
+  if (crawl.status !== "scraping" && crawl.completedAt > 0) {
+    head.completedAt = new Date(crawl.completedAt).toISOString();
+    // milliseconds (Firecrawl's source for the unit was not available; documented in docs/api.md)
+    head.duration = Math.max(0, crawl.completedAt - crawl.createdAt);
+  }
   if (crawl.status === "failed") head.error = crawl.error || "the crawl failed";
   if (crawl.failed > 0) head.failed = crawl.failed;
   if (crawl.status !== "scraping") {

@@ -1,19 +1,27 @@
-// A team's credits: used = every crawl still in the crawl store (its exact creditsUsed, counted once per page by the
-// frontier) plus the ledger of scrapes, maps and crawls that expired; remaining = the team's balance minus that.
+// A team's usage: every crawl and batch still in the crawl store (its exact creditsUsed and tokensUsed, counted once
+// per page by the frontier) plus the ledger of scrapes, maps, searches, extract jobs and crawls that expired;
+// remaining credits = the team's balance minus the credits used.
 import type { AuthStore, TeamRow, UsageRow } from "../store/auth-store.ts";
-import type { CrawlStore, ExpiredCrawl } from "../store/crawl-store.ts";
+import type { CrawlStore, ExpiredCrawl, JobUsage } from "../store/crawl-store.ts";
 
 export interface CreditDeps {
   store: CrawlStore;
-  auth: AuthStore;
+  /** the ledger (absent: crawls only) */
+  auth?: AuthStore;
 }
 
+/** Every job of a team with what it used; a crawl still in the crawl store wins over its ledger row. */
+export async function teamJobs(deps: CreditDeps, teamId: string): Promise<JobUsage[]> {
+  const [crawls, ledger] = await Promise.all([deps.store.usageByCrawl(teamId), deps.auth?.usage(teamId) ?? new Map<string, JobUsage>()]);
+  const jobs = [...crawls.values()];
+  for (const [job, usage] of ledger) if (!crawls.has(job)) jobs.push(usage);
+  return jobs;
+}
+
+export const sumOf = (jobs: JobUsage[], field: "credits" | "tokens"): number => jobs.reduce((sum, j) => sum + j[field], 0);
+
 export async function creditsUsed(deps: CreditDeps, teamId: string): Promise<number> {
-  const [crawls, ledger] = await Promise.all([deps.store.creditsByCrawl(teamId), deps.auth.usage(teamId)]);
-  let used = 0;
-  for (const c of crawls.values()) used += c;
-  for (const [job, c] of ledger) if (!crawls.has(job)) used += c;
-  return used;
+  return sumOf(await teamJobs(deps, teamId), "credits");
 }
 
 /** Credits left to a team (Infinity when its balance is unlimited or it has no team row, as with auth off). */
@@ -23,5 +31,9 @@ export async function remainingCredits(deps: CreditDeps, teamId: string, teams: 
   return Math.max(0, team.credits - (await creditsUsed(deps, teamId)));
 }
 
-/** The ledger rows that keep expiring crawls' credits (written before the crawls are deleted). */
-export const ledgerRows = (crawls: ExpiredCrawl[], at: number): UsageRow[] => crawls.map((c) => ({ teamId: c.teamId, jobId: c.crawlId, credits: c.creditsUsed, at }));
+/**
+ * The ledger rows that keep expiring crawls' credits and tokens (written before the crawls are deleted). They keep
+ * the crawl's creation time, so the crawl stays in the same month of the historical usage.
+ */
+export const ledgerRows = (crawls: ExpiredCrawl[]): UsageRow[] =>
+  crawls.map((c) => ({ teamId: c.teamId, jobId: c.crawlId, credits: c.creditsUsed, tokens: c.tokensUsed, at: c.createdAt }));

@@ -17,9 +17,24 @@ import { scrapePage, type StoredScrapeDeps } from "./scrape-page.ts";
 import { submitCrawl, type CrawlDeps } from "./submit-crawl.ts";
 import { compileUserSchema, InvalidSchemaError } from "../extract-json/user-schema.ts";
 import { rulesProvider } from "../extract-json/rules.ts";
+import { JSON_FORMAT_CREDITS } from "../extract-json/extract-json.ts";
+import type { AuthStore } from "../store/auth-store.ts";
+import { documentTokens } from "../store/crawl-store.ts";
+import type { TeamAccess } from "./team-access.ts";
 import { parseHtml } from "../convert/parse-html.ts";
 
-export type ExtractDeps = StoredScrapeDeps & CrawlDeps & { allowPrivate: boolean; fetchTimeoutMs: number };
+export type ExtractDeps = StoredScrapeDeps & CrawlDeps & { allowPrivate: boolean; fetchTimeoutMs: number; authStore?: Pick<AuthStore, "recordUsage">; access?: TeamAccess };
+
+/**
+ * What an extract job is charged: each page it extracts itself (scraped for the job, or read back from a finished
+ * crawl) costs what a scrape with a json format costs (JSON_FORMAT_CREDITS), and the LLM tokens of those pages. Pages
+ * of a `/*` wildcard are a crawl of the team with a json format, billed as such (credits and tokens on the crawl),
+ * so they are not charged twice. A job that fails is not charged.
+ */
+export const extractCharge = (pages: PageDocument[]) => ({ credits: pages.length * JSON_FORMAT_CREDITS, tokens: pages.reduce((n, d) => n + documentTokens(d), 0) });
+
+/** Credits a request needs to start (the anchor's rule: one per URL, and at least one), refused with 402 when missing. */
+export const extractRequired = (req: ExtractRequest) => Math.max(1, (req.urls?.length ?? 0) + (req.crawlId !== undefined ? 1 : 0));
 
 export interface ExtractState {
   status: "processing" | "completed" | "failed";
@@ -44,6 +59,8 @@ interface Plan {
   /** finished crawls whose stored pages are extracted again (crawlId, or `crawl:<id>` in urls) */
   stored: string[];
   warnings: string[];
+  /** the limit of each wildcard's crawl */
+  crawlLimit?: number;
 }
 
 const STORED = /^crawl:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
@@ -97,6 +114,9 @@ export async function readExtract(deps: Pick<ExtractDeps, "store">, teamId: stri
 /** Validates, stores the job as processing, and runs it in the background. Returns the job id. */
 export async function startExtract(deps: ExtractDeps, req: ExtractRequest, teamId: string): Promise<string> {
   const p = plan(req, deps.allowPrivate);
+  // a wildcard's crawl is lowered to the credits left, as a crawl's limit is
+  const limit = await deps.access?.admit(teamId, extractRequired(req), p.crawls.length ? (req.limit ?? DEFAULT_WILDCARD_LIMIT) : undefined);
+  if (limit !== undefined) p.crawlLimit = limit;
   for (const crawlId of p.stored) {
     const crawl = await deps.store.getCrawl(crawlId);
     if (!crawl || crawl.teamId !== teamId) throw invalidField(["crawlId"], `no crawl ${crawlId}`);
@@ -109,8 +129,10 @@ export async function startExtract(deps: ExtractDeps, req: ExtractRequest, teamI
   void run(deps, req, p, teamId).then(
     async (result) => {
       const warning = [...p.warnings, ...result.warnings].join("; ");
+      // charged before the job reads as completed: a caller who saw it completed sees its cost in the usage
+      await deps.authStore?.recordUsage([{ teamId, jobId: extractJobId(id), ...result.charge, at: deps.clock.now() }]);
       await save(deps, id, 1, { status: "completed", data: result.data, ...(showSources ? { sources: result.sources } : {}), tokensUsed: result.tokens, expiresAt: deps.clock.now() + RETENTION_MS, showSources, teamId, ...(warning ? { warning } : {}) });
-      log.info({ pages: result.pages, tokens: result.tokens }, "extract completed");
+      log.info({ pages: result.pages, tokens: result.tokens, credits: result.charge.credits }, "extract completed");
     },
     async (err: unknown) => {
       log.warn({ err: errorMessage(err) }, "extract failed");
@@ -120,7 +142,16 @@ export async function startExtract(deps: ExtractDeps, req: ExtractRequest, teamI
   return id;
 }
 
-async function run(deps: ExtractDeps, req: ExtractRequest, p: Plan, teamId: string): Promise<{ data: unknown; sources: Record<string, unknown>; tokens: number; warnings: string[]; pages: number }> {
+interface RunResult {
+  data: unknown;
+  sources: Record<string, unknown>;
+  tokens: number;
+  warnings: string[];
+  pages: number;
+  charge: { credits: number; tokens: number };
+}
+
+async function run(deps: ExtractDeps, req: ExtractRequest, p: Plan, teamId: string): Promise<RunResult> {
   const json = { ...(req.schema ? { schema: req.schema as JsonSchema } : {}), ...(req.prompt ? { prompt: req.prompt } : {}) };
   const docs: PageDocument[] = [];
   const warnings: string[] = [];
@@ -137,17 +168,18 @@ async function run(deps: ExtractDeps, req: ExtractRequest, p: Plan, teamId: stri
   const settings = scrapeSettings({ ...(req.scrapeOptions ?? {}), formats: ["markdown", { type: "json", ...json }] }, ["scrapeOptions"]);
   const scraped = await Promise.allSettled(p.pages.map((url) => scrapePage(deps, url, settings, settings.timeoutMs ?? deps.fetchTimeoutMs)));
   scraped.forEach((r, i) => (r.status === "fulfilled" ? docs.push(r.value.document) : warnings.push(`${p.pages[i]}: ${errorMessage(r.reason)}`)));
+  const charge = extractCharge(docs);
   for (const url of p.crawls) {
-    const options = crawlOptions({ url, limit: req.limit ?? DEFAULT_WILDCARD_LIMIT, ...(req.allowExternalLinks ? { allowExternalLinks: true } : {}), ...(req.includeSubdomains ? { allowSubdomains: true } : {}), ...(req.ignoreSitemap ? { sitemap: "skip" as const } : {}), scrapeOptions: { ...(req.scrapeOptions ?? {}), formats: ["markdown", { type: "json", ...json }] } }, DEFAULT_WILDCARD_LIMIT);
+    const options = crawlOptions({ url, limit: p.crawlLimit ?? req.limit ?? DEFAULT_WILDCARD_LIMIT, ...(req.allowExternalLinks ? { allowExternalLinks: true } : {}), ...(req.includeSubdomains ? { allowSubdomains: true } : {}), ...(req.ignoreSitemap ? { sitemap: "skip" as const } : {}), scrapeOptions: { ...(req.scrapeOptions ?? {}), formats: ["markdown", { type: "json", ...json }] } }, DEFAULT_WILDCARD_LIMIT);
     const crawlId = await submitCrawl(deps, { url, options, teamId, webhook: "" });
     await waitForCrawl(deps, crawlId);
     docs.push(...(await storedDocuments(deps, crawlId)));
   }
   const results: PageResult[] = docs.map((d) => ({ url: String(d.metadata.url), data: d.json, sources: ((d.metadata.extract as { sources?: Record<string, unknown> } | undefined)?.sources ?? {}) }));
   for (const d of docs) if (d.warning) warnings.push(`${String(d.metadata.url)}: ${String(d.warning)}`);
-  const tokens = docs.reduce((n, d) => n + Number((d.metadata.extract as { tokens?: number } | undefined)?.tokens ?? 0), 0);
+  const tokens = docs.reduce((n, d) => n + documentTokens(d), 0);
   const merged = mergeResults(results);
-  return { data: merged.data, sources: merged.sources, tokens, warnings: [...new Set(warnings)].slice(0, 20), pages: docs.length };
+  return { data: merged.data, sources: merged.sources, tokens, warnings: [...new Set(warnings)].slice(0, 20), pages: docs.length, charge };
 }
 
 async function waitForCrawl(deps: ExtractDeps, crawlId: string): Promise<void> {

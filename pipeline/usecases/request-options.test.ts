@@ -60,3 +60,15 @@ describe("batch options", () => {
     expect(webhookSetting({ url: "http://mine.test" }, "http://hook.test/x")).toBe('{"url":"http://mine.test"}');
   });
 });
+
+describe("fastMode", () => {
+  it("keeps the page to a static fetch, and refuses options only a browser can honour", () => {
+    expect(scrapeSettings({ fastMode: true }, []).fastMode).toBe(true);
+    expect(scrapeSettings({ fastMode: false }, []).fastMode).toBeUndefined();
+    expect(fails(() => scrapeSettings({ fastMode: true, actions: [{ type: "scrape" }] }, ["scrapeOptions"])).issues[0]?.path).toEqual(["scrapeOptions", "actions"]);
+    expect(fails(() => scrapeSettings({ fastMode: true, formats: ["screenshot"] }, [])).message).toMatch(/fastMode .* a screenshot needs one/);
+    expect(fails(() => scrapeSettings({ fastMode: true, waitFor: 500 }, [])).issues[0]?.path).toEqual(["waitFor"]);
+    expect(fails(() => scrapeSettings({ fastMode: true, mobile: true }, [])).issues[0]?.path).toEqual(["mobile"]);
+    expect(crawlOptions({ url: "u", scrapeOptions: { fastMode: true } }, 1).fastMode).toBe(true);
+  });
+});

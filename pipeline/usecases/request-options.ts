@@ -9,7 +9,7 @@ import { patternError } from "../url/scope.ts";
 type Format = CrawlOptions["formats"][number];
 
 export type ScrapeSettings = Pick<CrawlOptions, "formats" | "json" | "onlyMainContent" | "timeoutMs" | "headers" | "pdf" | "includeTags" | "excludeTags" | "removeBase64Images" | "maxAgeMs" | "storeInCache"
-  | "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification">;
+  | "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification" | "fastMode">;
 
 /** The fields each action type needs (the schema allows every field on every action). */
 const ACTION_FIELDS: Record<BrowserAction["type"], { required: (keyof BrowserAction)[]; allowed: (keyof BrowserAction)[] }> = {
@@ -80,6 +80,7 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
   (so.parsers ?? []).forEach((p, i) => {
     if (typeof p === "object" && p.mode === "ocr") throw invalidField([...path, "parsers", i, "mode"], `parsers[].mode "ocr" is not supported by this server (PDF text is extracted from the text layer); use "fast" or "auto"`);
   });
+  if (so.fastMode === true) checkFastMode(so, screenshot !== undefined, path);
   const pdf = pdfOption(so.parsers);
   for (const field of ["includeTags", "excludeTags"] as const) {
     (so[field] ?? []).forEach((selector, i) => {
@@ -107,7 +108,17 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
     ...(screenshot ? { screenshot } : {}),
     ...(so.mobile ? { mobile: true } : {}),
     ...(so.skipTlsVerification === false ? { skipTlsVerification: false } : {}),
+    ...(so.fastMode === true ? { fastMode: true } : {}),
   };
+}
+
+/**
+ * fastMode, as on Firecrawl (where it keeps a scrape to the engines without a browser): a static fetch only, never
+ * the headless browser. An option only a browser can honour cannot be combined with it.
+ */
+function checkFastMode(so: ScrapeOptions, screenshot: boolean, path: string[]): void {
+  const needs = so.actions?.length ? "actions" : screenshot ? "formats" : so.waitFor ? "waitFor" : so.mobile ? "mobile" : null;
+  if (needs) throw invalidField([...path, needs], `fastMode fetches the page without a browser, and ${needs === "formats" ? "a screenshot" : needs} needs one: drop fastMode or ${needs === "formats" ? "the screenshot format" : needs}`);
 }
 
 /** The anchor's known `integration` values; any other must start with "_". */

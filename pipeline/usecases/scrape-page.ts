@@ -22,7 +22,7 @@ import type { CrawlOptions } from "../../schemas/index.ts";
 
 /** What one page's scrape takes: conversion options plus request headers, the page cache and the browser settings. */
 export type ScrapeOptions = ConvertOptions & { json?: { schema?: Record<string, unknown>; prompt?: string }; headers?: Record<string, string>; maxAgeMs?: number; storeInCache?: boolean }
-  & Pick<CrawlOptions, "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification">;
+  & Pick<CrawlOptions, "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification" | "fastMode">;
 
 export interface ScrapeDeps {
   fetcher: Fetcher;
@@ -112,7 +112,7 @@ async function obtain(deps: ScrapeDeps, url: string, options: ScrapeOptions, tim
     ? await cachedFetch(deps.cache, { url, headers: options.headers, maxAgeMs: options.maxAgeMs, storeInCache: options.storeInCache }, fetch)
     : { result: await fetch(), cacheState: undefined, cachedAt: undefined };
   const staticPage: FetchedPage = { ...fetched, scrapeId, engine: "fetch", ...(cacheState ? { cacheState } : {}), ...(cachedAt !== undefined ? { cachedAt } : {}) };
-  const mode = deps.renderMode ?? "never";
+  const mode = options.fastMode ? "never" : (deps.renderMode ?? "never"); // fastMode: never the browser
   if (mode === "never" || !/html/i.test(fetched.contentType) || fetched.statusCode >= 400) return staticPage;
   const why = mode === "always" ? "RENDER=always" : scriptBuilt(fetched.body);
   if (!why) return staticPage;

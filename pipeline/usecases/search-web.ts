@@ -8,6 +8,7 @@ import type { Clock } from "../runtime/clock.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { SearchBackend, SearchHit } from "../search/search-backend.ts";
 import type { AuthStore } from "../store/auth-store.ts";
+import { documentTokens } from "../store/crawl-store.ts";
 import { scrapePage, type ScrapeDeps, type ScrapeOptions } from "./scrape-page.ts";
 
 export interface SearchDeps extends ScrapeDeps {
@@ -52,7 +53,9 @@ export async function searchWeb(deps: SearchDeps, s: SearchSettings): Promise<Se
   const { web, credits } = await withDeadline(work(), s.timeoutMs, () => new PageError("SEARCH_TIMEOUT", `The search timed out after ${s.timeoutMs} ms`));
   // Firecrawl's price: 2 credits per 10 results, plus each scraped page
   const creditsUsed = Math.ceil(web.length / 10) * 2 + credits;
-  await deps.authStore?.recordUsage([{ teamId: s.teamId, jobId: id, credits: creditsUsed, at: deps.clock.now() }]);
+  // the LLM tokens of scraped results with a json / summary format
+  const tokens = web.reduce((n, w) => n + (w.metadata ? documentTokens({ metadata: w.metadata }) : 0), 0);
+  await deps.authStore?.recordUsage([{ teamId: s.teamId, jobId: id, credits: creditsUsed, ...(tokens ? { tokens } : {}), at: deps.clock.now() }]);
   deps.log.info({ searchId: id, backend: deps.backend.name, results: web.length, creditsUsed }, "searched");
   return { id, web, creditsUsed };
 }

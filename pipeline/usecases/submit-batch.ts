@@ -55,7 +55,7 @@ export async function submitBatch(deps: CrawlDeps, batch: NewBatch): Promise<str
   const url = batch.urls[0] as string;
   const record: CrawlRecord = {
     crawlId: id, version: 0, teamId: batch.teamId, url, options: batch.options, webhook: batch.webhook, status: "scraping",
-    total: batch.urls.length, completed: 0, failed: 0, creditsUsed: 0, discoveryDone: false,
+    total: batch.urls.length, completed: 0, failed: 0, creditsUsed: 0, tokensUsed: 0, discoveryDone: false,
     createdAt: now, updatedAt: now, completedAt: 0, expiresAt: now + RETENTION_MS, error: "",
   };
   await store.saveCrawls([record]);

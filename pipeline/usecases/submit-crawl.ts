@@ -31,7 +31,7 @@ export async function submitCrawl(deps: CrawlDeps, crawl: NewCrawl): Promise<str
   const now = clock.now();
   const record: CrawlRecord = {
     crawlId: id, version: 0, teamId: crawl.teamId, url: crawl.url, options: crawl.options, webhook: crawl.webhook, status: "scraping",
-    total: 0, completed: 0, failed: 0, creditsUsed: 0, discoveryDone: false,
+    total: 0, completed: 0, failed: 0, creditsUsed: 0, tokensUsed: 0, discoveryDone: false,
     createdAt: now, updatedAt: now, completedAt: 0, expiresAt: now + RETENTION_MS, error: "",
   };
   await store.saveCrawls([record]);

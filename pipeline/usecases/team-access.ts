@@ -31,19 +31,22 @@ export class TeamAccess {
     this.verifier = new KeyVerifier(deps.auth, deps.cacheTtlMs, deps.now);
   }
 
-  private async teamList(): Promise<TeamRow[]> {
+  /** The cached team list; read again when it is old or lacks `teamId` (a team made since: its balance applies at once). */
+  private async teamList(teamId: string): Promise<TeamRow[]> {
     const now = this.now();
-    if (this.teams.until <= now) this.teams = { list: await this.auth.listTeams(), until: now + this.cacheTtlMs };
+    if (this.teams.until <= now || !this.teams.list.some((t) => t.teamId === teamId)) {
+      this.teams = { list: await this.auth.listTeams(), until: now + this.cacheTtlMs };
+    }
     return this.teams.list;
   }
 
   remaining(teamId: string): Promise<number> {
-    return this.teamList().then((teams) => remainingCredits({ store: this.store, auth: this.auth }, teamId, teams));
+    return this.teamList(teamId).then((teams) => remainingCredits({ store: this.store, auth: this.auth }, teamId, teams));
   }
 
   /** The team's balance (-1: unlimited; undefined: no such team, e.g. "bypass"). */
   async balance(teamId: string): Promise<number | undefined> {
-    return (await this.teamList()).find((t) => t.teamId === teamId)?.credits;
+    return (await this.teamList(teamId)).find((t) => t.teamId === teamId)?.credits;
   }
 
   /** Keeps a finished job's credits in the ledger (scrapes, maps: jobs that are not crawl records). */

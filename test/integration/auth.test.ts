@@ -101,11 +101,55 @@ describe.each(MODES)("authentication and teams (%s)", (mode) => {
     const done = await waitDone(trawl.api, keyA, started.body.id);
     expect(done.completed).toBe(5);
     expect(done.creditsUsed).toBe(5);
-    for (const [path, body] of [["/v2/crawl", { url: `${site.origin}/docs/` }], ["/v2/scrape", { url: `${site.origin}/docs/about` }]] as const) {
+    const extract = { urls: [`${site.origin}/docs/about`], schema: { type: "object", properties: { title: { type: "string" } } } };
+    for (const [path, body] of [["/v2/crawl", { url: `${site.origin}/docs/` }], ["/v2/scrape", { url: `${site.origin}/docs/about` }], ["/v2/extract", extract]] as const) {
       const refused = await call(trawl.api, "POST", path, keyA, body);
       expect(refused.status, path).toBe(402);
       expect(refused.body).toEqual({ success: false, error: expect.stringMatching(/^Insufficient credits/) });
     }
+  });
+
+  it("charges an extract job to its team: 5 credits a page, in the credit usage and its history (SDK)", async () => {
+    const keyC = (await call(trawl.api, "POST", admin("/keys"), undefined, { team: `c-${mode}`, credits: 100 })).body.key as string;
+    const fc = new Firecrawl({ apiKey: keyC, apiUrl: trawl.api });
+    const before = (await call(trawl.api, "GET", "/v2/team/credit-usage", keyC)).body.data;
+    expect(before).toMatchObject({ creditsUsed: 0, remainingCredits: 100, planCredits: 100 });
+    const result = await fc.extract({ urls: [`${site.origin}/docs/about`, `${site.origin}/docs/`], schema: { type: "object", properties: { title: { type: "string" } } } });
+    expect(result.status).toBe("completed");
+    const after = (await call(trawl.api, "GET", "/v2/team/credit-usage", keyC)).body.data;
+    expect(after).toMatchObject({ creditsUsed: 10, remainingCredits: 90 });
+    expect(await fc.getCreditUsage()).toMatchObject({ remainingCredits: 90, planCredits: 100 });
+    const month = new Date();
+    const start = new Date(Date.UTC(month.getUTCFullYear(), month.getUTCMonth(), 1)).toISOString();
+    const history = await fc.getCreditUsageHistorical();
+    expect(history).toEqual({ success: true, periods: [{ startDate: start, endDate: expect.any(String), creditsUsed: 10 }] });
+    expect(Date.parse(history.periods[0]?.endDate as string) + 1).toBe(Date.UTC(month.getUTCFullYear(), month.getUTCMonth() + 1, 1));
+    // another team's history holds its own jobs only
+    const b = await new Firecrawl({ apiKey: keyB, apiUrl: trawl.api }).getCreditUsageHistorical();
+    expect(b.periods.map((p) => p.creditsUsed)).not.toContain(10);
+    await expect(fc.getCreditUsageHistorical(true)).rejects.toThrow(/byApiKey is not supported/);
+    expect((await call(trawl.api, "GET", "/v2/team/token-usage/historical?byApiKey=maybe", keyC)).status).toBe(400);
+  });
+
+  it("reports queue status and concurrency of the caller's team only", async () => {
+    const keyD = (await call(trawl.api, "POST", admin("/keys"), undefined, { team: `d-${mode}` })).body.key as string;
+    const fcB = new Firecrawl({ apiKey: keyB, apiUrl: trawl.api });
+    const fcD = new Firecrawl({ apiKey: keyD, apiUrl: trawl.api });
+    // one page every 2 s: the crawl stays running while the queues are read
+    const started = await call(trawl.api, "POST", "/v2/crawl", keyB, { url: `${site.origin}/docs/`, limit: 4, delay: 2 });
+    expect(started.status).toBe(200);
+    let queueB = await fcB.getQueueStatus();
+    for (let i = 0; i < 100 && queueB.jobsInQueue === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      queueB = await fcB.getQueueStatus();
+    }
+    expect(queueB.jobsInQueue).toBeGreaterThan(0);
+    expect(queueB.activeJobsInQueue + queueB.waitingJobsInQueue).toBe(queueB.jobsInQueue);
+    expect((await fcB.getConcurrency()).concurrency).toBeGreaterThan(0);
+    expect(await fcD.getQueueStatus()).toMatchObject({ jobsInQueue: 0, activeJobsInQueue: 0, waitingJobsInQueue: 0, mostRecentSuccess: null, maxConcurrency: trawl.config.fetchConcurrency });
+    expect(await fcD.getConcurrency()).toEqual({ concurrency: 0, maxConcurrency: trawl.config.fetchConcurrency });
+    expect((await call(trawl.api, "DELETE", `/v2/crawl/${started.body.id}`, keyB)).status).toBe(200);
+    expect((await fcB.getQueueStatus()).jobsInQueue).toBe(0);
   });
 
   it("limits requests per key per minute with 429 and Retry-After", async () => {

@@ -74,11 +74,23 @@ describe.each(MODES)("%s mode", (mode) => {
     const first = await getJson(`${trawl.api}/v2/batch/scrape/${started.id}?limit=1`);
     expect(first.body.next).toBe(`${trawl.api}/v2/batch/scrape/${started.id}?skip=1&limit=1`);
     expect(Date.parse(first.body.createdAt)).toBeLessThanOrEqual(Date.parse(first.body.completedAt));
+    // duration: milliseconds from createdAt to completedAt
+    expect(first.body.duration).toBe(Date.parse(first.body.completedAt) - Date.parse(first.body.createdAt));
     const errors = await fc.getBatchScrapeErrors(started.id);
     expect(errors.robotsBlocked).toEqual([]);
     const failedUrls = errors.errors.map((e) => e.url);
     // the fixture answers 404 for /missing-page: stored as a document (as the anchor does) or an error, never lost
     expect(status.completed + failedUrls.length).toBe(4);
+  });
+
+  it("a batch with a json format goes through extract-json and completes: 5 credits a page", async () => {
+    const job = await fc.batchScrape([`${site.origin}/docs/about`, `${site.origin}/docs/`], {
+      options: { formats: [{ type: "json", schema: { type: "object", properties: { title: { type: "string" } } } }] }, pollInterval: 1, timeout: 60,
+    });
+    expect(job.status).toBe("completed");
+    expect(job.data).toHaveLength(2);
+    expect(job.creditsUsed).toBe(10);
+    for (const doc of job.data) expect((doc.metadata as Record<string, unknown>).extract).toMatchObject({ provider: "rules", tokens: 0 });
   });
 
   it("cancelBatchScrape: status cancelled at once, the cursor ends", async () => {

@@ -21,9 +21,14 @@ describe.each(MODES)("%s mode", (mode) => {
     await site?.close();
   });
 
+  const creditsUsed = async (): Promise<number> => (await getJson(`${trawl.api}/v2/team/credit-usage`)).body.data.creditsUsed;
+
   it("SDK extract() over two pages: one merged answer, sources per field, tokens 0 without a model", async () => {
+    const before = await creditsUsed();
     const res = await fc.extract({ urls: [`${site.origin}/shop/trail-runner`, `${site.origin}/shop/blog/kafka`], schema: offerSchema, showSources: true, pollInterval: 1 });
     expect(res.status).toBe("completed");
+    // charged with authentication off too (the team "bypass"): 5 credits a page extracted
+    expect(await creditsUsed()).toBe(before + 10);
     expect(res.data).toEqual({ price: 129.9, currency: "EUR", sku: "TR3-42", wordCount: 1830 });
     expect((res as unknown as { tokensUsed: number }).tokensUsed).toBe(0);
     expect(typeof res.expiresAt).toBe("string");
@@ -34,8 +39,14 @@ describe.each(MODES)("%s mode", (mode) => {
   });
 
   it("a URL ending in /* crawls that path; without showSources no sources", async () => {
+    const before = await creditsUsed();
     const res = await fc.extract({ urls: [`${site.origin}/shop/*`], schema: { type: "object", properties: { price: { type: "number" }, sku: { type: "string" } } }, pollInterval: 1 });
     expect(res.status).toBe("completed");
+    // the wildcard is a crawl with a json format, billed as a crawl (5 a page), not a second time by the job
+    const crawls = (await getJson(`${trawl.api}/v2/crawl/active`)).body.crawls.length;
+    expect(crawls).toBe(0);
+    // the four pages under /shop/ (the shop, the product, the article, the events)
+    expect((await creditsUsed()) - before).toBe(5 * 4);
     expect(res.data).toEqual({ price: 129.9, sku: "TR3-42" });
     expect((res as unknown as { sources?: unknown }).sources).toBeUndefined();
   });
@@ -78,11 +89,13 @@ describe.each(MODES)("%s mode", (mode) => {
     const crawl = await postJson(`${trawl.api}/v2/crawl`, { url: `${site.origin}/docs/datatype-numeric.html`, limit: 1, scrapeOptions: { formats: ["markdown", "html"] } });
     await waitForEnd(trawl.api, crawl.body.id);
     await site.close();
+    const before = await creditsUsed();
     const res = await fc.extract({ urls: [`crawl:${crawl.body.id}`], schema: { type: "object", properties: { types: { type: "array", items: { type: "object", properties: { name: { type: "string" }, storage_size: { type: "string" } } } } } }, pollInterval: 1 });
     expect(res.status).toBe("completed");
     const types = (res.data as { types: { name: string; storage_size: string }[] }).types;
     expect(types).toHaveLength(10);
     expect(types[9]).toEqual({ name: "bigserial", storage_size: "8 bytes" });
+    expect(await creditsUsed()).toBe(before + 5); // one stored page extracted again
     const running = await postJson(`${trawl.api}/v2/extract`, { crawlId: "00000000-0000-4000-8000-000000000000", schema: offerSchema });
     expect(running.status).toBe(400);
   });

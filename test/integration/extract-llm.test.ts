@@ -4,7 +4,7 @@ import Firecrawl from "@mendable/firecrawl-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startChatServer, type ChatServer } from "../fixtures/chat-server.ts";
 import { startExtractSite, type ExtractSite } from "../fixtures/extract-site.ts";
-import { MODES, postJson, startTrawl, type Instance } from "./harness.ts";
+import { getJson, MODES, postJson, startTrawl, type Instance } from "./harness.ts";
 
 const schema = { type: "object", required: ["name"], properties: { name: { type: "string" }, price: { type: "number" } } };
 
@@ -38,6 +38,49 @@ describe.each(MODES)("%s mode", (mode) => {
     const asked = chat.requests.find((r) => r.response_format?.json_schema?.name === "extraction");
     expect(asked?.model).toBe("local-model");
     expect(asked?.messages.at(-1)?.content).toContain("Trail Runner 3");
+  });
+
+  it("counts every job's LLM tokens for the team: scrape, crawl, batch, extract and search, once each (SDK)", async () => {
+    const json = { type: "json" as const, schema };
+    const used = async () => (await getJson(`${trawl.api}/v2/team/token-usage`)).body.data.tokensUsed as number;
+    const credits = async () => (await getJson(`${trawl.api}/v2/team/credit-usage`)).body.data.creditsUsed as number;
+    const [tokens0, credits0, sdk0] = [await used(), await credits(), await fc.getTokenUsage()];
+    expect(sdk0.remainingTokens).toBe(sdk0.planTokens! - tokens0);
+
+    await fc.scrape(`${site.origin}/shop/trail-runner`, { formats: [json] }); // 1 call
+    expect(await used()).toBe(tokens0 + 100);
+    const crawl = await fc.crawl(`${site.origin}/shop/`, { limit: 3, sitemap: "skip", scrapeOptions: { formats: [json] }, pollInterval: 1 });
+    expect(crawl.status).toBe("completed");
+    expect(crawl.data).toHaveLength(3);
+    for (const doc of crawl.data) expect((doc.metadata as Record<string, any>).extract.tokens).toBe(100);
+    expect(await used()).toBe(tokens0 + 400);
+    const batch = await fc.batchScrape([`${site.origin}/shop/events`, `${site.origin}/shop/blog/kafka`], { options: { formats: [json] }, pollInterval: 1 });
+    expect(batch.status).toBe("completed");
+    expect(await used()).toBe(tokens0 + 600);
+    const extract = await fc.extract({ urls: [`${site.origin}/shop/trail-runner`], schema, pollInterval: 1 });
+    expect(extract).toMatchObject({ status: "completed", tokensUsed: 100 });
+    expect(await used()).toBe(tokens0 + 700);
+    // credits: 5 a json page, the extract job's page included
+    expect(await credits()).toBe(credits0 + 5 * 7);
+    // a search whose results are scraped with a json format (Trawl's own index of the pages stored above)
+    const search = await postJson(`${trawl.api}/v2/search`, { query: "Trail Runner", limit: 2, scrapeOptions: { formats: [json] } });
+    expect(search.status).toBe(200);
+    const found = search.body.data.web as { metadata: { extract: { tokens: number } } }[];
+    expect(found.length).toBeGreaterThan(0);
+    const searchTokens = found.reduce((n, w) => n + w.metadata.extract.tokens, 0);
+    expect(searchTokens).toBe(100 * found.length);
+    const total = 700 + searchTokens;
+    expect(await used()).toBe(tokens0 + total);
+
+    // reading again changes nothing (each job counted once); the SDK sees the same figure
+    expect(await used()).toBe(tokens0 + total);
+    expect((await fc.getTokenUsage()).remainingTokens).toBe(sdk0.remainingTokens - total);
+    const history = await fc.getTokenUsageHistorical();
+    expect(history.success).toBe(true);
+    expect(history.periods).toHaveLength(1);
+    expect(history.periods[0]).toMatchObject({ tokensUsed: tokens0 + total, startDate: expect.stringMatching(/-01T00:00:00.000Z$/) });
+    const creditHistory = await fc.getCreditUsageHistorical();
+    expect(creditHistory.periods.map((p) => p.creditsUsed)).toEqual([await credits()]);
   });
 
   it("params-preview and a crawl's prompt: the model's options, explicit options win", async () => {

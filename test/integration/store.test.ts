@@ -10,7 +10,8 @@ import type { Consumed } from "../../pipeline/runtime/bus.ts";
 import { ClickHouseClient } from "../../pipeline/store/clickhouse.ts";
 import { ClickHouseCrawlStore } from "../../pipeline/store/clickhouse-crawl-store.ts";
 import { CancelCache } from "../../pipeline/store/cancel-cache.ts";
-import { migrate } from "../../pipeline/store/migrations.ts";
+import { migrate, migrations } from "../../pipeline/store/migrations.ts";
+import { ClickHouseAuthStore } from "../../pipeline/store/clickhouse-auth-store.ts";
 import { raw, sql } from "../../pipeline/store/sql.ts";
 import { SinkProcessor } from "../../pipeline/sink/sink.ts";
 import { EmbeddedCrawlStore } from "../../pipeline/store/embedded-crawl-store.ts";
@@ -42,6 +43,34 @@ describe("ClickHouse", () => {
     for (const v of values) {
       const one = await ch.query<{ n: number }>(sql`SELECT count() AS n FROM ${raw(ch.table("crawl_errors"))} WHERE url = ${v}`);
       expect(Number(one[0]?.n), v).toBe(1);
+    }
+  });
+});
+
+describe("ClickHouse migrations", () => {
+  it("adds the columns of later releases to the tables of an earlier one, once, even when roles migrate at the same time", async () => {
+    const old = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: `trawl_mig_${Date.now().toString(36)}` });
+    try {
+      // the tables as the first release created them (no tokens columns), with a row each
+      for (const statement of migrations(old.database)) await old.exec(raw(statement));
+      const before = await old.query<{ name: string }>(sql`SELECT name FROM system.columns WHERE database = ${old.database} AND name IN ('tokens_used', 'tokens')`);
+      expect(before).toEqual([]);
+      await old.exec(raw(`INSERT INTO ${old.table("crawls")} (crawl_id, version, team_id, url, options, webhook, status, created_at) VALUES ('c-old', 1, 'team-a', 'https://s.test/', '{}', '', 'completed', 5)`));
+      await old.exec(raw(`INSERT INTO ${old.table("credit_usage")} (team_id, job_id, credits, at) VALUES ('team-a', 'scrape-old', 2, 7)`));
+      await Promise.all([migrate(old), migrate(old), migrate(old)]);
+      await migrate(old);
+      const after = await old.query<{ table: string; name: string; type: string }>(
+        sql`SELECT table, name, type FROM system.columns WHERE database = ${old.database} AND name IN ('tokens_used', 'tokens') ORDER BY table`,
+      );
+      expect(after).toEqual([{ table: "crawls", name: "tokens_used", type: "UInt64" }, { table: "credit_usage", name: "tokens", type: "UInt64" }]);
+      const store = new ClickHouseCrawlStore(old);
+      expect((await store.getCrawl("c-old"))?.tokensUsed).toBe(0);
+      expect(await store.usageByCrawl("team-a")).toEqual(new Map([["c-old", { credits: 0, tokens: 0, at: 5 }]]));
+      const auth = new ClickHouseAuthStore(old);
+      await auth.recordUsage([{ teamId: "team-a", jobId: "extract:x", credits: 10, tokens: 321, at: 9 }]);
+      expect(await auth.usage("team-a")).toEqual(new Map([["scrape-old", { credits: 2, tokens: 0, at: 7 }], ["extract:x", { credits: 10, tokens: 321, at: 9 }]]));
+    } finally {
+      await old.exec(raw(`DROP DATABASE IF EXISTS ${old.database}`));
     }
   });
 });
@@ -121,7 +150,7 @@ describe("embedded store after a restart", () => {
   it("serves what was written before, and forgets crawls that expired", async () => {
     const dir = join(dataDir, "reopen");
     const a = await EmbeddedCrawlStore.open(dir, Date.now());
-    const base = { version: 1, teamId: "bypass", url: "https://s.test/", options: { limit: 10, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown" as const], onlyMainContent: true }, webhook: "", total: 1, completed: 1, failed: 0, creditsUsed: 1, discoveryDone: true, createdAt: 1, updatedAt: 2, completedAt: 2, error: "" };
+    const base = { version: 1, teamId: "bypass", url: "https://s.test/", options: { limit: 10, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown" as const], onlyMainContent: true }, webhook: "", total: 1, completed: 1, failed: 0, creditsUsed: 1, tokensUsed: 0, discoveryDone: true, createdAt: 1, updatedAt: 2, completedAt: 2, error: "" };
     const live = randomUUID();
     const old = randomUUID();
     await a.saveCrawls([{ ...base, crawlId: live, status: "completed", expiresAt: Date.now() + 3_600_000 }, { ...base, crawlId: old, status: "completed", expiresAt: Date.now() - 1 }]);
@@ -143,7 +172,7 @@ describe("embedded store after a restart", () => {
 describe.each(stores)("%s store retention", (_name, open) => {
   it("deletes crawls 24 h after they ended, and nothing else", async () => {
     const store = await open();
-    const base = { version: 1, teamId: "bypass", url: "https://s.test/", options: { limit: 10, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown" as const], onlyMainContent: true }, webhook: "", total: 1, completed: 1, failed: 0, creditsUsed: 1, discoveryDone: true, createdAt: 1, updatedAt: 2, completedAt: 2, error: "" };
+    const base = { version: 1, teamId: "bypass", url: "https://s.test/", options: { limit: 10, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown" as const], onlyMainContent: true }, webhook: "", total: 1, completed: 1, failed: 0, creditsUsed: 1, tokensUsed: 0, discoveryDone: true, createdAt: 1, updatedAt: 2, completedAt: 2, error: "" };
     const old = randomUUID();
     const fresh = randomUUID();
     const now = Date.now();

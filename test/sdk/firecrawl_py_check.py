@@ -16,6 +16,7 @@ from firecrawl import Firecrawl
 SUPPORTED = [
     "scrape", "crawl", "start_crawl", "active_crawls", "get_crawl_status", "cancel_crawl", "map", "search",
     "get_credit_usage", "get_token_usage", "get_concurrency", "get_queue_status",
+    "v2.get_credit_usage_historical", "v2.get_token_usage_historical",
     "batch_scrape", "start_batch_scrape", "get_batch_scrape_status",
 ]
 PENDING: list = []
@@ -87,6 +88,28 @@ def main() -> int:
         assert c.max_concurrency > 0
         return f"{c.concurrency}/{c.max_concurrency}"
 
+    def get_credit_usage_historical():
+        usage = fc.get_credit_usage()
+        # firecrawl-py 4.52 has the historical methods on its v2 client only (not on Firecrawl itself)
+        history = fc.v2.get_credit_usage_historical()
+        # a fresh server: everything was used this calendar month
+        assert history.success and len(history.periods) == 1, history
+        assert history.periods[0].creditsUsed == usage.plan_credits - usage.remaining_credits, (history, usage)
+        assert history.periods[0].startDate.endswith("-01T00:00:00.000Z"), history
+        try:
+            fc.v2.get_credit_usage_historical(by_api_key=True)
+        except Exception as err:  # refused: usage is recorded per team
+            assert "byApiKey is not supported" in str(err), err
+        else:
+            raise AssertionError("by_api_key=True was not refused")
+        return f"{history.periods[0].creditsUsed} credits in {history.periods[0].startDate[:7]}"
+
+    def get_token_usage_historical():
+        history = fc.v2.get_token_usage_historical()
+        # no model configured: no tokens, no period
+        assert history.success and history.periods == [], history
+        return "no tokens used"
+
     def get_queue_status():
         q = fc.get_queue_status()
         assert q.max_concurrency > 0
@@ -115,6 +138,7 @@ def main() -> int:
         ("get_credit_usage", get_credit_usage), ("get_token_usage", get_token_usage), ("get_concurrency", get_concurrency),
         ("get_queue_status", get_queue_status), ("batch_scrape", batch_scrape), ("start_batch_scrape", start_batch_scrape),
         ("get_batch_scrape_status", get_batch_scrape_status),
+        ("v2.get_credit_usage_historical", get_credit_usage_historical), ("v2.get_token_usage_historical", get_token_usage_historical),
     ]
     failed = []
     for name, check in checks:
