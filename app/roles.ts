@@ -26,6 +26,7 @@ import type { RunnerHandle } from "../pipeline/runtime/runner.ts";
 import { SinkProcessor } from "../pipeline/sink/sink.ts";
 import { CancelCache } from "../pipeline/store/cancel-cache.ts";
 import { ledgerRows } from "../pipeline/usecases/credits.ts";
+import { ExtractJobProcessor } from "../pipeline/usecases/extract-job-processor.ts";
 import { TeamAccess } from "../pipeline/usecases/team-access.ts";
 import { WebhookDeliverer, WebhookRetrier } from "../pipeline/webhook-emit/deliverer.ts";
 import { EndpointBreaker } from "../pipeline/webhook-emit/endpoint-breaker.ts";
@@ -182,10 +183,17 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
   const searchBackend = config.searxngEndpoint
     ? new SearxngBackend({ endpoint: config.searxngEndpoint, engines: config.searxngEngines, categories: config.searxngCategories })
     : new IndexBackend(infra.store, clock.now);
-  const app = createApp({
-    config, store: infra.store, bus: infra.bus, clock, log, ready: () => infra.ready(), fetcher, convert: pageConverter(w.pool), extractor: w.providers.provider, ...(w.providers.llm ? { llm: w.providers.llm } : {}),
-    cache: cacheDeps(w), queueStats: () => infra.queueStats(), metrics: w.metrics, authStore: infra.auth, ...(access ? { access } : {}), robots, searchBackend,
+  const scrape = {
+    store: infra.store, bus: infra.bus, clock, log, fetcher, convert: pageConverter(w.pool), extractor: w.providers.provider, cache: cacheDeps(w),
     renderer: processRenderer(w), renderMode: config.render as RenderMode,
+  };
+  // POST /v2/extract jobs run here, shared by the API replicas through the extract-jobs consumer group
+  const jobs = new ExtractJobProcessor({ ...scrape, allowPrivate: config.allowPrivateCrawlTargets, fetchTimeoutMs: config.fetchTimeoutMs });
+  w.beforeStop.push(() => jobs.prepareStop());
+  w.runners.push(await infra.run(jobs));
+  const app = createApp({
+    ...scrape, config, ready: () => infra.ready(), ...(w.providers.llm ? { llm: w.providers.llm } : {}),
+    queueStats: () => infra.queueStats(), metrics: w.metrics, authStore: infra.auth, ...(access ? { access } : {}), robots, searchBackend,
   });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.port, config.host, () => resolve(s));

@@ -380,6 +380,19 @@ export interface ScrapeOptions {
 }
 
 /**
+ * Internal topic extract.jobs: a POST /v2/extract job handed to the api role's extract-jobs consumer group, which runs it; its offset is committed only once the job's final state is stored, so a job whose owner died is run again (resumed from its record in the store) by the replica the group gives its partition to. Keyed by the job id.
+ */
+export interface ExtractJob {
+  jobId: string;
+  teamId: string;
+  request: ExtractRequest;
+  /**
+   * ms since the epoch
+   */
+  createdAt: number;
+}
+
+/**
  * POST /v2/extract: structured data from pages (a URL ending in /* means a crawl of that path), or from a finished crawl's stored pages (crawlId, no fetch).
  */
 export interface ExtractRequest {
