@@ -84,8 +84,9 @@ export async function runExtractJob(deps: ExtractDeps, job: ExtractJob, signal: 
       await done(stepOf(`stored-${i}`, stored, 0, stored.length === 0 ? [`crawl ${crawlId} has no stored pages`] : []));
     }
 
+    // pages and path crawls at once; each stored as soon as it is done
     const settings = scrapeSettings({ ...(req.scrapeOptions ?? {}), formats: ["markdown", { type: "json", ...json }] }, ["scrapeOptions"]);
-    await unlessStopped(Promise.all(p.pages.map(async (url, i) => {
+    const pages = p.pages.map(async (url, i) => {
       if (!todo(`page-${i}`)) return;
       let step: StepResult;
       try {
@@ -95,16 +96,16 @@ export async function runExtractJob(deps: ExtractDeps, job: ExtractJob, signal: 
         step = stepOf(`page-${i}`, [], 0, [`${url}: ${errorMessage(err)}`]); // a page that failed is data: not retried on resume
       }
       if (!signal.aborted) await done(step);
-    })), signal);
-
-    for (const [i, url] of p.crawls.entries()) {
-      if (!todo(`crawl-${i}`)) continue;
+    });
+    const crawls = p.crawls.map(async (url, i) => {
+      if (!todo(`crawl-${i}`)) return;
       const crawlId = jobCrawlId(id, i);
       const options = crawlOptions({ url, limit: req.limit ?? DEFAULT_WILDCARD_LIMIT, ...(req.allowExternalLinks ? { allowExternalLinks: true } : {}), ...(req.includeSubdomains ? { allowSubdomains: true } : {}), ...(req.ignoreSitemap ? { sitemap: "skip" as const } : {}), scrapeOptions: { ...(req.scrapeOptions ?? {}), formats: ["markdown", { type: "json", ...json }] } }, DEFAULT_WILDCARD_LIMIT);
       await ensureCrawl(deps, { id: crawlId, url, options, teamId, webhook: "" });
       await waitForCrawl(deps, crawlId, signal);
       await done(stepOf(`crawl-${i}`, await storedDocuments(deps, crawlId)));
-    }
+    });
+    await unlessStopped(Promise.all([...pages, ...crawls]), signal);
 
     const steps = names.map((n) => record.steps.get(n) as StepResult);
     const merged = mergeResults(steps.flatMap((s) => s.results));
