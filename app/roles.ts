@@ -7,6 +7,7 @@ import { attachWatch } from "../api/ws.ts";
 import { ConvertProcessor } from "../pipeline/convert/convert.ts";
 import { pageConverter } from "../pipeline/convert/converter.ts";
 import type { ConvertPool } from "../pipeline/convert/worker-pool.ts";
+import type { PageAnalyzer } from "../pipeline/convert/document.ts";
 import { ExtractJsonProcessor } from "../pipeline/extract-json/extract-json.ts";
 import type { Providers } from "../pipeline/extract-json/providers.ts";
 import { FetchRenderProcessor } from "../pipeline/fetch-render/fetch-render.ts";
@@ -48,6 +49,8 @@ export interface Wiring {
   metrics: Metrics;
   /** One convert pool per process, shared by the convert stage and POST /v2/scrape (null: convert in-line). */
   pool: ConvertPool | null;
+  /** The page analyzer when pages convert in-line (the pool's workers load theirs by URL): the rules provider's json */
+  analyze?: PageAnalyzer;
   /** json / summary: the provider EXTRACT_PROVIDER chose, and the model when one is configured */
   providers: Providers;
   runners: RunnerHandle[];
@@ -139,7 +142,7 @@ export async function startRender(w: Wiring, alone: boolean): Promise<void> {
 }
 
 export async function startConvert(w: Wiring): Promise<void> {
-  w.runners.push(await w.infra.run(new ConvertProcessor(w.pool, w.config.convertWorkers, w.metrics)));
+  w.runners.push(await w.infra.run(new ConvertProcessor(w.pool, w.config.convertWorkers, w.metrics, w.analyze)));
 }
 
 export async function startExtractJson(w: Wiring): Promise<void> {
@@ -184,7 +187,7 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
     ? new SearxngBackend({ endpoint: config.searxngEndpoint, engines: config.searxngEngines, categories: config.searxngCategories })
     : new IndexBackend(infra.store, clock.now);
   const scrape = {
-    store: infra.store, bus: infra.bus, clock, log, fetcher, convert: pageConverter(w.pool), extractor: w.providers.provider, cache: cacheDeps(w),
+    store: infra.store, bus: infra.bus, clock, log, fetcher, convert: pageConverter(w.pool, w.analyze), extractor: w.providers.provider, cache: cacheDeps(w),
     renderer: processRenderer(w), renderMode: config.render as RenderMode,
   };
   // POST /v2/extract jobs run here, shared by the API replicas through the extract-jobs consumer group

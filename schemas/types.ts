@@ -605,9 +605,17 @@ export interface PageExtract {
    */
   finalUrlKey?: string;
   /**
-   * the page as fetched (JSON-LD, meta, tables)
+   * the page as fetched (JSON-LD, meta, tables), for a provider that parses it; absent when `rules` carries the rules provider's result
    */
-  html: string;
+  html?: string;
+  /**
+   * the rules provider's json result, computed by the convert worker from the tree it parsed (so extract-json does not parse the page again): data, sources (JSON pointer -> source), warnings
+   */
+  rules?: {
+    data?: unknown;
+    sources: {};
+    warnings: string[];
+  };
   /**
    * the page's markdown when the document does not carry it (markdown not among the formats)
    */
