@@ -41,7 +41,7 @@ describe("rules analyzer (json in the convert worker)", () => {
     afterAll(() => pool.close());
     it("each worker loads the analyzer by URL and returns its result with the page", async () => {
       const [file, schema] = cases[1] as [string, JsonSchema];
-      const converted = await pool.convert(page(fixture(file)), { ...options(schema), limit: 1, crawlEntireDomain: false, allowSubdomains: false });
+      const converted = await pool.convert(page(fixture(file)), options(schema));
       expect((converted.analysis as { data: unknown }).data).toEqual({ name: "Trail Runner 3", price: 129.9, currency: "EUR", sku: "TR3-42" });
     }, 30_000);
   });

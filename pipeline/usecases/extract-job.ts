@@ -15,7 +15,7 @@ import { errorMessage, invalidField } from "../runtime/errors.ts";
 import { keys } from "../topology.ts";
 import { checkStartUrl } from "../url/start-url.ts";
 import { compileUserSchema, InvalidSchemaError } from "../extract-json/user-schema.ts";
-import { readRecord, saveFinal, saveSubmitted, type ExtractState } from "./extract-record.ts";
+import { readState, saveFinal, saveSubmitted, type ExtractState } from "./extract-record.ts";
 import type { CrawlDeps } from "./submit-crawl.ts";
 
 export type { ExtractState };
@@ -67,7 +67,7 @@ export function plan(req: ExtractRequest, allowPrivate: boolean): Plan {
 
 /** The job's latest state, or undefined when there is no such job (or it is another team's). */
 export async function readExtract(deps: Pick<CrawlDeps, "store">, teamId: string, id: string): Promise<ExtractState | undefined> {
-  const { state } = await readRecord(deps.store, id);
+  const state = await readState(deps.store, id);
   if (!state || state.teamId !== teamId) return undefined;
   const { request: _request, ...shown } = state;
   return shown;

@@ -66,6 +66,23 @@ export interface JobRecord {
   steps: Map<string, StepResult>;
 }
 
+/**
+ * The job's state for GET: the end when it is stored, else the submitted state; two one-row reads, so that polling a
+ * job never reads its steps (their results can be large). The end has the highest seq and is written last (a job writes
+ * no step after its end), so `seq >= FINAL_SEQ` finds it in both stores; a row found there that is not an end (never
+ * expected) falls back to reading every row.
+ */
+export async function readState(store: CrawlStore, id: string): Promise<ExtractState | undefined> {
+  const end = (await store.pageDocuments(extractJobId(id), FINAL_SEQ, Number.MAX_SAFE_INTEGER, 1)).docs[0];
+  if (end !== undefined) {
+    const state = JSON.parse(end) as Partial<ExtractState>;
+    if (state.status === "completed" || state.status === "failed") return state as ExtractState;
+    return (await readRecord(store, id)).state;
+  }
+  const first = (await store.pageDocuments(extractJobId(id), 0, Number.MAX_SAFE_INTEGER, 1)).docs[0];
+  return first === undefined ? undefined : (JSON.parse(first) as ExtractState);
+}
+
 /** Every row of the job (a job has at most a few hundred: one per URL or crawl it names, plus two). */
 export async function readRecord(store: CrawlStore, id: string): Promise<JobRecord> {
   const page = await store.pageDocuments(extractJobId(id), 0, Number.MAX_SAFE_INTEGER, MAX_ROWS);

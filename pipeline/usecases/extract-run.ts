@@ -63,12 +63,17 @@ export async function runExtractJob(deps: ExtractDeps, job: ExtractJob, signal: 
   const log = deps.log.child({ extractId: id });
   const showSources = req.showSources === true;
   if (record.steps.size > 0) log.info({ stepsDone: [...record.steps.keys()] }, "extract job resumed");
-  const end = (state: Omit<ExtractState, "expiresAt" | "showSources" | "teamId">) => saveFinal(deps, id, { ...state, expiresAt: deps.clock.now() + RETENTION_MS, showSources, teamId });
+  let ended = false;
+  const end = (state: Omit<ExtractState, "expiresAt" | "showSources" | "teamId">) => {
+    ended = true; // a step still in flight (a page, when a crawl failed the job) is not stored after the end
+    return saveFinal(deps, id, { ...state, expiresAt: deps.clock.now() + RETENTION_MS, showSources, teamId });
+  };
   try {
     const p = plan(req, deps.allowPrivate);
     const json = { ...(req.schema ? { schema: req.schema as JsonSchema } : {}), ...(req.prompt ? { prompt: req.prompt } : {}) };
     const names = [...p.stored.map((_, i) => `stored-${i}`), ...p.pages.map((_, i) => `page-${i}`), ...p.crawls.map((_, i) => `crawl-${i}`)];
     const done = async (result: StepResult) => {
+      if (ended) return;
       await saveStep(deps, id, names.indexOf(result.step), result);
       record.steps.set(result.step, result);
       log.info({ step: result.step, pages: result.results.length }, "extract step done");
