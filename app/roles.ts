@@ -7,6 +7,7 @@ import { attachWatch } from "../api/ws.ts";
 import { ConvertProcessor } from "../pipeline/convert/convert.ts";
 import { pageConverter } from "../pipeline/convert/converter.ts";
 import type { ConvertPool } from "../pipeline/convert/worker-pool.ts";
+import type { PageAnalyzer } from "../pipeline/convert/document.ts";
 import { ExtractJsonProcessor } from "../pipeline/extract-json/extract-json.ts";
 import type { Providers } from "../pipeline/extract-json/providers.ts";
 import { FetchRenderProcessor } from "../pipeline/fetch-render/fetch-render.ts";
@@ -26,6 +27,7 @@ import type { RunnerHandle } from "../pipeline/runtime/runner.ts";
 import { SinkProcessor } from "../pipeline/sink/sink.ts";
 import { CancelCache } from "../pipeline/store/cancel-cache.ts";
 import { ledgerRows } from "../pipeline/usecases/credits.ts";
+import { ExtractJobProcessor } from "../pipeline/usecases/extract-job-processor.ts";
 import { TeamAccess } from "../pipeline/usecases/team-access.ts";
 import { WebhookDeliverer, WebhookRetrier } from "../pipeline/webhook-emit/deliverer.ts";
 import { EndpointBreaker } from "../pipeline/webhook-emit/endpoint-breaker.ts";
@@ -47,6 +49,8 @@ export interface Wiring {
   metrics: Metrics;
   /** One convert pool per process, shared by the convert stage and POST /v2/scrape (null: convert in-line). */
   pool: ConvertPool | null;
+  /** The page analyzer when pages convert in-line (the pool's workers load theirs by URL): the rules provider's json */
+  analyze?: PageAnalyzer;
   /** json / summary: the provider EXTRACT_PROVIDER chose, and the model when one is configured */
   providers: Providers;
   runners: RunnerHandle[];
@@ -138,7 +142,7 @@ export async function startRender(w: Wiring, alone: boolean): Promise<void> {
 }
 
 export async function startConvert(w: Wiring): Promise<void> {
-  w.runners.push(await w.infra.run(new ConvertProcessor(w.pool, w.config.convertWorkers, w.metrics)));
+  w.runners.push(await w.infra.run(new ConvertProcessor(w.pool, w.config.convertWorkers, w.metrics, w.analyze)));
 }
 
 export async function startExtractJson(w: Wiring): Promise<void> {
@@ -182,10 +186,17 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
   const searchBackend = config.searxngEndpoint
     ? new SearxngBackend({ endpoint: config.searxngEndpoint, engines: config.searxngEngines, categories: config.searxngCategories })
     : new IndexBackend(infra.store, clock.now);
-  const app = createApp({
-    config, store: infra.store, bus: infra.bus, clock, log, ready: () => infra.ready(), fetcher, convert: pageConverter(w.pool), extractor: w.providers.provider, ...(w.providers.llm ? { llm: w.providers.llm } : {}),
-    cache: cacheDeps(w), queueStats: () => infra.queueStats(), metrics: w.metrics, authStore: infra.auth, ...(access ? { access } : {}), robots, searchBackend,
+  const scrape = {
+    store: infra.store, bus: infra.bus, clock, log, fetcher, convert: pageConverter(w.pool, w.analyze), extractor: w.providers.provider, cache: cacheDeps(w),
     renderer: processRenderer(w), renderMode: config.render as RenderMode,
+  };
+  // POST /v2/extract jobs run here, shared by the API replicas through the extract-jobs consumer group
+  const jobs = new ExtractJobProcessor({ ...scrape, allowPrivate: config.allowPrivateCrawlTargets, fetchTimeoutMs: config.fetchTimeoutMs, authStore: infra.auth });
+  w.beforeStop.push(() => jobs.prepareStop());
+  w.runners.push(await infra.run(jobs));
+  const app = createApp({
+    ...scrape, config, ready: () => infra.ready(), ...(w.providers.llm ? { llm: w.providers.llm } : {}),
+    queueStats: () => infra.queueStats(), metrics: w.metrics, authStore: infra.auth, ...(access ? { access } : {}), robots, searchBackend,
   });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.port, config.host, () => resolve(s));

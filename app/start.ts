@@ -5,6 +5,7 @@ import type { WebSocketServer } from "ws";
 import { ConvertPool } from "../pipeline/convert/worker-pool.ts";
 import { parseHtml } from "../pipeline/convert/parse-html.ts";
 import { chooseProviders } from "../pipeline/extract-json/providers.ts";
+import { analyze as rulesAnalyze } from "../pipeline/extract-json/rules-analyzer.ts";
 import type { Bus } from "../pipeline/runtime/bus.ts";
 import { systemClock, type Clock } from "../pipeline/runtime/clock.ts";
 import { ConfigError, type Config } from "../pipeline/runtime/config.ts";
@@ -17,6 +18,9 @@ import { keys } from "../pipeline/topology.ts";
 import { openInfrastructure } from "./infrastructure.ts";
 import { startMetricsServer } from "./metrics-server.ts";
 import { startApi, startConvert, startExtractJson, startFetchRender, startFrontier, startRender, startSink, startWebhookEmit, type Wiring } from "./roles.ts";
+
+/** The rules provider's page analyzer: by URL for the convert workers, as a function when pages convert in-line. */
+const RULES_ANALYZER = { url: new URL("../pipeline/extract-json/rules-analyzer.ts", import.meta.url).href, analyze: rulesAnalyze };
 
 export const ROLES = ["api", "frontier", "fetch-render", "render", "convert", "extract-json", "sink", "webhook-emit"] as const;
 export type RoleName = (typeof ROLES)[number];
@@ -56,8 +60,11 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   const infra = await openInfrastructure(config, log, clock, roleName);
   const metrics = new Metrics({ role: roleName, queueStats: () => infra.queueStats() });
   const needsPool = (roles.includes("convert") || roles.includes("api")) && config.convertWorkers > 0;
-  const w: Wiring = { config, log, clock, infra, metrics, pool: needsPool ? new ConvertPool({ size: config.convertWorkers, timeoutMs: config.convertTimeoutMs }) : null, providers: chooseProviders(config, parseHtml, log), runners: [], beforeStop: [], closers: [] };
-  const pool = w.pool;
+  const providers = chooseProviders(config, parseHtml, log);
+  // with the rules provider, the json format's extraction runs in the convert workers on the tree they parsed anyway
+  const analyzer = providers.provider.name === "rules" ? RULES_ANALYZER : undefined;
+  const pool = needsPool ? new ConvertPool({ size: config.convertWorkers, timeoutMs: config.convertTimeoutMs, ...(analyzer ? { analyzer: analyzer.url } : {}) }) : null;
+  const w: Wiring = { config, log, clock, infra, metrics, pool, ...(analyzer ? { analyze: analyzer.analyze } : {}), providers, runners: [], beforeStop: [], closers: [] };
   if (pool) w.closers.push(() => pool.close());
 
   if (roles.includes("frontier")) await startFrontier(w);

@@ -134,7 +134,7 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
   await site.close();
   await infra?.stop();
   rmSync(dataDir, { recursive: true, force: true });
-  const [first, ...later] = runs;
+  const [first, ...later] = runs as [Awaited<ReturnType<typeof crawlOnce>>, ...Awaited<ReturnType<typeof crawlOnce>>[]];
   return { mode, site: siteSpec, readyMs, ...first, peakRssMB: peak, ...(browserPeakRssMB ? { browserPeakRssMB } : {}), ...(later.length ? { later } : {}) };
 }
 

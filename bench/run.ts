@@ -78,9 +78,12 @@ const benches: Record<string, Bench> = {
     describe: "extract-json: rules provider on the PostgreSQL manual with a table schema; embedded crawl of the manual with and without a json format",
     run: script("extract.ts"),
     summary: (r) => {
-      const x = r as { rules: { pages: number; pagesPerSecond: number; pagesWithRows: number; rows: number }; crawlWithoutJson: { pagesPerSecond: number; again: number }; crawlWithJson: { pages: number; pagesPerSecond: number } };
+      type Crawl = { pages: number; pagesPerSecond: number; again: number; cpuSecondsPerPage: number[] };
+      const x = r as { rules: { pages: number; pagesPerSecond: number; pagesWithRows: number; rows: number }; crawlWithoutJson: Crawl; crawlWithJson: Crawl };
+      const cpu = (c: Crawl) => c.cpuSecondsPerPage.map((s) => (s * 1000).toFixed(1)).join(" / ");
       return `rules: ${x.rules.pagesPerSecond} pages/s over ${x.rules.pages} pages (${x.rules.rows} rows from ${x.rules.pagesWithRows} pages)<br>` +
-        `crawl without json ${x.crawlWithoutJson.pagesPerSecond} / ${x.crawlWithoutJson.again} pages/s, with json ${x.crawlWithJson.pagesPerSecond} pages/s (${x.crawlWithJson.pages} pages)`;
+        `crawl without json ${x.crawlWithoutJson.pagesPerSecond} / ${x.crawlWithoutJson.again} pages/s (${cpu(x.crawlWithoutJson)} CPU ms/page), ` +
+        `with json ${x.crawlWithJson.pagesPerSecond} / ${x.crawlWithJson.again} pages/s (${cpu(x.crawlWithJson)} CPU ms/page; ${x.crawlWithJson.pages} pages)`;
     },
   },
   embedded: {

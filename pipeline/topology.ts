@@ -15,7 +15,8 @@ export type LogicalTopic =
   | "crawl.pages"
   | "crawl.events"
   | "webhook.deliveries"
-  | "webhook.retries";
+  | "webhook.retries"
+  | "extract.jobs";
 
 export interface TopicSpec {
   name: LogicalTopic;
@@ -122,6 +123,16 @@ export const topics: readonly TopicSpec[] = [
     producers: ["webhook-emit"],
     consumers: ["webhook-emit"],
   },
+  {
+    name: "extract.jobs",
+    key: "extract job id",
+    why: "POST /v2/extract jobs shared by the API replicas; a dead replica's partitions (and so its unfinished jobs) go to another",
+    schema: "extract-job",
+    public: false,
+    retentionMs: 2 * DAY_MS,
+    producers: ["api"],
+    consumers: ["api"],
+  },
 ];
 
 /** Every consume loop of Trawl: which role runs it, on which topic, as which consumer group. */
@@ -148,6 +159,7 @@ export const processors = {
   "webhook-deliver": { role: "webhook-emit", topic: "webhook.deliveries", group: "webhook-deliver" },
   "webhook-retry": { role: "webhook-emit", topic: "webhook.retries", group: "webhook-retry" },
   "api-events": { role: "api", topic: "crawl.events", group: "api-events", broadcast: true },
+  "extract-jobs": { role: "api", topic: "extract.jobs", group: "extract-jobs" },
 } as const satisfies Record<string, ProcessorSpec>;
 
 export type ProcessorName = keyof typeof processors;
@@ -175,4 +187,5 @@ export const keys = {
   crawlHost: (crawlId: string, url: string) => `${crawlId}|${new URL(url).host}`,
   crawlUrl: (crawlId: string, urlKey: string) => `${crawlId}|${urlKey}`,
   crawlEvent: (crawlId: string, eventId: string) => `${crawlId}|${eventId}`,
+  extractJob: (jobId: string) => jobId,
 };

@@ -34,6 +34,7 @@ export type SchemaName =
   | "crawl-page"
   | "page-extract"
   | "extract-request"
+  | "extract-job"
   | "params-preview-request"
   | "crawl-event"
   | "webhook-delivery"

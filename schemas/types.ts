@@ -384,6 +384,19 @@ export interface ScrapeOptions {
 }
 
 /**
+ * Internal topic extract.jobs: a POST /v2/extract job handed to the api role's extract-jobs consumer group, which runs it; its offset is committed only once the job's final state is stored, so a job whose owner died is run again (resumed from its record in the store) by the replica the group gives its partition to. Keyed by the job id.
+ */
+export interface ExtractJob {
+  jobId: string;
+  teamId: string;
+  request: ExtractRequest;
+  /**
+   * ms since the epoch
+   */
+  createdAt: number;
+}
+
+/**
  * POST /v2/extract: structured data from pages (a URL ending in /* means a crawl of that path), or from a finished crawl's stored pages (crawlId, no fetch).
  */
 export interface ExtractRequest {
@@ -604,9 +617,17 @@ export interface PageExtract {
    */
   finalUrlKey?: string;
   /**
-   * the page as fetched (JSON-LD, meta, tables)
+   * the page as fetched (JSON-LD, meta, tables), for a provider that parses it; absent when `rules` carries the rules provider's result
    */
-  html: string;
+  html?: string;
+  /**
+   * the rules provider's json result, computed by the convert worker from the tree it parsed (so extract-json does not parse the page again): data, sources (JSON pointer -> source), warnings
+   */
+  rules?: {
+    data?: unknown;
+    sources: {};
+    warnings: string[];
+  };
   /**
    * the page's markdown when the document does not carry it (markdown not among the formats)
    */

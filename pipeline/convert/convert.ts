@@ -3,11 +3,11 @@
 import type { CrawlPage, FrontierInboxMessage, PageExtract, PageFetched } from "../../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import { errorCode, errorMessage } from "../runtime/errors.ts";
-import {keys } from "../topology.ts";
+import { keys } from "../topology.ts";
 import { pageConverter, type Converter } from "./converter.ts";
 import type { ConvertPool } from "./worker-pool.ts";
 import type { Metrics } from "../runtime/metrics.ts";
-import { markHttpError, wantsExtraction } from "./document.ts";
+import { markHttpError, wantsExtraction, type PageAnalyzer } from "./document.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 
 export class ConvertProcessor extends DeclaredProcessor implements Processor<PageFetched, void> {
@@ -18,9 +18,9 @@ export class ConvertProcessor extends DeclaredProcessor implements Processor<Pag
 
   /** With a pool, pages convert in worker threads (as many at once as it has workers), each under a time limit.
    * metrics: pages converted by outcome. */
-  constructor(pool: ConvertPool | null = null, workers = 1, metrics?: Metrics) {
+  constructor(pool: ConvertPool | null = null, workers = 1, metrics?: Metrics, analyze?: PageAnalyzer) {
     super("convert");
-    this.convert = pageConverter(pool);
+    this.convert = pageConverter(pool, analyze);
     this.metrics = metrics;
     this.concurrency = pool ? workers : 1;
   }
@@ -30,7 +30,7 @@ export class ConvertProcessor extends DeclaredProcessor implements Processor<Pag
   async handle(msg: Consumed<PageFetched>): Promise<Emission[]> {
     const page = msg.value;
     const bytes = page.bodyBase64 === undefined ? undefined : Buffer.from(page.bodyBase64, "base64");
-    const { document, links, credits, extractMarkdown } = markHttpError(await this.convert({ ...page, ...(bytes ? { bytes } : {}) }, page.options), page.statusCode);
+    const { document, links, credits, extractMarkdown, analysis } = markHttpError(await this.convert({ ...page, ...(bytes ? { bytes } : {}) }, page.options), page.statusCode);
     const out: Emission[] = [];
     // a batch scrape follows no link: its pages' links are not sent to the frontier
     if (links.length > 0 && page.options.kind !== "batch") {
@@ -44,7 +44,8 @@ export class ConvertProcessor extends DeclaredProcessor implements Processor<Pag
     if (wantsExtraction(formats)) {
       const extract: PageExtract = {
         ...crawlPage,
-        html: page.body,
+        // the page analyzer's result (the rules provider's json) replaces the HTML it was computed from
+        ...(analysis ? { rules: analysis as unknown as NonNullable<PageExtract["rules"]> } : { html: page.body }),
         ...(extractMarkdown !== undefined ? { markdown: extractMarkdown } : {}),
         extract: { ...(formats.includes("json") ? { json: page.options.json ?? {} } : {}), ...(formats.includes("summary") ? { summary: true } : {}) },
       };

@@ -2,18 +2,19 @@
 // in the worker pool when there is one (off the event loop, under CONVERT_TIMEOUT_MS), else on this thread.
 // Conversion failures become page errors with stable codes.
 import { errorMessage, PageError } from "../runtime/errors.ts";
-import { convertAny, type ConvertOptions, type Converted, type FetchedPage } from "./document.ts";
+import { convertAny, type ConvertOptions, type Converted, type FetchedPage, type PageAnalyzer } from "./document.ts";
 import { ConvertFailedError, ConvertTimeoutError, type ConvertPool } from "./worker-pool.ts";
 
 export type { ConvertOptions };
 export type Converter = (page: FetchedPage, options: ConvertOptions) => Promise<Converted>;
 
-export function pageConverter(pool: ConvertPool | null): Converter {
+/** analyze: the page analyzer when pages convert on this thread (a pool's workers load their own, by URL) */
+export function pageConverter(pool: ConvertPool | null, analyze?: PageAnalyzer): Converter {
   return async (page, options) => {
     try {
       // the browser's artefacts do not go to the worker: they are copied to the document as they are
       const { screenshot, actions, warning, engine, ...rest } = page;
-      const converted = pool ? await pool.convert(rest, options) : await convertAny(rest, options);
+      const converted = pool ? await pool.convert(rest, options) : await convertAny(rest, options, analyze);
       const { document } = converted;
       if (engine) document.metadata.engine = engine;
       if (screenshot) document.screenshot = screenshot;

@@ -1,4 +1,5 @@
 // The use case shared by the convert stage and (later) the single-page scrape: a fetched page -> a document + links.
+import type { DefaultTreeAdapterMap } from "parse5";
 import type { CrawlOptions, PageDocument } from "../../schemas/index.ts";
 import { processHtml } from "./html.ts";
 import { renderMarkdown } from "./render-markdown.ts";
@@ -32,16 +33,27 @@ export interface Converted {
   credits: number;
   /** json / summary formats without markdown: the markdown extraction reads (not part of the document) */
   extractMarkdown?: string;
+  /** what the page analyzer made of the parsed page (plain data), when one was given and had something to say */
+  analysis?: Record<string, unknown>;
 }
+
+/**
+ * Runs on the parsed tree of an HTML page before it is cleaned, in the thread that converts the page (a convert
+ * worker: under its time limit, off the event loop), so that a later stage need not parse the page again. Returns
+ * plain data (it crosses threads and topics), or undefined when it has nothing to say for these options. The
+ * composition root chooses it (the rules provider of the json format, pipeline/extract-json/rules-analyzer.ts);
+ * convert knows nothing of what it does.
+ */
+export type PageAnalyzer = (doc: DefaultTreeAdapterMap["parentNode"], options: ConvertOptions) => Record<string, unknown> | undefined;
 
 /** The formats that need the extract-json stage. */
 export const wantsExtraction = (formats: readonly string[]): boolean => formats.includes("json") || formats.includes("summary");
 
 const escapeHtml = (s: string) => s.replace(/[&<>]/g, (c) => (c === "&" ? "&amp;" : c === "<" ? "&lt;" : "&gt;"));
 
-type PageOptions = Pick<CrawlOptions, "formats" | "onlyMainContent" | "includeTags" | "excludeTags" | "removeBase64Images">;
+type PageOptions = Pick<CrawlOptions, "formats" | "onlyMainContent" | "includeTags" | "excludeTags" | "removeBase64Images" | "json">;
 
-export function convertPage(page: FetchedPage, options: PageOptions): Converted {
+export function convertPage(page: FetchedPage, options: PageOptions, analyze?: PageAnalyzer): Converted {
   const isHtml = /html|xml/i.test(page.contentType) && !/^application\/(json|ld\+json)/i.test(page.contentType);
   let metadata: Record<string, unknown> = {};
   let links: string[] = [];
@@ -49,8 +61,9 @@ export function convertPage(page: FetchedPage, options: PageOptions): Converted 
   let html: () => string;
   let markdown: () => string;
   const formats = new Set(options.formats);
+  let analysis: Record<string, unknown> | undefined;
   if (isHtml) {
-    const extract = processHtml(page.body, page.finalUrl, options);
+    const extract = processHtml(page.body, page.finalUrl, options, "fast", analyze && ((doc) => (analysis = analyze(doc, options))));
     metadata = extract.metadata;
     links = extract.links;
     images = extract.images;
@@ -81,7 +94,7 @@ export function convertPage(page: FetchedPage, options: PageOptions): Converted 
   if (formats.has("links")) document.links = links;
   if (formats.has("images")) document.images = images();
   const extractMarkdown = wantsExtraction(options.formats) && document.markdown === undefined ? markdown() : undefined;
-  return { document, links, credits: 1, ...(extractMarkdown !== undefined ? { extractMarkdown } : {}) };
+  return { document, links, credits: 1, ...(extractMarkdown !== undefined ? { extractMarkdown } : {}), ...(analysis !== undefined ? { analysis } : {}) };
 }
 
 /**
@@ -108,8 +121,8 @@ export async function convertPdf(page: FetchedPage & { bytes: Uint8Array }, opti
 export type ConvertOptions = PageOptions & Pick<CrawlOptions, "pdf">;
 
 /** Any fetched page: PDFs through pdfjs, the rest through the HTML path; the page cache's verdict in metadata. */
-export async function convertAny(page: FetchedPage, options: ConvertOptions): Promise<Converted> {
-  const converted = page.bytes && page.contentType === "application/pdf" ? await convertPdf({ ...page, bytes: page.bytes }, options) : convertPage(page, options);
+export async function convertAny(page: FetchedPage, options: ConvertOptions, analyze?: PageAnalyzer): Promise<Converted> {
+  const converted = page.bytes && page.contentType === "application/pdf" ? await convertPdf({ ...page, bytes: page.bytes }, options) : convertPage(page, options, analyze);
   if (page.cacheState) {
     converted.document.metadata.cacheState = page.cacheState;
     if (page.cachedAt !== undefined) converted.document.metadata.cachedAt = new Date(page.cachedAt).toISOString();

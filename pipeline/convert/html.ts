@@ -129,11 +129,13 @@ export interface CleanOptions {
 /** Which parser builds the tree: the fast one (default) or parse5's full HTML5 algorithm (reference in tests). */
 export type HtmlParser = "fast" | "parse5";
 
-export function processHtml(source: string, pageUrl: string, opts: CleanOptions, parser: HtmlParser = "fast"): HtmlExtract {
+export function processHtml(source: string, pageUrl: string, opts: CleanOptions, parser: HtmlParser = "fast", beforeClean?: (doc: ParentNode) => void): HtmlExtract {
   let doc: ParentNode;
   let indexed: Element[];
   if (parser === "fast") ({ doc, indexed } = parseHtmlIndexed(source));
   else indexed = indexTags((doc = parse(source)));
+  // the page as parsed, before cleaning changes it (a page analyzer, e.g. the rules provider's evidence)
+  beforeClean?.(doc);
   const metadata: Record<string, string | string[]> = {};
   const links: string[] = [];
   let base = pageUrl;

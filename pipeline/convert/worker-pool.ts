@@ -38,14 +38,21 @@ export class ConvertPool {
   private nextId = 1;
   private closed = false;
 
-  constructor(opts: { size: number; timeoutMs: number }) {
+  private readonly analyzer: string | undefined;
+
+  /**
+   * analyzer: URL of a module whose `analyze` export is a PageAnalyzer (document.ts); each worker loads it and runs it
+   * on every HTML page it parses, under the same time limit. A module, not a function: functions do not cross threads.
+   */
+  constructor(opts: { size: number; timeoutMs: number; analyzer?: string }) {
     this.size = Math.max(1, opts.size);
     this.timeoutMs = opts.timeoutMs;
+    this.analyzer = opts.analyzer;
     for (let i = 0; i < this.size; i++) this.slots.push(this.spawn());
   }
 
   private spawn(): Slot {
-    const worker = new Worker(new URL("./convert-worker.ts", import.meta.url));
+    const worker = new Worker(new URL("./convert-worker.ts", import.meta.url), { workerData: { analyzer: this.analyzer } });
     const slot: Slot = { worker, ready: false, job: null, timer: null };
     worker.on("message", (msg: { id: number; result?: Converted; error?: string; code?: string; ready?: true }) => {
       if (msg.ready) {

@@ -5,9 +5,10 @@ import type { CrawlPage, PageExtract } from "../../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import { errorCode, errorMessage } from "../runtime/errors.ts";
 import type { Logger } from "../runtime/logger.ts";
-import {keys } from "../topology.ts";
+import { keys } from "../topology.ts";
 import { extractInto } from "./extract-page.ts";
 import type { JsonProvider } from "./provider.ts";
+import { precomputedRules } from "./rules.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 
 /** Credits of a page with the json format (Firecrawl bills 5 in place of 1). */
@@ -31,8 +32,10 @@ export class ExtractJsonProcessor extends DeclaredProcessor implements Processor
   async handle(msg: Consumed<PageExtract>): Promise<Emission[]> {
     const page = msg.value;
     const document = page.document;
-    const input = { url: String(document.metadata.url), html: page.html, markdown: document.markdown ?? page.markdown ?? "" };
-    await extractInto(document, input, page.extract, this.provider, this.log.child({ crawlId: page.crawlId, urlKey: page.urlKey }));
+    const input = { url: String(document.metadata.url), html: page.html ?? "", markdown: document.markdown ?? page.markdown ?? "" };
+    // the rules result computed in the convert worker, when it came with the page: no second parse here
+    const provider = precomputedRules(this.provider, page.rules);
+    await extractInto(document, input, page.extract, provider, this.log.child({ crawlId: page.crawlId, urlKey: page.urlKey }));
     const credits = page.extract.json ? Math.max(page.credits, JSON_FORMAT_CREDITS) : page.credits;
     document.metadata.creditsUsed = credits;
     return [this.onward(page, document, credits)];

@@ -1,4 +1,6 @@
 // The rules provider behind the provider interface: parse once (with the parser it is given), gather evidence, fill the schema; an extractive summary.
+// The json part also runs where the page is already parsed (rules-analyzer.ts, in a convert worker); its result then
+// travels with the page and `precomputedRules` serves it without a second parse.
 import type { ParentNode } from "./dom.ts";
 import { gatherEvidence } from "./evidence.ts";
 import type { JsonSchema } from "./json-schema.ts";
@@ -22,15 +24,39 @@ export const DEFAULT_SCHEMA: JsonSchema = {
 /** An HTML parser giving parse5's node shape (the composition root passes convert's fast parser). */
 export type ParseHtml = (html: string) => ParentNode;
 
+/** The rules provider's json of a parsed page. */
+export function rulesJson(doc: ParentNode, request: JsonRequest): ProviderResult {
+  const { data, sources } = extractWithRules(gatherEvidence(doc), request.schema ?? DEFAULT_SCHEMA);
+  const warnings = request.prompt ? ["the prompt was not used: the rules provider follows the schema only (configure an LLM to use prompts)"] : [];
+  return { data, sources, tokens: 0, warnings };
+}
+
 export const rulesProvider = (parseHtml: ParseHtml): JsonProvider => ({
   name: "rules",
   async json(input: ExtractInput, request: JsonRequest): Promise<ProviderResult> {
-    const ev = gatherEvidence(parseHtml(input.html));
-    const { data, sources } = extractWithRules(ev, request.schema ?? DEFAULT_SCHEMA);
-    const warnings = request.prompt ? ["the prompt was not used: the rules provider follows the schema only (configure an LLM to use prompts)"] : [];
-    return { data, sources, tokens: 0, warnings };
+    return rulesJson(parseHtml(input.html), request);
   },
   async summary(input: ExtractInput) {
     return { summary: summarize(input.markdown), tokens: 0 };
   },
 });
+
+/** The rules result computed where the page was parsed (a convert worker), in plain data. */
+export interface RulesResult {
+  data?: unknown;
+  sources: Record<string, unknown>;
+  warnings: string[];
+}
+
+/**
+ * `provider` when it is not the rules provider or no result came with the page; else the rules provider answering
+ * json from that result (no parse) and summaries as before.
+ */
+export function precomputedRules(provider: JsonProvider, result: RulesResult | undefined): JsonProvider {
+  if (provider.name !== "rules" || !result) return provider;
+  return {
+    name: "rules",
+    json: async () => ({ data: result.data, sources: result.sources as ProviderResult["sources"], tokens: 0, warnings: result.warnings }),
+    summary: (input) => provider.summary(input),
+  };
+}

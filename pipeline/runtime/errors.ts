@@ -42,6 +42,8 @@ export type ErrorCode =
   | "BUS_UNAVAILABLE"
   | "SCHEMA_REGISTRY_UNAVAILABLE"
   | "SCHEMA_REJECTED"
+  // a long job (POST /v2/extract) left unfinished because its process is stopping: it runs again elsewhere
+  | "JOB_INTERRUPTED"
   // messages that can never be processed
   | "MESSAGE_UNDECODABLE"
   | "MESSAGE_INVALID"

@@ -6,7 +6,7 @@ import { parseHtml } from "../convert/parse-html.ts";
 import { extractInto } from "../extract-json/extract-page.ts";
 import { JSON_FORMAT_CREDITS } from "../extract-json/extract-json.ts";
 import type { JsonProvider } from "../extract-json/provider.ts";
-import { rulesProvider } from "../extract-json/rules.ts";
+import { precomputedRules, rulesProvider, type RulesResult } from "../extract-json/rules.ts";
 import { createLogger, type Logger } from "../runtime/logger.ts";
 import type { ConvertOptions, Converter } from "../convert/converter.ts";
 import type { Fetcher } from "../fetch-render/fetcher.ts";
@@ -67,10 +67,13 @@ export async function scrapePage(
     const { document } = converted;
     const input = { url: fetched.finalUrl, html: fetched.body, markdown: document.markdown ?? converted.extractMarkdown ?? "" };
     const json = options.formats.includes("json") ? { json: options.json ?? {} } : {};
-    await extractInto(document, input, { ...json, ...(options.formats.includes("summary") ? { summary: true } : {}) }, deps.extractor ?? defaultExtractor, deps.log ?? createLogger("silent", {}));
+    // the rules result the convert worker computed from the tree it parsed, when it did: no second parse
+    const provider = precomputedRules(deps.extractor ?? defaultExtractor, converted.analysis as RulesResult | undefined);
+    await extractInto(document, input, { ...json, ...(options.formats.includes("summary") ? { summary: true } : {}) }, provider, deps.log ?? createLogger("silent", {}));
     if (options.formats.includes("json")) converted.credits = Math.max(converted.credits, JSON_FORMAT_CREDITS);
     document.metadata.creditsUsed = converted.credits;
     delete converted.extractMarkdown;
+    delete converted.analysis;
   }
   return converted;
 }

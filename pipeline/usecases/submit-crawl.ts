@@ -22,12 +22,14 @@ export interface NewCrawl {
   teamId: string;
   /** The webhook setting as JSON text, or "" */
   webhook: string;
+  /** A crawl id chosen by the caller (an extract job's crawl: the same id when the job is resumed); default random */
+  id?: string;
 }
 
 /** Writes the crawl record (so it is queryable at once), then queues it. Returns the crawl id. */
 export async function submitCrawl(deps: CrawlDeps, crawl: NewCrawl): Promise<string> {
   const { store, bus, clock, log } = deps;
-  const id = randomUUID();
+  const id = crawl.id ?? randomUUID();
   const now = clock.now();
   const record: CrawlRecord = {
     crawlId: id, version: 0, teamId: crawl.teamId, url: crawl.url, options: crawl.options, webhook: crawl.webhook, status: "scraping",
@@ -50,6 +52,22 @@ export async function submitCrawl(deps: CrawlDeps, crawl: NewCrawl): Promise<str
   }
   log.info({ crawlId: id, url: crawl.url, limit: crawl.options.limit }, "crawl submitted");
   return id;
+}
+
+/**
+ * A crawl that may have been submitted before a crash (an extract job's, by its fixed id): submitted when it has no
+ * record; asked for again while it is running (the frontier ignores a CrawlRequested it already has, and starts one
+ * whose request never reached it); nothing once it ended.
+ */
+export async function ensureCrawl(deps: CrawlDeps, crawl: NewCrawl & { id: string }): Promise<void> {
+  const record = await deps.store.getCrawl(crawl.id);
+  if (!record) return void (await submitCrawl(deps, crawl));
+  if (record.status !== "scraping") return;
+  const requested: FrontierInboxMessage = {
+    type: "CrawlRequested", crawlId: record.crawlId, url: record.url, options: record.options, createdAt: record.createdAt, teamId: record.teamId, webhook: record.webhook,
+  };
+  await deps.bus.produce([{ topic: "frontier.inbox", key: keys.crawl(record.crawlId), value: requested }]);
+  deps.log.info({ crawlId: record.crawlId }, "crawl asked for again (resumed)");
 }
 
 /** Tells the frontier first, then flags the crawl: the flag makes the cancel visible at once. */
