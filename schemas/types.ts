@@ -152,6 +152,10 @@ export interface CrawlEvent {
    * the job's kind (absent: crawl); webhooks of a batch use batch_scrape.* event names
    */
   kind?: "crawl" | "batch";
+  /**
+   * the team that owns the job (authentication off: "bypass", the one anonymous team)
+   */
+  teamId?: string;
 }
 
 /**
@@ -279,6 +283,10 @@ export interface CrawlPage {
    * the job's kind (absent: crawl)
    */
   kind?: "crawl" | "batch";
+  /**
+   * the team that owns the job (authentication off: "bypass", the one anonymous team)
+   */
+  teamId?: string;
 }
 
 /**
@@ -430,6 +438,10 @@ export interface FetchTask {
    * the crawl's start URL (scope of redirect targets)
    */
   startUrl?: string;
+  /**
+   * the team that owns the job (authentication off: "bypass", the one anonymous team)
+   */
+  teamId?: string;
 }
 
 /**
@@ -606,6 +618,14 @@ export interface PageExtract {
     };
     summary?: boolean;
   };
+  /**
+   * the job's kind (absent: crawl)
+   */
+  kind?: "crawl" | "batch";
+  /**
+   * the team that owns the job (authentication off: "bypass", the one anonymous team)
+   */
+  teamId?: string;
 }
 
 /**
@@ -654,6 +674,10 @@ export interface PageFetched {
    * a note for the document's warning field
    */
   warning?: string;
+  /**
+   * the team that owns the job (authentication off: "bypass", the one anonymous team)
+   */
+  teamId?: string;
 }
 
 /**

@@ -38,7 +38,7 @@ export class ConvertProcessor extends DeclaredProcessor implements Processor<Pag
       out.push({ topic: "frontier.inbox", key: keys.crawl(page.crawlId), value: discovered, phase: 0 });
     }
     const crawlPage: CrawlPage = {
-      crawlId: page.crawlId, urlKey: page.urlKey, credits, document, ...(page.finalUrlKey ? { finalUrlKey: page.finalUrlKey } : {}), ...(page.options.kind === "batch" ? { kind: "batch" as const } : {}),
+      crawlId: page.crawlId, ...(page.teamId ? { teamId: page.teamId } : {}), urlKey: page.urlKey, credits, document, ...(page.finalUrlKey ? { finalUrlKey: page.finalUrlKey } : {}), ...(page.options.kind === "batch" ? { kind: "batch" as const } : {}),
     };
     const formats = page.options.formats;
     if (wantsExtraction(formats)) {

@@ -9,7 +9,7 @@ import type { CrawlRecord, CrawlStatus, ErrorRow, UrlRow, UrlState } from "../st
 import { URL_STATE } from "../store/crawl-store.ts";
 import { crawlUrlKey, resolveLink } from "../url/normalize-url.ts";
 import { inScope } from "../url/scope.ts";
-import { RETENTION_MS } from "../runtime/constants.ts";
+import { RETENTION_MS, TEAM_BYPASS } from "../runtime/constants.ts";
 import { ROBOTS_BLOCKED } from "../runtime/errors.ts";
 
 
@@ -68,11 +68,14 @@ export function keyOf(url: string, options: CrawlOptions): string {
   return crawlUrlKey(url, options);
 }
 
+/** The team a crawl's messages name: a record from before teams were recorded belongs to the anonymous team. */
+export const teamOf = (state: CrawlState) => state.teamId || TEAM_BYPASS;
+
 const TERMINAL_EVENTS = new Set<CrawlEvent["type"]>(["crawl.completed", "crawl.failed", "crawl.cancelled"]);
 
 /** Terminal events go out in phase 1, after the frontier persisted the state that explains them. */
 function event(state: CrawlState, type: CrawlEvent["type"], now: number, error: string | null = null): Emission {
-  const value: CrawlEvent = { crawlId: state.crawlId, type, at: now, error, ...(isBatch(state) ? { kind: "batch" as const } : {}) };
+  const value: CrawlEvent = { crawlId: state.crawlId, teamId: teamOf(state), type, at: now, error, ...(isBatch(state) ? { kind: "batch" as const } : {}) };
   return { topic: "crawl.events", key: keys.crawl(state.crawlId), value, phase: TERMINAL_EVENTS.has(type) ? 1 : 0 };
 }
 
@@ -98,7 +101,7 @@ function setUrl(state: CrawlState, step: Step, key: string, s: UrlState, depth: 
 }
 
 function fetchTask(state: CrawlState, url: string, urlKey: string, depth: number, kind: "page" | "discover"): Emission {
-  const task: FetchTask = { crawlId: state.crawlId, url, urlKey, depth, attempt: 0, options: state.options, kind, startUrl: state.startUrl };
+  const task: FetchTask = { crawlId: state.crawlId, teamId: teamOf(state), url, urlKey, depth, attempt: 0, options: state.options, kind, startUrl: state.startUrl };
   return { topic: "fetch.tasks", key: keys.crawlHost(state.crawlId, url), value: task };
 }
 
