@@ -15,7 +15,8 @@ export type LogicalTopic =
   | "crawl.pages"
   | "crawl.events"
   | "webhook.deliveries"
-  | "webhook.retries";
+  | "webhook.retries"
+  | "team.admission";
 
 export interface TopicSpec {
   name: LogicalTopic;
@@ -39,7 +40,7 @@ export const topics: readonly TopicSpec[] = [
     schema: "frontier-inbox",
     public: false,
     retentionMs: 7 * DAY_MS,
-    producers: ["api", "fetch-render", "render", "convert", "sink"],
+    producers: ["api", "fetch-render", "render", "convert", "sink", "frontier"],
     consumers: ["frontier"],
   },
   {
@@ -122,6 +123,16 @@ export const topics: readonly TopicSpec[] = [
     producers: ["webhook-emit"],
     consumers: ["webhook-emit"],
   },
+  {
+    name: "team.admission",
+    key: "teamId",
+    why: "one owner per team sees every job of that team ask to run and end, in order: the per-team concurrency limit across all its crawls and batches",
+    schema: "team-admission",
+    public: false,
+    retentionMs: 7 * DAY_MS,
+    producers: ["frontier"],
+    consumers: ["frontier"],
+  },
 ];
 
 /** Every consume loop of Trawl: which role runs it, on which topic, as which consumer group. */
@@ -148,6 +159,7 @@ export const processors = {
   "webhook-deliver": { role: "webhook-emit", topic: "webhook.deliveries", group: "webhook-deliver" },
   "webhook-retry": { role: "webhook-emit", topic: "webhook.retries", group: "webhook-retry" },
   "api-events": { role: "api", topic: "crawl.events", group: "api-events", broadcast: true },
+  admission: { role: "frontier", topic: "team.admission", group: "admission" },
 } as const satisfies Record<string, ProcessorSpec>;
 
 export type ProcessorName = keyof typeof processors;
@@ -172,6 +184,7 @@ export function physicalTopic(prefix: string, name: LogicalTopic, dlq = false): 
 /** Message keys, built in one place so that producers cannot disagree. */
 export const keys = {
   crawl: (crawlId: string) => crawlId,
+  team: (teamId: string) => teamId,
   crawlHost: (crawlId: string, url: string) => `${crawlId}|${new URL(url).host}`,
   crawlUrl: (crawlId: string, urlKey: string) => `${crawlId}|${urlKey}`,
   crawlEvent: (crawlId: string, eventId: string) => `${crawlId}|${eventId}`,

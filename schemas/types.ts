@@ -265,6 +265,14 @@ export interface CrawlOptions {
   };
   mobile?: boolean;
   skipTlsVerification?: boolean;
+  /**
+   * set by the frontier: the job waits for (or got) a slot of its team's concurrency limit. queuedAt: when it was queued; admittedAt: when it started (absent: still waiting); limited: it had to wait
+   */
+  teamQueue?: {
+    queuedAt: number;
+    admittedAt?: number;
+    limited?: boolean;
+  };
 }
 
 /**
@@ -455,7 +463,8 @@ export type FrontierInboxMessage =
   | CancelRequested
   | DiscoveryDone
   | ResumeRequested
-  | SeedsAdded;
+  | SeedsAdded
+  | Admitted;
 
 export interface CrawlRequested {
   type: "CrawlRequested";
@@ -546,6 +555,22 @@ export interface SeedsAdded {
   first: number;
   urls: string[];
   last: boolean;
+}
+
+/**
+ * The team's admission lets a held job run (team.admission -> frontier.inbox): the frontier sends the fetch tasks of its queued URLs.
+ */
+export interface Admitted {
+  type: "Admitted";
+  crawlId: string;
+  /**
+   * the job waited for a slot of its team's concurrency limit
+   */
+  limited: boolean;
+  /**
+   * how long it waited, in milliseconds
+   */
+  queuedMs: number;
 }
 
 /**
@@ -822,6 +847,34 @@ export interface SearchRequest {
   categories?: unknown[];
   origin?: string;
   integration?: string;
+}
+
+/**
+ * Internal topic team.admission, keyed by teamId: the jobs (crawls, batch scrapes) of one team asking to run and ending, in order, for the per-team concurrency limit.
+ */
+export type TeamAdmissionMessage = JobQueued | JobEnded;
+
+/**
+ * The frontier holds a new job until the team's admission lets it run.
+ */
+export interface JobQueued {
+  type: "JobQueued";
+  teamId: string;
+  crawlId: string;
+  /**
+   * epoch milliseconds: when the frontier queued the job
+   */
+  at: number;
+}
+
+/**
+ * The job completed, failed or was cancelled (queued or running): its slot, or its place in the queue, is freed.
+ */
+export interface JobEnded {
+  type: "JobEnded";
+  teamId: string;
+  crawlId: string;
+  at: number;
 }
 
 /**

@@ -53,7 +53,10 @@ export async function crawlStatus(store: CrawlStore, crawl: CrawlRecord, now: nu
   if (crawl.status !== "scraping" && crawl.completedAt > 0) head.completedAt = new Date(crawl.completedAt).toISOString();
   if (crawl.status === "failed") head.error = crawl.error || "the crawl failed";
   if (crawl.failed > 0) head.failed = crawl.failed;
-  if (crawl.status !== "scraping") {
+  if (crawl.status === "scraping") {
+    // held by its team's concurrency limit (not yet admitted)
+    if (crawl.options.teamQueue && crawl.options.teamQueue.admittedAt === undefined) head.warning = QUEUED_WARNING;
+  } else {
     const errors = await store.listErrors(crawl.crawlId);
     const blocked = errors.filter((e) => e.code === ROBOTS_BLOCKED).length;
     const warning = statusWarning(crawl, blocked, errors.filter((e) => e.code === "SITEMAP_TOO_LARGE").length);
@@ -63,6 +66,9 @@ export async function crawlStatus(store: CrawlStore, crawl: CrawlRecord, now: nu
   const more = page.more && (!capped || page.nextSkip < crawl.completed);
   return { head, docs: page.docs, ...(more ? { nextSkip: page.nextSkip } : {}) };
 }
+
+/** Said while a job waits for a slot of its team's concurrency limit. */
+export const QUEUED_WARNING = "This job is queued: its team already runs as many jobs at once as its concurrency limit allows. It starts when one of them ends.";
 
 /** The status `warning`, as the anchor words it (only once a crawl has ended). */
 export function statusWarning(crawl: CrawlRecord, robotsBlocked: number, sitemapsSkipped = 0): string | undefined {
