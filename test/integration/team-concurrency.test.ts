@@ -49,8 +49,25 @@ async function whileRunning(api: string, running: string, id: string, key?: stri
   throw new Error("the running crawl did not end");
 }
 
+/** Every status of the queued job while the other ran: scraping, nothing done, and (once the frontier held it) the warning. */
+function expectQueued(seen: any[]) {
+  for (const s of seen) expect(s).toMatchObject({ status: "scraping", completed: 0 });
+  const held = seen.findIndex((s) => s.warning === QUEUED_WARNING);
+  expect(held).toBeGreaterThanOrEqual(0);
+  for (const s of seen.slice(held)) expect(s.warning).toBe(QUEUED_WARNING);
+}
+
 /** The frontier's record of the team queue: when the job was queued and admitted, and whether it waited. */
 const queueOf = async (store: CrawlStore, id: string) => (await store.getCrawl(id))?.options.teamQueue;
+/** Waits until the job runs (its team's admission let it start). */
+async function started(store: CrawlStore, id: string) {
+  for (let i = 0; i < 600; i++) {
+    if ((await queueOf(store, id))?.admittedAt !== undefined) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`crawl ${id} never started`);
+}
+
 const endOf = async (store: CrawlStore, id: string) => (await store.getCrawl(id))?.completedAt ?? 0;
 
 describe.each(MODES)("per-team concurrency limit, two teams (%s)", (mode) => {
@@ -73,11 +90,11 @@ describe.each(MODES)("per-team concurrency limit, two teams (%s)", (mode) => {
 
   it("runs a team's two crawls one after the other, while another team's crawl is not delayed", async () => {
     const a = await crawl(trawl.api, keyX);
+    await started(trawl.running.store, a);
     const b = await crawl(trawl.api, keyX);
     const c = await crawl(trawl.api, keyY);
     const seen = await whileRunning(trawl.api, a, b, keyX);
-    expect(seen.length).toBeGreaterThan(0);
-    for (const s of seen) expect(s).toMatchObject({ status: "scraping", completed: 0, warning: QUEUED_WARNING });
+    expectQueued(seen);
     const [doneA, doneB, doneC] = [await waitEnd(trawl.api, a, keyX), await waitEnd(trawl.api, b, keyX), await waitEnd(trawl.api, c, keyY)];
     for (const d of [doneA, doneB, doneC]) expect(d).toMatchObject({ status: "completed", completed: 6 });
     const store = trawl.running.store;
@@ -96,6 +113,7 @@ describe.each(MODES)("per-team concurrency limit, two teams (%s)", (mode) => {
 
   it("cancels a queued crawl at once; the next one still starts when the slot frees", async () => {
     const a = await crawl(trawl.api, keyX);
+    await started(trawl.running.store, a);
     const d = await crawl(trawl.api, keyX);
     const e = await crawl(trawl.api, keyX, 2);
     expect((await call(trawl.api, "DELETE", `/v2/crawl/${d}`, keyX)).body).toMatchObject({ status: "cancelled" });
@@ -110,6 +128,7 @@ describe.each(MODES)("per-team concurrency limit, two teams (%s)", (mode) => {
 
   it("a crawl queued across a restart still runs, after the one before it", async () => {
     const a = await crawl(trawl.api, keyX);
+    await started(trawl.running.store, a);
     const b = await crawl(trawl.api, keyX, 2);
     await new Promise((r) => setTimeout(r, 300));
     expect((await call(trawl.api, "GET", `/v2/crawl/${b}`, keyX)).body).toMatchObject({ status: "scraping", warning: QUEUED_WARNING });
@@ -132,9 +151,10 @@ describe.each(MODES)("TEAM_MAX_CONCURRENCY with authentication off (%s)", (mode)
 
   it("the anonymous team runs one job at a time: a crawl, then a batch scrape", async () => {
     const a = (await postJson(`${trawl.api}/v2/crawl`, { url: `${site.origin}/docs/`, limit: 4, sitemap: "skip" })).body.id as string;
+    await started(trawl.running.store, a);
     const b = (await postJson(`${trawl.api}/v2/batch/scrape`, { urls: [`${site.origin}/docs/about`, `${site.origin}/docs/section-1/`] })).body.id as string;
     const seen = await whileRunning(trawl.api, a, b);
-    expect(seen.every((s) => s.status === "scraping" && s.completed === 0 && s.warning === QUEUED_WARNING)).toBe(true);
+    expectQueued(seen);
     await waitForEnd(trawl.api, a);
     const [end] = (await waitForEnd(trawl.api, b)).slice(-1);
     expect(end).toMatchObject({ status: "completed", completed: 2 });
