@@ -67,6 +67,11 @@ export const isBatch = (state: CrawlState) => state.options.kind === "batch";
  */
 export const isHeld = (state: CrawlState) => state.options.teamQueue !== undefined && state.options.teamQueue.admittedAt === undefined;
 
+function jobQueued(state: CrawlState, at: number): Emission {
+  const value: TeamAdmissionMessage = { type: "JobQueued", teamId: teamOf(state), crawlId: state.crawlId, at };
+  return { topic: "team.admission", key: keys.team(teamOf(state)), value };
+}
+
 /** A fetch task, unless the job is held (its queued URLs are sent when it is admitted). */
 function send(state: CrawlState, step: Step, task: Emission): void {
   if (!isHeld(state)) step.emissions.push(task);
@@ -170,7 +175,7 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
     // every new job asks its team's admission first (the per-team concurrency limit); it is held until admitted
     const s = newState({ ...msg, options: { ...msg.options, teamQueue: { queuedAt: now } } });
     step.emissions.push(event(s, "crawl.started", now));
-    step.emissions.push({ topic: "team.admission", key: keys.team(teamOf(s)), value: { type: "JobQueued", teamId: teamOf(s), crawlId: s.crawlId, at: now } satisfies TeamAdmissionMessage });
+    step.emissions.push(jobQueued(s, now));
     if (isBatch(s)) {
       // a batch: its URLs come in SeedsAdded chunks; no link following, no robots.txt/sitemap discovery
       s.discovering = true;
@@ -296,7 +301,9 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
  */
 export function resume(state: CrawlState, queued: UrlRow[], now: number): Step {
   const step = empty();
-  if (state.status !== "scraping" || isHeld(state)) return step;
+  if (state.status !== "scraping") return step;
+  // held: its JobQueued again (it may be what was lost; the admission knows a job once)
+  if (isHeld(state)) return { ...step, emissions: [jobQueued(state, state.options.teamQueue?.queuedAt ?? now)] };
   for (const row of queued) {
     const packed = state.urls.get(row.urlKey);
     if (packed !== undefined && stateOf(packed) === URL_STATE.queued && row.url) step.emissions.push(fetchTask(state, row.url, row.urlKey, depthOf(packed), "page"));
