@@ -205,7 +205,7 @@ describe("keys from the terminal, and keys never logged", () => {
         if (await fetch(`${api}/ready`).then((r) => r.ok, () => false)) break;
         await new Promise((r) => setTimeout(r, 100));
       }
-      const created = await exec(["keys", "create", "--team", "cli-team", "--credits", "10", "--rate", "100/min", "--embedded"]);
+      const created = await exec(["keys", "create", "--team", "cli-team", "--credits", "10", "--rate", "100/min", "--concurrency", "3", "--embedded"]);
       expect(created.code, created.err).toBe(0);
       const key = created.out.trim();
       expect(key).toMatch(/^fc-[0-9a-f]{40}$/);
@@ -215,7 +215,10 @@ describe("keys from the terminal, and keys never logged", () => {
       const listed = await exec(["keys", "list", "--embedded"]);
       expect(listed.out).toContain(key.slice(3, 11));
       expect(listed.out).toContain("cli-team");
-      expect((await exec(["teams", "list", "--embedded"])).out).toMatch(/cli-team\t10\t/);
+      expect((await exec(["teams", "list", "--embedded"])).out).toMatch(/cli-team\t10\t\S+\t3$/m);
+      expect((await exec(["teams", "concurrency", "cli-team", "0", "--embedded"])).code).toBe(0);
+      expect((await exec(["teams", "list", "--embedded"])).out).toMatch(/cli-team\t10\t\S+\tunlimited$/m);
+      expect((await exec(["teams", "concurrency", "cli-team", "-1", "--embedded"])).code).toBe(2);
       expect((await exec(["keys", "revoke", key, "--embedded"])).code).toBe(0);
       await new Promise((r) => setTimeout(r, 300));
       expect((await call(api, "GET", "/v2/crawl/active", key)).status).toBe(401);
