@@ -75,7 +75,7 @@ async function clusterInfrastructure(config: Config, log: Logger, client: string
 async function embeddedInfrastructure(config: Config, log: Logger, clock: Clock): Promise<Infrastructure> {
   const dir = resolve(config.dataDir);
   const format = await checkDataFormat(dir);
-  if (format < DATA_FORMAT) log.info({ dataDir: dir, from: format, to: DATA_FORMAT }, "data directory upgraded: records written from now on carry a checksum (older Trawl versions cannot read it any more)");
+  if (format < DATA_FORMAT) log.info({ dataDir: dir, from: format, to: DATA_FORMAT }, "data directory upgraded to the current format (older Trawl versions cannot read it any more)");
   const bus = await EmbeddedBus.open({ partitions: config.embeddedPartitions, dir, log });
   const store = await EmbeddedCrawlStore.open(dir, clock.now());
   const cache = await EmbeddedPageCache.open(dir, clock.now() - config.cacheMaxAgeMs, log);
