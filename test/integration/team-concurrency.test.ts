@@ -1,11 +1,17 @@
 // The per-team concurrency limit (jobs at once), in both modes, with real Kafka/ClickHouse or the embedded bus and
 // store: a team's jobs over its limit wait (status scraping, a warning) and start in order as slots free; another
-// team is not delayed; a queued job can be cancelled; a restart while a job is queued still runs it.
+// team is not delayed; a queued job can be cancelled; a restart (graceful, or kill -9 in embedded mode) while a job is
+// queued still runs it.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFixtureSite, type FixtureSite } from "../fixtures/site.ts";
 import { MODES, postJson, startTrawl, waitForEnd, type Instance } from "./harness.ts";
 import { QUEUED_WARNING } from "../../pipeline/usecases/crawl-status.ts";
 import type { CrawlStore } from "../../pipeline/store/crawl-store.ts";
+import { killHard, launchEmbedded } from "./embedded-process.ts";
+import { freePort } from "./own-infra.ts";
 
 let site: FixtureSite;
 beforeAll(async () => {
@@ -160,5 +166,39 @@ describe.each(MODES)("TEAM_MAX_CONCURRENCY with authentication off (%s)", (mode)
     expect(end).toMatchObject({ status: "completed", completed: 2 });
     const store = trawl.running.store;
     expect((await queueOf(store, b))?.admittedAt).toBeGreaterThanOrEqual(await endOf(store, a));
+  });
+});
+
+describe("a queued job survives kill -9 (embedded mode)", () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "trawl-team-queue-"));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it("killed while one crawl runs and the next waits: after the start both run, one after the other", async () => {
+    const port = await freePort();
+    const api = `http://127.0.0.1:${port}`;
+    // pages start at least 150 ms apart on the fixture's host: the first crawl runs for a few seconds
+    const settings = { TEAM_MAX_CONCURRENCY: "1", HOST_DELAY_MS: "150" };
+    let proc = await launchEmbedded(dataDir, port, settings);
+    try {
+      const a = (await postJson(`${api}/v2/crawl`, { url: `${site.origin}/docs/`, limit: 12, sitemap: "skip" })).body.id as string;
+      for (let i = 0; i < 200 && (await call(api, "GET", `/v2/crawl/${a}`)).body.completed < 1; i++) await new Promise((r) => setTimeout(r, 50));
+      const b = (await postJson(`${api}/v2/crawl`, { url: `${site.origin}/docs/`, limit: 2, sitemap: "skip" })).body.id as string;
+      // the queue is on disk once b shows it is held
+      for (let i = 0; i < 200 && (await call(api, "GET", `/v2/crawl/${b}`)).body.warning !== QUEUED_WARNING; i++) await new Promise((r) => setTimeout(r, 50));
+      expect((await call(api, "GET", `/v2/crawl/${b}`)).body).toMatchObject({ status: "scraping", completed: 0, warning: QUEUED_WARNING });
+      expect((await call(api, "GET", `/v2/crawl/${a}`)).body.status).toBe("scraping");
+      await killHard(proc.child);
+      proc = await launchEmbedded(dataDir, port, settings);
+      const doneA = await waitEnd(api, a);
+      const doneB = await waitEnd(api, b);
+      expect(doneA).toMatchObject({ status: "completed", completed: 12 });
+      expect(doneB).toMatchObject({ status: "completed", completed: 2 });
+      // b waited for a: its documents say so, and it ended after a
+      expect(doneB.data.every((d: any) => d.metadata.concurrencyLimited === true && d.metadata.concurrencyQueueDurationMs > 0)).toBe(true);
+      expect(doneA.data.some((d: any) => "concurrencyLimited" in d.metadata)).toBe(false);
+      expect(Date.parse(doneB.completedAt)).toBeGreaterThanOrEqual(Date.parse(doneA.completedAt));
+    } finally {
+      await killHard(proc.child);
+    }
   });
 });
