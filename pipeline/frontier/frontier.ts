@@ -123,7 +123,7 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     batch.dirty.add(state.crawlId);
     this.states.set(state.crawlId, partition, state);
     this.log.info({ crawlId: state.crawlId, tasks: step.emissions.length, limited: event.limited, queuedMs: event.queuedMs }, "crawl admitted by its team's concurrency limit");
-    return step.emissions;
+    return [...step.emissions, ...jobEnded(state, step.emissions, this.clock.now())];
   }
 
   onPartitionsAssigned(partitions: number[]): void {
@@ -141,7 +141,8 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     }
     this.states.set(state.crawlId, partition, state);
     this.log.warn({ crawlId: state.crawlId, tasks: step.emissions.length }, "crawl resumed after a crash: fetch tasks of its queued URLs sent again");
-    return step.emissions;
+    // a crawl that turns out to be finished frees its team's slot
+    return [...step.emissions, ...jobEnded(state, step.emissions, this.clock.now())];
   }
 
   /** After phase 0 (fetch tasks, started): persist; phase 1 (crawl.completed, failed, cancelled) follows, so whoever
