@@ -67,8 +67,11 @@ export async function crawlStatus(store: CrawlStore, crawl: CrawlRecord, now: nu
   return { head, docs: page.docs, ...(more ? { nextSkip: page.nextSkip } : {}) };
 }
 
-/** Said while a job waits for a slot of its team's concurrency limit. */
-export const QUEUED_WARNING = "This job is queued: its team already runs as many jobs at once as its concurrency limit allows. It starts when one of them ends.";
+/**
+ * Said while a job waits for a slot of its team's concurrency limit (every new job passes the team's admission; with
+ * a free slot, or no limit, that takes milliseconds).
+ */
+export const QUEUED_WARNING = "This job is queued for a slot of its team's concurrency limit: it starts as soon as one is free.";
 
 /** The status `warning`, as the anchor words it (only once a crawl has ended). */
 export function statusWarning(crawl: CrawlRecord, robotsBlocked: number, sitemapsSkipped = 0): string | undefined {
