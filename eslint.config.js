@@ -1,7 +1,7 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
-const STAGES = ["frontier", "fetch-render", "render", "convert", "extract-json", "sink", "webhook-emit"];
+const STAGES = ["admission", "frontier", "fetch-render", "render", "convert", "extract-json", "sink", "webhook-emit"];
 const anyOf = (folders) => folders.map((f) => `**/${f}/**`);
 
 /**

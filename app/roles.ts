@@ -18,6 +18,8 @@ import { RobotsCache } from "../pipeline/fetch-render/robots.ts";
 import { IndexBackend } from "../pipeline/search/index-backend.ts";
 import { SearxngBackend } from "../pipeline/search/searxng-backend.ts";
 import { FrontierProcessor } from "../pipeline/frontier/frontier.ts";
+import { AdmissionProcessor } from "../pipeline/admission/admission.ts";
+import { TeamLimits } from "../pipeline/usecases/team-limits.ts";
 import type { Clock } from "../pipeline/runtime/clock.ts";
 import { ConfigError, type Config } from "../pipeline/runtime/config.ts";
 import { RETENTION_MS } from "../pipeline/runtime/constants.ts";
@@ -90,6 +92,9 @@ const cacheDeps = (w: Wiring) => ({ cache: w.infra.cache, cacheMaxAgeMs: w.confi
 export async function startFrontier(w: Wiring): Promise<void> {
   const { infra, clock, log, config } = w;
   w.runners.push(await infra.run(new FrontierProcessor({ store: infra.store, clock, log, metrics: w.metrics })));
+  // the per-team concurrency limit: a team's own setting, else TEAM_MAX_CONCURRENCY (also for the anonymous team)
+  const limits = new TeamLimits(infra.auth, config.teamMaxConcurrency, config.authCacheTtlMs, clock.now);
+  w.runners.push(await infra.run(new AdmissionProcessor({ store: infra.store, clock, log, limitOf: (teamId) => limits.of(teamId) })));
   // retention: results are served for 24 h after a crawl ended, then deleted
   const sweep = setInterval(() => {
     // expiring crawls' credits go to the ledger first, so that a team's usage outlives its results

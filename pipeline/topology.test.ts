@@ -10,7 +10,7 @@ const root = join(import.meta.dirname, "..");
 /** Where each role's code lives (the API's submit and cancel go through the use cases). */
 const codeOf: Record<Role, string[]> = {
   api: ["api", "pipeline/usecases"],
-  frontier: ["pipeline/frontier"],
+  frontier: ["pipeline/frontier", "pipeline/admission"],
   "fetch-render": ["pipeline/fetch-render"],
   render: ["pipeline/render"],
   convert: ["pipeline/convert"],

@@ -16,7 +16,8 @@ export type LogicalTopic =
   | "crawl.events"
   | "webhook.deliveries"
   | "webhook.retries"
-  | "extract.jobs";
+  | "extract.jobs"
+  | "team.admission";
 
 export interface TopicSpec {
   name: LogicalTopic;
@@ -40,7 +41,7 @@ export const topics: readonly TopicSpec[] = [
     schema: "frontier-inbox",
     public: false,
     retentionMs: 7 * DAY_MS,
-    producers: ["api", "fetch-render", "render", "convert", "sink"],
+    producers: ["api", "fetch-render", "render", "convert", "sink", "frontier"],
     consumers: ["frontier"],
   },
   {
@@ -133,6 +134,16 @@ export const topics: readonly TopicSpec[] = [
     producers: ["api"],
     consumers: ["api"],
   },
+  {
+    name: "team.admission",
+    key: "teamId",
+    why: "one owner per team sees every job of that team ask to run and end, in order: the per-team concurrency limit across all its crawls and batches",
+    schema: "team-admission",
+    public: false,
+    retentionMs: 7 * DAY_MS,
+    producers: ["frontier"],
+    consumers: ["frontier"],
+  },
 ];
 
 /** Every consume loop of Trawl: which role runs it, on which topic, as which consumer group. */
@@ -160,6 +171,7 @@ export const processors = {
   "webhook-retry": { role: "webhook-emit", topic: "webhook.retries", group: "webhook-retry" },
   "api-events": { role: "api", topic: "crawl.events", group: "api-events", broadcast: true },
   "extract-jobs": { role: "api", topic: "extract.jobs", group: "extract-jobs" },
+  admission: { role: "frontier", topic: "team.admission", group: "admission" },
 } as const satisfies Record<string, ProcessorSpec>;
 
 export type ProcessorName = keyof typeof processors;
@@ -184,6 +196,7 @@ export function physicalTopic(prefix: string, name: LogicalTopic, dlq = false): 
 /** Message keys, built in one place so that producers cannot disagree. */
 export const keys = {
   crawl: (crawlId: string) => crawlId,
+  team: (teamId: string) => teamId,
   crawlHost: (crawlId: string, url: string) => `${crawlId}|${new URL(url).host}`,
   crawlUrl: (crawlId: string, urlKey: string) => `${crawlId}|${urlKey}`,
   crawlEvent: (crawlId: string, eventId: string) => `${crawlId}|${eventId}`,

@@ -43,7 +43,8 @@ export type SchemaName =
   | "browser-action"
   | "render-task"
   | "map-request"
-  | "search-request";
+  | "search-request"
+  | "team-admission";
 
 /** The compiled validator of one schema. */
 export function validator<T>(name: SchemaName): ValidateFunction<T> {

@@ -152,6 +152,10 @@ export interface CrawlEvent {
    * the job's kind (absent: crawl); webhooks of a batch use batch_scrape.* event names
    */
   kind?: "crawl" | "batch";
+  /**
+   * the team that owns the job (authentication off: "bypass", the one anonymous team)
+   */
+  teamId?: string;
 }
 
 /**
@@ -265,6 +269,14 @@ export interface CrawlOptions {
    * static fetch only: no headless browser, even for a page that looks script-built (RENDER=auto) or under RENDER=always
    */
   fastMode?: boolean;
+  /**
+   * set by the frontier: the job waits for (or got) a slot of its team's concurrency limit. queuedAt: when it was queued; admittedAt: when it started (absent: still waiting); limited: it had to wait
+   */
+  teamQueue?: {
+    queuedAt: number;
+    admittedAt?: number;
+    limited?: boolean;
+  };
 }
 
 /**
@@ -283,6 +295,10 @@ export interface CrawlPage {
    * the job's kind (absent: crawl)
    */
   kind?: "crawl" | "batch";
+  /**
+   * the team that owns the job (authentication off: "bypass", the one anonymous team)
+   */
+  teamId?: string;
 }
 
 /**
@@ -447,6 +463,10 @@ export interface FetchTask {
    * the crawl's start URL (scope of redirect targets)
    */
   startUrl?: string;
+  /**
+   * the team that owns the job (authentication off: "bypass", the one anonymous team)
+   */
+  teamId?: string;
 }
 
 /**
@@ -460,7 +480,8 @@ export type FrontierInboxMessage =
   | CancelRequested
   | DiscoveryDone
   | ResumeRequested
-  | SeedsAdded;
+  | SeedsAdded
+  | Admitted;
 
 export interface CrawlRequested {
   type: "CrawlRequested";
@@ -558,6 +579,22 @@ export interface SeedsAdded {
 }
 
 /**
+ * The team's admission lets a held job run (team.admission -> frontier.inbox): the frontier sends the fetch tasks of its queued URLs.
+ */
+export interface Admitted {
+  type: "Admitted";
+  crawlId: string;
+  /**
+   * the job waited for a slot of its team's concurrency limit
+   */
+  limited: boolean;
+  /**
+   * how long it waited, in milliseconds
+   */
+  queuedMs: number;
+}
+
+/**
  * Body of POST /v2/map. Unknown keys are rejected.
  */
 export interface MapRequest {
@@ -609,7 +646,7 @@ export interface PageExtract {
   credits: number;
   document: PageDocument;
   /**
-   * the job's kind (absent: crawl), carried on to crawl.pages
+   * the job's kind (absent: crawl)
    */
   kind?: "crawl" | "batch";
   /**
@@ -639,6 +676,10 @@ export interface PageExtract {
     };
     summary?: boolean;
   };
+  /**
+   * the team that owns the job (authentication off: "bypass", the one anonymous team)
+   */
+  teamId?: string;
 }
 
 /**
@@ -687,6 +728,10 @@ export interface PageFetched {
    * a note for the document's warning field
    */
   warning?: string;
+  /**
+   * the team that owns the job (authentication off: "bypass", the one anonymous team)
+   */
+  teamId?: string;
 }
 
 /**
@@ -831,6 +876,34 @@ export interface SearchRequest {
   categories?: unknown[];
   origin?: string;
   integration?: string;
+}
+
+/**
+ * Internal topic team.admission, keyed by teamId: the jobs (crawls, batch scrapes) of one team asking to run and ending, in order, for the per-team concurrency limit.
+ */
+export type TeamAdmissionMessage = JobQueued | JobEnded;
+
+/**
+ * The frontier holds a new job until the team's admission lets it run.
+ */
+export interface JobQueued {
+  type: "JobQueued";
+  teamId: string;
+  crawlId: string;
+  /**
+   * epoch milliseconds: when the frontier queued the job
+   */
+  at: number;
+}
+
+/**
+ * The job completed, failed or was cancelled (queued or running): its slot, or its place in the queue, is freed.
+ */
+export interface JobEnded {
+  type: "JobEnded";
+  teamId: string;
+  crawlId: string;
+  at: number;
 }
 
 /**

@@ -28,8 +28,10 @@ export function adminKeyRoutes(deps: ApiDeps): Router {
     const credits = optionalInt(body, "credits", -1);
     const ratePerMin = optionalInt(body, "ratePerMin", 0);
     const expiresAt = optionalInt(body, "expiresAt", 1);
+    const concurrency = optionalInt(body, "concurrency", 0);
     const { key, row, team } = await createKey(store, {
       teamName: body.team, ...(credits !== undefined ? { credits } : {}), ...(ratePerMin !== undefined ? { ratePerMin } : {}), ...(expiresAt !== undefined ? { expiresAt } : {}),
+      ...(concurrency !== undefined ? { concurrency } : {}),
     }, deps.clock.now());
     deps.log.info({ keyId: row.keyId, teamId: team.teamId }, "api key created");
     ctx.body = { success: true, key, keyId: row.keyId, teamId: team.teamId, team: team.name };
@@ -54,7 +56,7 @@ export function adminKeyRoutes(deps: ApiDeps): Router {
 
   router.get("/admin/:key/teams", async (ctx) => {
     const store = guard(ctx.params.key);
-    ctx.body = { success: true, teams: (await store.listTeams()).map((t) => ({ teamId: t.teamId, name: t.name, credits: t.credits, createdAt: t.createdAt })) };
+    ctx.body = { success: true, teams: (await store.listTeams()).map((t) => ({ teamId: t.teamId, name: t.name, credits: t.credits, concurrency: t.concurrency ?? null, createdAt: t.createdAt })) };
   });
 
   return router;

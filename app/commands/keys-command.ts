@@ -11,14 +11,16 @@ import { EmbeddedAuthStore } from "../../pipeline/store/embedded-auth-store.ts";
 import { migrate } from "../../pipeline/store/migrations.ts";
 import { createKey, ensureTeam, revokeKey } from "../../pipeline/usecases/api-keys.ts";
 
-export const KEYS_HELP = `usage: trawl keys create --team NAME [--credits N] [--rate R] [--expires-days D] [--embedded]
+export const KEYS_HELP = `usage: trawl keys create --team NAME [--credits N] [--concurrency N] [--rate R] [--expires-days D] [--embedded]
        trawl keys list [--team NAME] [--embedded]
        trawl keys revoke KEY_ID|KEY [--embedded]
        trawl teams list [--embedded]
        trawl teams credits NAME N [--embedded]        (N = -1: unlimited)
+       trawl teams concurrency NAME N [--embedded]    (N = 0: no limit)
 
 Keys and teams live in Trawl's own store: ClickHouse (CLICKHOUSE_URL, cluster mode) or DATA_DIR (--embedded or
-TRAWL_MODE=embedded). --credits sets the team's balance when the team is created; --rate is requests per minute per
+TRAWL_MODE=embedded). --credits sets the team's balance when the team is created; --concurrency how many of its jobs
+(crawls, batch scrapes) run at once, the others wait (default TEAM_MAX_CONCURRENCY); --rate is requests per minute per
 key (0: no limit). A key is printed once; only its hash is kept. Revocation takes effect within AUTH_CACHE_TTL_MS.`;
 
 async function openAuthStore(config: Config): Promise<{ store: AuthStore; close(): Promise<void> }> {
@@ -48,8 +50,9 @@ async function run(store: AuthStore, what: string, args: string[], values: Recor
       const days = int("expires-days", values["expires-days"], 1);
       const credits = int("credits", values.credits, -1);
       const ratePerMin = int("rate", values.rate?.replace(/\/min$/, ""), 0);
+      const concurrency = int("concurrency", values.concurrency, 0);
       const { key, row, team } = await createKey(store, {
-        teamName: values.team, ...(credits !== undefined ? { credits } : {}), ...(ratePerMin !== undefined ? { ratePerMin } : {}),
+        teamName: values.team, ...(credits !== undefined ? { credits } : {}), ...(concurrency !== undefined ? { concurrency } : {}), ...(ratePerMin !== undefined ? { ratePerMin } : {}),
         ...(days !== undefined ? { expiresAt: now + days * 86_400_000 } : {}),
       }, now);
       console.log(key);
@@ -74,8 +77,8 @@ async function run(store: AuthStore, what: string, args: string[], values: Recor
       return n ? 0 : 1;
     }
     case "teams list": {
-      console.log("team_id\tname\tcredits\tcreated");
-      for (const t of teams) console.log([t.teamId, t.name, t.credits < 0 ? "unlimited" : t.credits, date(t.createdAt)].join("\t"));
+      console.log("team_id\tname\tcredits\tcreated\tconcurrency");
+      for (const t of teams) console.log([t.teamId, t.name, t.credits < 0 ? "unlimited" : t.credits, date(t.createdAt), t.concurrency === undefined ? "default" : t.concurrency || "unlimited"].join("\t"));
       return 0;
     }
     case "teams credits": {
@@ -83,6 +86,15 @@ async function run(store: AuthStore, what: string, args: string[], values: Recor
       if (!name || !teams.some((t) => t.name === name)) throw new Error(`no team named ${name ?? ""}`);
       const team = await ensureTeam(store, name, int("credits", n, -1) ?? -1, now);
       console.log(`team ${team.name}: credits ${team.credits < 0 ? "unlimited" : team.credits}`);
+      return 0;
+    }
+    case "teams concurrency": {
+      const [name, n] = args;
+      if (!name || !teams.some((t) => t.name === name)) throw new Error(`no team named ${name ?? ""}`);
+      const concurrency = int("concurrency", n, 0);
+      if (concurrency === undefined) throw new Error("give the number of jobs the team may run at once (0: no limit)");
+      const team = await ensureTeam(store, name, undefined, now, concurrency);
+      console.log(`team ${team.name}: ${team.concurrency || "unlimited"} jobs at once (applies within AUTH_CACHE_TTL_MS)`);
       return 0;
     }
     default:
@@ -95,7 +107,7 @@ export async function keysCommand(group: "keys" | "teams", argv: string[], env: 
   try {
     parsed = parseArgs({
       args: argv, allowPositionals: true,
-      options: { team: { type: "string" }, credits: { type: "string" }, rate: { type: "string" }, "expires-days": { type: "string" }, help: { type: "boolean", short: "h" } },
+      options: { team: { type: "string" }, credits: { type: "string" }, concurrency: { type: "string" }, rate: { type: "string" }, "expires-days": { type: "string" }, help: { type: "boolean", short: "h" } },
     });
   } catch (err) {
     console.error(`${(err as Error).message}\n\n${KEYS_HELP}`);

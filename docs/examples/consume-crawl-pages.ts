@@ -6,6 +6,8 @@ import { Kafka, logLevel } from "kafkajs";
 
 export interface CrawlPageMessage {
   crawlId: string;
+  /** the team that owns the crawl ("bypass" with authentication off); absent from messages of older versions */
+  teamId?: string;
   urlKey: string;
   credits: number;
   document: { markdown?: string; html?: string; metadata: { sourceURL: string; url: string; statusCode: number; title?: string } };

@@ -10,6 +10,17 @@ import type { Metrics } from "../runtime/metrics.ts";
 import { markHttpError, wantsExtraction, type PageAnalyzer } from "./document.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 
+/** The anchor's throttling marks: the job waited for a slot of its team's concurrency limit before it started. */
+export const CONCURRENCY_WARNING = "This scrape job was throttled at your team's concurrency limit: it waited for a slot before it started.";
+
+function markConcurrencyLimited(document: CrawlPage["document"], options: PageFetched["options"]): void {
+  const q = options.teamQueue;
+  if (!q?.limited || q.admittedAt === undefined) return;
+  document.metadata.concurrencyLimited = true;
+  document.metadata.concurrencyQueueDurationMs = Math.max(0, q.admittedAt - q.queuedAt);
+  document.warning = document.warning ? `${CONCURRENCY_WARNING} ${document.warning}` : CONCURRENCY_WARNING;
+}
+
 export class ConvertProcessor extends DeclaredProcessor implements Processor<PageFetched, void> {
   readonly mode = "parallel" as const;
   readonly concurrency: number;
@@ -31,6 +42,7 @@ export class ConvertProcessor extends DeclaredProcessor implements Processor<Pag
     const page = msg.value;
     const bytes = page.bodyBase64 === undefined ? undefined : Buffer.from(page.bodyBase64, "base64");
     const { document, links, credits, extractMarkdown, analysis } = markHttpError(await this.convert({ ...page, ...(bytes ? { bytes } : {}) }, page.options), page.statusCode);
+    markConcurrencyLimited(document, page.options);
     const out: Emission[] = [];
     // a batch scrape follows no link: its pages' links are not sent to the frontier
     if (links.length > 0 && page.options.kind !== "batch") {
@@ -38,7 +50,7 @@ export class ConvertProcessor extends DeclaredProcessor implements Processor<Pag
       out.push({ topic: "frontier.inbox", key: keys.crawl(page.crawlId), value: discovered, phase: 0 });
     }
     const crawlPage: CrawlPage = {
-      crawlId: page.crawlId, urlKey: page.urlKey, credits, document, ...(page.finalUrlKey ? { finalUrlKey: page.finalUrlKey } : {}), ...(page.options.kind === "batch" ? { kind: "batch" as const } : {}),
+      crawlId: page.crawlId, ...(page.teamId ? { teamId: page.teamId } : {}), urlKey: page.urlKey, credits, document, ...(page.finalUrlKey ? { finalUrlKey: page.finalUrlKey } : {}), ...(page.options.kind === "batch" ? { kind: "batch" as const } : {}),
     };
     const formats = page.options.formats;
     if (wantsExtraction(formats)) {

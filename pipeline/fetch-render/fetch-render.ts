@@ -179,6 +179,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     const page: PageFetched = {
       engine: "fetch",
       crawlId: task.crawlId,
+      ...(task.teamId ? { teamId: task.teamId } : {}),
       url: task.url,
       urlKey: task.urlKey,
       finalUrl: result.finalUrl,

@@ -2,16 +2,29 @@
 // Order per batch: produce the fetch tasks and other phase-0 emissions (acked), persist URL states and crawl records,
 // produce the terminal events (phase 1), then commit. A crash in between replays the batch: the reducer re-emits
 // (harmless duplicates, dropped downstream), and a replayed message that ended a crawl announces the end again.
-import type { FrontierInboxMessage } from "../../schemas/index.ts";
+import type { CrawlEvent, FrontierInboxMessage, TeamAdmissionMessage } from "../../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Metrics } from "../runtime/metrics.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { CrawlStore, ErrorRow, UrlRow } from "../store/crawl-store.ts";
 import { PartitionCache } from "../runtime/partition-cache.ts";
-import { reduce, restore, resume, toRecord, type CrawlState } from "./reducer.ts";
+import { admitted, isHeld, reduce, restore, resume, teamOf, toRecord, type CrawlState } from "./reducer.ts";
+import { keys } from "../topology.ts";
 import { URL_STATE } from "../store/crawl-store.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
+
+const TERMINAL = new Set(["crawl.completed", "crawl.failed", "crawl.cancelled"]);
+
+/**
+ * JobEnded for the team's admission, with every announcement of a crawl's end (also a replayed one: the first may be
+ * lost in a crash), after the terminal state is persisted (phase 1).
+ */
+function jobEnded(state: CrawlState, emissions: Emission[], now: number): Emission[] {
+  if (!emissions.some((e) => e.topic === "crawl.events" && TERMINAL.has((e.value as CrawlEvent).type))) return [];
+  const value: TeamAdmissionMessage = { type: "JobEnded", teamId: teamOf(state), crawlId: state.crawlId, at: now };
+  return [{ topic: "team.admission", key: keys.team(teamOf(state)), value, phase: 1 }];
+}
 
 interface Batch {
   urls: UrlRow[];
@@ -55,6 +68,11 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     let event = msg.value;
     let state = this.states.get(event.crawlId) ?? null;
     if (!state) state = await this.load(event.crawlId);
+    if (event.type === "Admitted") {
+      if (state) return this.admit(state, event, msg.partition, batch);
+      this.log.warn({ crawlId: event.crawlId }, "Admitted for an unknown crawl ignored");
+      return [];
+    }
     if (event.type === "ResumeRequested") {
       if (state) return this.resume(state, msg.partition, batch);
       // the frontier never saw the crawl: its CrawlRequested was lost with the API's write; ask again from the record
@@ -92,7 +110,20 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     if (step.emissions.some((e) => e.topic === "crawl.events")) {
       this.log.info({ crawlId: next.crawlId, status: next.status, done: next.done, failed: next.failed }, "crawl state changed");
     }
-    return step.emissions;
+    return [...step.emissions, ...jobEnded(next, step.emissions, this.clock.now())];
+  }
+
+  /** Admitted: the held job's fetch tasks, for its queued URLs (in the store, or written by this batch). */
+  private async admit(state: CrawlState, event: Extract<FrontierInboxMessage, { type: "Admitted" }>, partition: number, batch: Batch): Promise<Emission[]> {
+    if (!isHeld(state)) return [];
+    const rows = [...(await this.store.loadUrls(state.crawlId)), ...batch.urls.filter((r) => r.crawlId === state.crawlId && r.url)];
+    const step = admitted(state, rows.filter((r) => r.state === URL_STATE.queued), event, this.clock.now());
+    if (!step.changed) return [];
+    state.version++;
+    batch.dirty.add(state.crawlId);
+    this.states.set(state.crawlId, partition, state);
+    this.log.info({ crawlId: state.crawlId, tasks: step.emissions.length, limited: event.limited, queuedMs: event.queuedMs }, "crawl admitted by its team's concurrency limit");
+    return [...step.emissions, ...jobEnded(state, step.emissions, this.clock.now())];
   }
 
   onPartitionsAssigned(partitions: number[]): void {
@@ -110,7 +141,8 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     }
     this.states.set(state.crawlId, partition, state);
     this.log.warn({ crawlId: state.crawlId, tasks: step.emissions.length }, "crawl resumed after a crash: fetch tasks of its queued URLs sent again");
-    return step.emissions;
+    // a crawl that turns out to be finished frees its team's slot
+    return [...step.emissions, ...jobEnded(state, step.emissions, this.clock.now())];
   }
 
   /** After phase 0 (fetch tasks, started): persist; phase 1 (crawl.completed, failed, cancelled) follows, so whoever

@@ -1,7 +1,8 @@
 // The frontier reducer with a batch scrape: seeds in chunks, no de-duplication, no link following, no discovery.
 import { describe, expect, it } from "vitest";
 import type { CrawlEvent, CrawlOptions, FetchTask, FrontierInboxMessage } from "../../schemas/index.ts";
-import { reduce, restore, seedKey, toRecord, type CrawlState } from "./reducer.ts";
+import { restore, seedKey, toRecord, type CrawlState } from "./reducer.ts";
+import { reduceAdmitted } from "../../test/fixtures/admitted-reduce.ts";
 
 const options: CrawlOptions = { kind: "batch", limit: 3, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown"], onlyMainContent: true, sitemap: "skip", ignoreRobotsTxt: true };
 const ID = "b1";
@@ -14,7 +15,7 @@ function run(events: FrontierInboxMessage[], from: CrawlState | null = null) {
   const out: CrawlEvent[] = [];
   let t = 1000;
   for (const e of events) {
-    const r = reduce(state, e, t++);
+    const r = reduceAdmitted(state, e, t++);
     state = r.state;
     for (const em of r.step.emissions) {
       if (em.topic === "fetch.tasks") tasks.push(em.value as FetchTask);

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { CrawlOptions, FetchTask, FrontierInboxMessage } from "../../schemas/index.ts";
+import type { Admitted, CrawlOptions, FetchTask, FrontierInboxMessage } from "../../schemas/index.ts";
 import { URL_STATE } from "../store/crawl-store.ts";
-import { depthOf, keyOf, reduce, restore, resume, stateOf, toRecord, type CrawlState } from "./reducer.ts";
+import { admitted, depthOf, keyOf, reduce, restore, resume, stateOf, toRecord, type CrawlState } from "./reducer.ts";
+import { reduceAdmitted } from "../../test/fixtures/admitted-reduce.ts";
 import { ROBOTS_BLOCKED } from "../runtime/errors.ts";
 
 const options: CrawlOptions = { limit: 100, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown"], onlyMainContent: true, sitemap: "skip" };
@@ -15,7 +16,7 @@ function run(events: FrontierInboxMessage[], opts: Partial<CrawlOptions> = {}) {
   let t = 1000;
   for (const e of events) {
     const e2 = e.type === "CrawlRequested" ? { ...e, options: { ...options, ...opts } } : e;
-    const r = reduce(state, e2, t++);
+    const r = reduceAdmitted(state, e2, t++);
     state = r.state;
     for (const em of r.step.emissions) {
       if (em.topic === "fetch.tasks" && (em.value as FetchTask).kind === "page") tasks.push(em.value as FetchTask);
@@ -173,7 +174,7 @@ describe("frontier reducer", () => {
 
 describe("terminal events", () => {
   it("go out in phase 1, and a replay of the message that ended the crawl announces the end again", () => {
-    let state: CrawlState | null = reduce(null, requested(), 1).state;
+    let state: CrawlState | null = reduceAdmitted(null, requested(), 1).state;
     const end = reduce(state, done("https://s.test/docs/"), 2);
     state = end.state;
     expect(end.step.emissions.filter((e) => e.topic === "crawl.events").map((e) => [(e.value as { type: string }).type, e.phase])).toEqual([["crawl.completed", 1]]);
@@ -197,5 +198,41 @@ describe("terminal events", () => {
     idle.status = "scraping";
     idle.completedAt = 0;
     expect(resume(idle, [], 5000).emissions.map((e) => (e.value as { type: string }).type)).toEqual(["crawl.completed"]);
+  });
+});
+
+describe("the team's concurrency limit", () => {
+  const admittedMsg = (limited: boolean): Admitted => ({ type: "Admitted", crawlId: ID, limited, queuedMs: 0 });
+
+  it("holds a new job: queued URLs recorded, JobQueued to the team, no fetch task until Admitted", () => {
+    const start: FrontierInboxMessage = { type: "CrawlRequested", crawlId: ID, url: "https://s.test/docs/", createdAt: 1, teamId: "team-a", options: { ...options, sitemap: "include" } };
+    const r = reduce(null, start, 1000);
+    const state = r.state as CrawlState;
+    expect(r.step.emissions.map((e) => e.topic).sort()).toEqual(["crawl.events", "team.admission"]);
+    expect(r.step.emissions.find((e) => e.topic === "team.admission")).toMatchObject({ key: "team-a", value: { type: "JobQueued", teamId: "team-a", crawlId: ID, at: 1000 } });
+    expect(r.step.urlRows.map((row) => row.url)).toEqual(["https://s.test/docs/"]);
+    expect(state.queued).toBe(1);
+    expect(toRecord(state, 1000).options.teamQueue).toEqual({ queuedAt: 1000 });
+    // a cancel while held ends it at once
+    const cancelled = reduce(structuredClone(state), { type: "CancelRequested", crawlId: ID }, 1100);
+    expect(cancelled.state?.status).toBe("cancelled");
+    expect(cancelled.step.emissions.filter((e) => e.topic === "fetch.tasks")).toEqual([]);
+    expect(admitted(cancelled.state as CrawlState, r.step.urlRows, admittedMsg(true), 1200).emissions).toEqual([]);
+    // admitted: the fetch tasks of the queued URLs and the discover task, once
+    const go = admitted(state, r.step.urlRows, admittedMsg(true), 1500);
+    expect(go.emissions.map((e) => [(e.value as FetchTask).kind, (e.value as FetchTask).url])).toEqual([["page", "https://s.test/docs/"], ["discover", "https://s.test/docs/"]]);
+    expect(go.emissions.every((e) => (e.value as FetchTask).teamId === "team-a")).toBe(true);
+    expect(state.options.teamQueue).toEqual({ queuedAt: 1000, admittedAt: 1500, limited: true });
+    expect(admitted(state, r.step.urlRows, admittedMsg(true), 1600).emissions).toEqual([]);
+    // a job restored from its record while held stays held
+    const held = restore({ ...toRecord(r.state as CrawlState, 1000), options: { ...options, teamQueue: { queuedAt: 1000 } } }, r.step.urlRows);
+    // resumed after a crash, a held job sends no fetch task, only its JobQueued again (it may be what was lost)
+    expect(resume(held, r.step.urlRows, 2000).emissions.map((e) => [e.topic, e.value])).toEqual([["team.admission", { type: "JobQueued", teamId: "team-a", crawlId: ID, at: 1000 }]]);
+  });
+
+  it("a replayed CancelRequested announces the cancel again (the team's admission frees the slot once)", () => {
+    const { state } = run([requested(), { type: "CancelRequested", crawlId: ID }]);
+    const replay = reduce(state, { type: "CancelRequested", crawlId: ID }, 5000);
+    expect(replay.step.emissions.map((e) => (e.value as { type: string }).type)).toEqual(["crawl.cancelled"]);
   });
 });

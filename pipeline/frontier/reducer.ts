@@ -2,14 +2,14 @@
 // Completion rule: a stage produces LinksDiscovered(P) and awaits its ack before it sends P onward, so P's links
 // always precede P's PageDone in frontier.inbox; the discover task (robots.txt, sitemaps) does the same before
 // DiscoveryDone. The crawl is complete exactly when discovery is done and no URL is outstanding.
-import type { CrawlOptions, FetchTask, FrontierInboxMessage, CrawlEvent } from "../../schemas/index.ts";
+import type { CrawlOptions, FetchTask, FrontierInboxMessage, CrawlEvent, TeamAdmissionMessage } from "../../schemas/index.ts";
 import type { Emission } from "../runtime/bus.ts";
 import { keys } from "../topology.ts";
 import type { CrawlRecord, CrawlStatus, ErrorRow, UrlRow, UrlState } from "../store/crawl-store.ts";
 import { URL_STATE } from "../store/crawl-store.ts";
 import { crawlUrlKey, resolveLink } from "../url/normalize-url.ts";
 import { inScope } from "../url/scope.ts";
-import { RETENTION_MS } from "../runtime/constants.ts";
+import { RETENTION_MS, TEAM_BYPASS } from "../runtime/constants.ts";
 import { ROBOTS_BLOCKED } from "../runtime/errors.ts";
 
 
@@ -62,6 +62,22 @@ const empty = (): Step => ({ emissions: [], urlRows: [], errorRows: [], changed:
 
 export const isBatch = (state: CrawlState) => state.options.kind === "batch";
 
+/**
+ * Held by its team's concurrency limit: queued (team.admission), not yet admitted. A held job records its URLs as
+ * queued but sends no fetch task; Admitted sends them.
+ */
+export const isHeld = (state: CrawlState) => state.options.teamQueue !== undefined && state.options.teamQueue.admittedAt === undefined;
+
+function jobQueued(state: CrawlState, at: number): Emission {
+  const value: TeamAdmissionMessage = { type: "JobQueued", teamId: teamOf(state), crawlId: state.crawlId, at };
+  return { topic: "team.admission", key: keys.team(teamOf(state)), value };
+}
+
+/** A fetch task, unless the job is held (its queued URLs are sent when it is admitted). */
+function send(state: CrawlState, step: Step, task: Emission): void {
+  if (!isHeld(state)) step.emissions.push(task);
+}
+
 /** A batch seed's key: unique per request and position (a batch never deduplicates), stable across replays. */
 export const seedKey = (prefix: string, index: number, url: string, options: CrawlOptions) => `${prefix}.${index} ${keyOf(url, options)}`;
 
@@ -69,11 +85,14 @@ export function keyOf(url: string, options: CrawlOptions): string {
   return crawlUrlKey(url, options);
 }
 
+/** The team a crawl's messages name: a record from before teams were recorded belongs to the anonymous team. */
+export const teamOf = (state: CrawlState) => state.teamId || TEAM_BYPASS;
+
 const TERMINAL_EVENTS = new Set<CrawlEvent["type"]>(["crawl.completed", "crawl.failed", "crawl.cancelled"]);
 
 /** Terminal events go out in phase 1, after the frontier persisted the state that explains them. */
 function event(state: CrawlState, type: CrawlEvent["type"], now: number, error: string | null = null): Emission {
-  const value: CrawlEvent = { crawlId: state.crawlId, type, at: now, error, ...(isBatch(state) ? { kind: "batch" as const } : {}) };
+  const value: CrawlEvent = { crawlId: state.crawlId, teamId: teamOf(state), type, at: now, error, ...(isBatch(state) ? { kind: "batch" as const } : {}) };
   return { topic: "crawl.events", key: keys.crawl(state.crawlId), value, phase: TERMINAL_EVENTS.has(type) ? 1 : 0 };
 }
 
@@ -99,14 +118,14 @@ function setUrl(state: CrawlState, step: Step, key: string, s: UrlState, depth: 
 }
 
 function fetchTask(state: CrawlState, url: string, urlKey: string, depth: number, kind: "page" | "discover"): Emission {
-  const task: FetchTask = { crawlId: state.crawlId, url, urlKey, depth, attempt: 0, options: state.options, kind, startUrl: state.startUrl };
+  const task: FetchTask = { crawlId: state.crawlId, teamId: teamOf(state), url, urlKey, depth, attempt: 0, options: state.options, kind, startUrl: state.startUrl };
   return { topic: "fetch.tasks", key: keys.crawlHost(state.crawlId, url), value: task };
 }
 
 function enqueue(state: CrawlState, step: Step, url: string, depth: number): void {
   const key = keyOf(url, state.options);
   setUrl(state, step, key, URL_STATE.queued, depth, url);
-  step.emissions.push(fetchTask(state, url, key, depth, "page"));
+  send(state, step, fetchTask(state, url, key, depth, "page"));
 }
 
 /** Slots used against `limit`: queued and done URLs (a failed URL frees its slot). */
@@ -125,7 +144,7 @@ function refill(state: CrawlState, step: Step): void {
 }
 
 function finishIfIdle(state: CrawlState, step: Step, now: number): void {
-  if (state.status !== "scraping" || state.queued > 0 || state.discovering) return;
+  if (state.status !== "scraping" || state.queued > 0 || state.discovering || isHeld(state)) return;
   state.completedAt = now;
   // a batch scrape completes whatever its pages did (their failures are listed by /errors); a crawl whose every page
   // failed has failed
@@ -154,8 +173,10 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
   const step = empty();
   if (msg.type === "CrawlRequested") {
     if (state) return { state, step }; // replay
-    const s = newState(msg);
+    // every new job asks its team's admission first (the per-team concurrency limit); it is held until admitted
+    const s = newState({ ...msg, options: { ...msg.options, teamQueue: { queuedAt: now } } });
     step.emissions.push(event(s, "crawl.started", now));
+    step.emissions.push(jobQueued(s, now));
     if (isBatch(s)) {
       // a batch: its URLs come in SeedsAdded chunks; no link following, no robots.txt/sitemap discovery
       s.discovering = true;
@@ -167,7 +188,7 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
     const sitemap = msg.options.sitemap ?? "include";
     if (sitemap !== "skip") {
       s.discovering = true;
-      step.emissions.push(fetchTask(s, msg.url, keyOf(msg.url, msg.options), 0, "discover"));
+      send(s, step, fetchTask(s, msg.url, keyOf(msg.url, msg.options), 0, "discover"));
     }
     step.changed = true;
     return { state: s, step };
@@ -181,7 +202,7 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
         const key = seedKey(msg.keyPrefix, msg.first + i, url, o);
         if (state.urls.has(key)) return; // replay
         setUrl(state, step, key, URL_STATE.queued, 0, url);
-        step.emissions.push(fetchTask(state, url, key, 0, "page"));
+        send(state, step, fetchTask(state, url, key, 0, "page"));
       });
       // more chunks of this request follow: the batch must not complete in between
       state.discovering = !msg.last;
@@ -257,9 +278,13 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
       break;
     }
     case "ResumeRequested":
-      // the adapter answers it with resume(), which needs the queued URLs from the store
+    case "Admitted":
+      // the adapter answers them with resume() / admitted(), which need the queued URLs from the store
       break;
     case "CancelRequested": {
+      // a replay after a crash that lost the announcement: announced again (webhook-emit and the team's admission
+      // each act on it once)
+      if (state.status === "cancelled") step.emissions.push(event(state, "crawl.cancelled", now));
       if (state.status !== "scraping") break;
       state.status = "cancelled";
       state.completedAt = now;
@@ -279,12 +304,28 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
 export function resume(state: CrawlState, queued: UrlRow[], now: number): Step {
   const step = empty();
   if (state.status !== "scraping") return step;
+  // held: its JobQueued again (it may be what was lost; the admission knows a job once)
+  if (isHeld(state)) return { ...step, emissions: [jobQueued(state, state.options.teamQueue?.queuedAt ?? now)] };
   for (const row of queued) {
     const packed = state.urls.get(row.urlKey);
     if (packed !== undefined && stateOf(packed) === URL_STATE.queued && row.url) step.emissions.push(fetchTask(state, row.url, row.urlKey, depthOf(packed), "page"));
   }
-  if (state.discovering) step.emissions.push(fetchTask(state, state.startUrl, keyOf(state.startUrl, state.options), 0, "discover"));
+  // (a batch's `discovering` means "more seed chunks to come": it has no discover task)
+  if (state.discovering && !isBatch(state)) step.emissions.push(fetchTask(state, state.startUrl, keyOf(state.startUrl, state.options), 0, "discover"));
   finishIfIdle(state, step, now);
+  return step;
+}
+
+/**
+ * Admitted by its team's limit: the job starts, with the fetch tasks of every URL it queued while held (and its
+ * discover task). A second Admitted (a replay, or the admission resending after a restart) changes nothing.
+ */
+export function admitted(state: CrawlState, queued: UrlRow[], msg: Extract<FrontierInboxMessage, { type: "Admitted" }>, now: number): Step {
+  const tq = state.options.teamQueue;
+  if (!tq || !isHeld(state) || state.status !== "scraping") return empty();
+  state.options = { ...state.options, teamQueue: { ...tq, admittedAt: now, limited: msg.limited } };
+  const step = resume(state, queued, now);
+  step.changed = true;
   return step;
 }
 

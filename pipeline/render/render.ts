@@ -85,7 +85,7 @@ export class RenderProcessor extends DeclaredProcessor implements Processor<Rend
 
   private page(task: FetchTask, got: Pick<RenderResult, "url" | "finalUrl" | "statusCode" | "contentType" | "body" | "screenshot" | "actions">, engine: "fetch" | "chromium", warning?: string): Emission {
     const page: PageFetched = {
-      crawlId: task.crawlId, url: task.url, urlKey: task.urlKey, finalUrl: got.finalUrl, finalUrlKey: crawlUrlKey(got.finalUrl, task.options),
+      crawlId: task.crawlId, ...(task.teamId ? { teamId: task.teamId } : {}), url: task.url, urlKey: task.urlKey, finalUrl: got.finalUrl, finalUrlKey: crawlUrlKey(got.finalUrl, task.options),
       depth: task.depth, statusCode: got.statusCode, contentType: got.contentType, body: got.body, scrapeId: randomUUID(), options: task.options,
       engine, ...(got.screenshot ? { screenshot: got.screenshot } : {}), ...(got.actions ? { actions: got.actions as unknown as Record<string, unknown> } : {}),
       ...(warning ? { warning } : {}),

@@ -141,7 +141,9 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
       storedAt: now,
       doc: JSON.stringify(page.document),
     });
-    const event: CrawlEvent = { crawlId: page.crawlId, type: "crawl.page", at: now, seq, document: page.document, ...(page.kind ? { kind: page.kind } : {}) };
+    const event: CrawlEvent = {
+      crawlId: page.crawlId, ...(page.teamId ? { teamId: page.teamId } : {}), type: "crawl.page", at: now, seq, document: page.document, ...(page.kind ? { kind: page.kind } : {}),
+    };
     return [{ topic: "crawl.events", key: keys.crawl(page.crawlId), value: event, phase: 0 }, doneEmission];
   }
 

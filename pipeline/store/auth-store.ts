@@ -8,6 +8,8 @@ export interface TeamRow {
   name: string;
   /** Credits the team may use in all; -1 = no limit. */
   credits: number;
+  /** Jobs (crawls, batch scrapes) the team runs at once; absent: TEAM_MAX_CONCURRENCY; 0: no limit. */
+  concurrency?: number;
   createdAt: number;
   version: number;
 }

@@ -18,12 +18,22 @@ export class ClickHouseAuthStore implements AuthStore {
   }
 
   async saveTeam(team: TeamRow): Promise<void> {
+    // the concurrency limit has its own table (added later; teams keeps its first columns): written first, so a
+    // team version never shows without its limit
+    if (team.concurrency !== undefined) await this.ch.insert("team_limits", ["team_id", "concurrency", "version"], [[team.teamId, team.concurrency, team.version]]);
     await this.ch.insert("teams", ["team_id", "name", "credits", "created_at", "version"], [[team.teamId, team.name, team.credits, team.createdAt, team.version]]);
   }
 
   async listTeams(): Promise<TeamRow[]> {
-    const rows = await this.ch.query<Record<string, unknown>>(sql`SELECT team_id, name, credits, created_at, version FROM ${this.t("teams")}`);
-    return latest(rows.map((r) => ({ teamId: String(r.team_id), name: String(r.name), credits: n(r.credits), createdAt: n(r.created_at), version: n(r.version) })), (t) => t.teamId);
+    const [rows, limits] = await Promise.all([
+      this.ch.query<Record<string, unknown>>(sql`SELECT team_id, name, credits, created_at, version FROM ${this.t("teams")}`),
+      this.ch.query<Record<string, unknown>>(sql`SELECT team_id, argMax(concurrency, version) AS concurrency FROM ${this.t("team_limits")} GROUP BY team_id`),
+    ]);
+    const limit = new Map(limits.map((r) => [String(r.team_id), n(r.concurrency)]));
+    return latest(rows.map((r) => {
+      const c = limit.get(String(r.team_id));
+      return { teamId: String(r.team_id), name: String(r.name), credits: n(r.credits), ...(c !== undefined ? { concurrency: c } : {}), createdAt: n(r.created_at), version: n(r.version) };
+    }), (t) => t.teamId);
   }
 
   async saveKey(k: KeyRow): Promise<void> {

@@ -67,6 +67,9 @@ export function migrations(db: string): string[] {
       revoked_at UInt64, version UInt64
     ) ENGINE = ReplacingMergeTree(version) ORDER BY (key_id, hash)`,
     `CREATE TABLE IF NOT EXISTS ${db}.api_key_uses (key_id String, at UInt64) ENGINE = ReplacingMergeTree(at) ORDER BY key_id`,
+    // a team's limit of jobs at once (the latest version wins; no row: TEAM_MAX_CONCURRENCY)
+    `CREATE TABLE IF NOT EXISTS ${db}.team_limits (team_id String, concurrency UInt32, version UInt64)
+      ENGINE = ReplacingMergeTree(version) ORDER BY team_id`,
     // credits of jobs that are not (or no longer) in the crawls table: scrapes, maps, expired crawls
     `CREATE TABLE IF NOT EXISTS ${db}.credit_usage (team_id String, job_id String, credits UInt64, at UInt64)
       ENGINE = ReplacingMergeTree(at) ORDER BY (team_id, job_id)`,

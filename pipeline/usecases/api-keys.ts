@@ -19,23 +19,31 @@ export interface NewKey {
   teamName: string;
   /** Credits of a team created for this key (-1: unlimited); an existing team keeps its balance. */
   credits?: number;
+  /** The team's limit of jobs at once (0: none); an existing team keeps its limit when absent. */
+  concurrency?: number;
   ratePerMin?: number;
   expiresAt?: number;
 }
 
-/** The team with that name, created when missing (with `credits`, -1 = unlimited). */
-export async function ensureTeam(store: AuthStore, name: string, credits: number | undefined, now: number): Promise<TeamRow> {
+/**
+ * The team with that name, created when missing (with `credits`, -1 = unlimited, and `concurrency`); the settings
+ * given change an existing team.
+ */
+export async function ensureTeam(store: AuthStore, name: string, credits: number | undefined, now: number, concurrency?: number): Promise<TeamRow> {
   if (!/^[\w.@-]{1,64}$/.test(name)) throw invalidField(["team"], "A team name has 1 to 64 letters, digits, '.', '_', '@' or '-'");
   const existing = (await store.listTeams()).find((t) => t.name === name);
-  if (existing && credits === undefined) return existing;
-  const team: TeamRow = existing ? { ...existing, credits: credits as number, version: existing.version + 1 } : { teamId: randomUUID(), name, credits: credits ?? -1, createdAt: now, version: 0 };
+  if (existing && credits === undefined && concurrency === undefined) return existing;
+  const limit = concurrency !== undefined ? { concurrency } : {};
+  const team: TeamRow = existing
+    ? { ...existing, ...(credits !== undefined ? { credits } : {}), ...limit, version: existing.version + 1 }
+    : { teamId: randomUUID(), name, credits: credits ?? -1, ...limit, createdAt: now, version: 0 };
   await store.saveTeam(team);
   return team;
 }
 
 /** Creates a key for a team (creating the team when missing). Returns the plain key: it is never stored. */
 export async function createKey(store: AuthStore, req: NewKey, now: number): Promise<{ key: string; row: KeyRow; team: TeamRow }> {
-  const team = await ensureTeam(store, req.teamName, req.credits, now);
+  const team = await ensureTeam(store, req.teamName, req.credits, now, req.concurrency);
   const key = `fc-${randomBytes(20).toString("hex")}`;
   const salt = randomBytes(16).toString("hex");
   const row: KeyRow = {

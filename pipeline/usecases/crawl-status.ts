@@ -57,7 +57,10 @@ export async function crawlStatus(store: CrawlStore, crawl: CrawlRecord, now: nu
   }
   if (crawl.status === "failed") head.error = crawl.error || "the crawl failed";
   if (crawl.failed > 0) head.failed = crawl.failed;
-  if (crawl.status !== "scraping") {
+  if (crawl.status === "scraping") {
+    // held by its team's concurrency limit (not yet admitted)
+    if (crawl.options.teamQueue && crawl.options.teamQueue.admittedAt === undefined) head.warning = QUEUED_WARNING;
+  } else {
     const errors = await store.listErrors(crawl.crawlId);
     const blocked = errors.filter((e) => e.code === ROBOTS_BLOCKED).length;
     const warning = statusWarning(crawl, blocked, errors.filter((e) => e.code === "SITEMAP_TOO_LARGE").length);
@@ -67,6 +70,12 @@ export async function crawlStatus(store: CrawlStore, crawl: CrawlRecord, now: nu
   const more = page.more && (!capped || page.nextSkip < crawl.completed);
   return { head, docs: page.docs, ...(more ? { nextSkip: page.nextSkip } : {}) };
 }
+
+/**
+ * Said while a job waits for a slot of its team's concurrency limit (every new job passes the team's admission; with
+ * a free slot, or no limit, that takes milliseconds).
+ */
+export const QUEUED_WARNING = "This job is queued for a slot of its team's concurrency limit: it starts as soon as one is free.";
 
 /** The status `warning`, as the anchor words it (only once a crawl has ended). */
 export function statusWarning(crawl: CrawlRecord, robotsBlocked: number, sitemapsSkipped = 0): string | undefined {

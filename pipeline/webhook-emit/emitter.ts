@@ -9,9 +9,11 @@ import { keys } from "../topology.ts";
 import { PartitionCache } from "../runtime/partition-cache.ts";
 import { eventId, firstDelivery, parseWebhook, type WebhookSetting } from "./payload.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
+import { TEAM_BYPASS } from "../runtime/constants.ts";
 
 interface CrawlHooks {
   setting: WebhookSetting | null;
+  teamId: string;
   handed: Set<string>;
 }
 
@@ -44,7 +46,7 @@ export class WebhookEmitter extends DeclaredProcessor implements Processor<Crawl
       const crawl = await this.deps.store.getCrawl(crawlId);
       const setting = crawl ? parseWebhook(crawl.webhook) : null;
       const handed = setting ? new Set((await this.deps.store.listDeliveries(crawlId)).filter((d) => d.attempt === 0).map((d) => d.eventId)) : new Set<string>();
-      h = { setting, handed };
+      h = { setting, teamId: crawl?.teamId || TEAM_BYPASS, handed };
       this.crawls.set(crawlId, partition, h);
       if (this.crawls.size > 10_000) this.crawls.delete(this.crawls.oldest() as string);
     }
@@ -57,7 +59,7 @@ export class WebhookEmitter extends DeclaredProcessor implements Processor<Crawl
     if (!h.setting) return [];
     const id = eventId(event);
     if (h.handed.has(id)) return [];
-    const delivery: WebhookDelivery | null = firstDelivery(event, h.setting, this.deps.secret, this.deps.clock.now());
+    const delivery: WebhookDelivery | null = firstDelivery(event, h.setting, this.deps.secret, this.deps.clock.now(), h.teamId);
     if (!delivery) return [];
     h.handed.add(id);
     batch.handed.push({ crawlId: event.crawlId, eventId: id, event: event.type, url: delivery.url, statusCode: 0, attempt: 0, error: "", at: this.deps.clock.now() });

@@ -1,6 +1,7 @@
 // Webhook payloads, pure: which events a crawl's webhook wants, the body it receives, and its signature.
 import { createHmac } from "node:crypto";
 import type { CrawlEvent, Webhook, WebhookDelivery } from "../../schemas/index.ts";
+import { TEAM_BYPASS } from "../runtime/constants.ts";
 
 export interface WebhookSetting {
   url: string;
@@ -30,8 +31,11 @@ export function signature(body: string, secret: string): string {
   return "sha256=" + createHmac("sha256", secret).update(body).digest("hex");
 }
 
-/** The first attempt of an event's delivery, or null when the webhook does not want this event. */
-export function firstDelivery(e: CrawlEvent, setting: WebhookSetting, secret: string, now: number): WebhookDelivery | null {
+/**
+ * The first attempt of an event's delivery, or null when the webhook does not want this event. The body is the
+ * anchor's shape plus `teamId` (the team that owns the job; the event's, else the crawl record's `teamId`).
+ */
+export function firstDelivery(e: CrawlEvent, setting: WebhookSetting, secret: string, now: number, teamId = TEAM_BYPASS): WebhookDelivery | null {
   const short = e.type.slice("crawl.".length);
   // a batch scrape's events are batch_scrape.started / .page / .completed (the anchor's names)
   const type = e.kind === "batch" ? `batch_scrape.${short}` : e.type;
@@ -40,6 +44,7 @@ export function firstDelivery(e: CrawlEvent, setting: WebhookSetting, secret: st
     success: e.type !== "crawl.failed",
     type,
     id: e.crawlId,
+    teamId: e.teamId ?? teamId,
     data: e.type === "crawl.page" && e.document ? [e.document] : [],
     metadata: setting.metadata,
     error: e.error ?? null,

@@ -10,7 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import Firecrawl from "@mendable/firecrawl-js";
 import { startFixtureSite, type FixtureSite } from "../fixtures/site.ts";
+import { startReceiver } from "../fixtures/webhook-receiver.ts";
 import { MODES, startTrawl, type Instance } from "./harness.ts";
+import { readTopic } from "./topic-reader.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const NODE = join(ROOT, "node_modules", ".bin", "node");
@@ -53,12 +55,16 @@ describe.each(MODES)("authentication and teams (%s)", (mode) => {
   let trawl: Instance;
   let keyA: string;
   let keyB: string;
+  let keyC: string;
+  let teamB: string;
+  let teamC: string;
   const admin = (path: string) => `/admin/CHANGEME${path}`;
 
   beforeAll(async () => {
-    trawl = await startTrawl({ mode, useDbAuthentication: true, authCacheTtlMs: 300 });
+    trawl = await startTrawl({ mode, useDbAuthentication: true, authCacheTtlMs: 300, allowLocalWebhooks: true });
     keyA = (await call(trawl.api, "POST", admin("/keys"), undefined, { team: `a-${mode}`, credits: 5 })).body.key;
-    keyB = (await call(trawl.api, "POST", admin("/keys"), undefined, { team: `b-${mode}` })).body.key;
+    ({ key: keyB, teamId: teamB } = (await call(trawl.api, "POST", admin("/keys"), undefined, { team: `b-${mode}` })).body);
+    ({ key: keyC, teamId: teamC } = (await call(trawl.api, "POST", admin("/keys"), undefined, { team: `c-${mode}` })).body);
   });
   afterAll(async () => {
     await trawl?.stop();
@@ -172,6 +178,40 @@ describe.each(MODES)("authentication and teams (%s)", (mode) => {
     expect(JSON.stringify(listed)).not.toContain(key);
   });
 
+  it("names each job's own team in its webhook bodies and its crawl.pages / crawl.events messages", async () => {
+    const receiver = await startReceiver("");
+    const pages = readTopic(trawl, "crawl.pages");
+    const events = readTopic(trawl, "crawl.events");
+    try {
+      const jobs: [string, string][] = [];
+      for (const [key, team] of [[keyB, teamB], [keyC, teamC]] as const) {
+        const started = await call(trawl.api, "POST", "/v2/crawl", key, { url: `${site.origin}/docs/`, limit: 2, webhook: receiver.url });
+        expect(started.status).toBe(200);
+        jobs.push([started.body.id, team]);
+      }
+      for (const [id] of jobs) await waitDone(trawl.api, jobs[0]?.[0] === id ? keyB : keyC, id);
+      const end = Date.now() + 30_000;
+      const want = (id: string, list: { id: string; type: string }[]) => list.filter((r) => r.id === id).length;
+      while (jobs.some(([id]) => want(id, receiver.received) < 4) && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+      const pageMsgs = await pages.messages();
+      const eventMsgs = await events.messages();
+      expect(jobs[0]?.[1]).not.toBe(jobs[1]?.[1]);
+      for (const [id, team] of jobs) {
+        const hooks = receiver.received.filter((r) => r.id === id);
+        expect(hooks.map((r) => r.type).sort()).toEqual(["crawl.completed", "crawl.page", "crawl.page", "crawl.started"]);
+        expect(hooks.map((r) => r.body.teamId)).toEqual(hooks.map(() => team));
+        const mine = pageMsgs.filter(([k]) => k === id).map(([, v]) => v);
+        expect(mine).toHaveLength(2);
+        expect(mine.map((p) => p.teamId)).toEqual([team, team]);
+        const evs = eventMsgs.filter(([k]) => k === id).map(([, v]) => v);
+        expect(evs.map((e) => e.type)).toEqual(["crawl.started", "crawl.page", "crawl.page", "crawl.completed"]);
+        expect(evs.map((e) => e.teamId)).toEqual(evs.map(() => team));
+      }
+    } finally {
+      await Promise.all([pages.stop(), events.stop(), receiver.close()]);
+    }
+  });
+
   it("works with the official JS SDK and a key", async () => {
     const firecrawl = new Firecrawl({ apiKey: keyB, apiUrl: trawl.api });
     const job = await firecrawl.crawl(`${site.origin}/docs/`, { limit: 2, pollInterval: 1 });
@@ -209,7 +249,7 @@ describe("keys from the terminal, and keys never logged", () => {
         if (await fetch(`${api}/ready`).then((r) => r.ok, () => false)) break;
         await new Promise((r) => setTimeout(r, 100));
       }
-      const created = await exec(["keys", "create", "--team", "cli-team", "--credits", "10", "--rate", "100/min", "--embedded"]);
+      const created = await exec(["keys", "create", "--team", "cli-team", "--credits", "10", "--rate", "100/min", "--concurrency", "3", "--embedded"]);
       expect(created.code, created.err).toBe(0);
       const key = created.out.trim();
       expect(key).toMatch(/^fc-[0-9a-f]{40}$/);
@@ -219,7 +259,10 @@ describe("keys from the terminal, and keys never logged", () => {
       const listed = await exec(["keys", "list", "--embedded"]);
       expect(listed.out).toContain(key.slice(3, 11));
       expect(listed.out).toContain("cli-team");
-      expect((await exec(["teams", "list", "--embedded"])).out).toMatch(/cli-team\t10\t/);
+      expect((await exec(["teams", "list", "--embedded"])).out).toMatch(/cli-team\t10\t\S+\t3$/m);
+      expect((await exec(["teams", "concurrency", "cli-team", "0", "--embedded"])).code).toBe(0);
+      expect((await exec(["teams", "list", "--embedded"])).out).toMatch(/cli-team\t10\t\S+\tunlimited$/m);
+      expect((await exec(["teams", "concurrency", "cli-team", "-1", "--embedded"])).code).toBe(2);
       expect((await exec(["keys", "revoke", key, "--embedded"])).code).toBe(0);
       await new Promise((r) => setTimeout(r, 300));
       expect((await call(api, "GET", "/v2/crawl/active", key)).status).toBe(401);

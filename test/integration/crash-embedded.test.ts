@@ -2,17 +2,15 @@
 // site: 11 pages, to stay well under a minute on a loaded machine) is killed three times while the sink writes,
 // restarted each time on the same DATA_DIR, and must end with exactly the expected page set, each page once, and
 // every document its status counts served (the invariant: data never exceeds what GET returns).
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PAGES_PER_SECTION, startFixtureSite, type FixtureSite } from "../fixtures/site.ts";
 import { allChunks, getJson, postJson, waitForEnd } from "./harness.ts";
+import { launchEmbedded, killHard } from "./embedded-process.ts";
+import { freePort } from "./own-infra.ts";
 
-const ROOT = join(import.meta.dirname, "..", "..");
-const NODE = join(ROOT, "node_modules", ".bin", "node");
 
 let site: FixtureSite;
 const dataDir = mkdtempSync(join(tmpdir(), "trawl-crash-"));
@@ -27,36 +25,7 @@ afterAll(async () => {
 const EXPECTED = ["/docs/section-1/", ...Array.from({ length: PAGES_PER_SECTION }, (_, i) => `/docs/section-1/page-${i + 1}.html`)];
 const expectedDocPaths = () => EXPECTED;
 
-const freePort = () => new Promise<number>((resolve) => {
-  const s = createServer().listen(0, "127.0.0.1", () => {
-    const { port } = s.address() as { port: number };
-    s.close(() => resolve(port));
-  });
-});
-
-async function launch(port: number): Promise<{ child: ChildProcess; output: () => string }> {
-  const child = spawn(NODE, ["bin/trawl.js", "all", "--embedded"], {
-    cwd: ROOT,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), ALLOW_PRIVATE_CRAWL_TARGETS: "true", LOG_LEVEL: "warn", MAX_CPU: "1", MAX_RAM: "1", FETCH_CONCURRENCY: "4", FETCH_MAX_BYTES: "15000000" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  child.stdout?.on("data", (d) => (out += d));
-  child.stderr?.on("data", (d) => (out += d));
-  const api = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 600; i++) {
-    if (await fetch(`${api}/ready`).then((r) => r.ok, () => false)) return { child, output: () => out };
-    if (child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  child.kill("SIGKILL");
-  throw new Error(`trawl did not start:\n${out}`);
-}
-
-const killed = (child: ChildProcess) => new Promise<void>((resolve) => {
-  child.once("exit", () => resolve());
-  child.kill("SIGKILL");
-});
+const launch = (port: number) => launchEmbedded(dataDir, port, { FETCH_CONCURRENCY: "4", FETCH_MAX_BYTES: "15000000" });
 
 describe("embedded mode, kill -9 during large writes", () => {
   it("ends with the exact page set, each page once, every counted document served", async () => {
@@ -74,7 +43,7 @@ describe("embedded mode, kill -9 during large writes", () => {
         if (now.status !== "scraping" || now.completed >= before + 2) break;
         await new Promise((r) => setTimeout(r, 20));
       }
-      await killed(proc.child);
+      await killHard(proc.child);
       proc = await launch(port);
       if (proc.output().includes("torn")) repairs.push(`restart ${kill}`);
       // right after the restart: every document the status counts is served (read in that order: a document is
@@ -94,14 +63,14 @@ describe("embedded mode, kill -9 during large writes", () => {
       expect(last.completed).toBe(docs.length);
       expect(last.creditsUsed).toBe(docs.length);
       // a record written after a repaired crash must survive the next restart too (it once was glued onto the torn one)
-      await killed(proc.child);
+      await killHard(proc.child);
       proc = await launch(port);
       const again = (await allChunks(api, id)).flatMap((c) => c.body.data);
       expect(again.map((d: { metadata: { sourceURL: string } }) => new URL(d.metadata.sourceURL).pathname).sort()).toEqual(expectedDocPaths().sort());
       expect((await getJson(`${api}/v2/crawl/${id}?limit=1`)).body).toMatchObject({ status: "completed", completed: again.length });
       console.log(`kill -9 x3 during 1 MB writes: ${docs.length} documents, repairs of a torn write at ${repairs.join(", ") || "no restart"}`);
     } finally {
-      await killed(proc.child);
+      await killHard(proc.child);
     }
   });
 });

@@ -5,6 +5,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consumeCrawlPages, type CrawlPageMessage } from "../../docs/examples/consume-crawl-pages.ts";
 import { validator } from "../../schemas/index.ts";
+import { TEAM_BYPASS } from "../../pipeline/runtime/constants.ts";
 import { expectedDocPaths, startFixtureSite, type FixtureSite } from "../fixtures/site.ts";
 import { postJson, startTrawl, waitForEnd, type Instance } from "./harness.ts";
 
@@ -39,6 +40,8 @@ describe("public topics (cluster mode)", () => {
     const validate = validator("crawl-page");
     expect(pages.every((p) => validate(p))).toBe(true);
     expect(pages.every((p) => p.crawlId === crawlId)).toBe(true);
+    // authentication off: every job belongs to the one anonymous team
+    expect(pages.map((p) => p.teamId)).toEqual(pages.map(() => TEAM_BYPASS));
     expect(pages.map((p) => new URL(p.document.metadata.sourceURL).pathname).sort()).toEqual(expectedDocPaths().sort());
   });
 
@@ -51,6 +54,7 @@ describe("public topics (cluster mode)", () => {
     });
     const validate = validator("crawl-event");
     expect(events.every((e) => e.key === crawlId && validate(e.value))).toBe(true);
+    expect(events.map((e) => e.value.teamId)).toEqual(events.map(() => TEAM_BYPASS));
     const types = events.map((e) => e.value.type);
     expect(types[0]).toBe("crawl.started");
     expect(types.at(-1)).toBe("crawl.completed");
@@ -75,5 +79,6 @@ describe("public topics (cluster mode)", () => {
     expect(pages).toHaveLength(2);
     expect(pages.every((p) => validator("crawl-page")(p))).toBe(true);
     expect(pages.map((p) => p.kind)).toEqual(["batch", "batch"]);
+    expect([...events, ...pages].every((m) => m.teamId === TEAM_BYPASS)).toBe(true);
   });
 });

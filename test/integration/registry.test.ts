@@ -6,6 +6,7 @@ import { Kafka, logLevel } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consumeCrawlPages, type CrawlPageMessage } from "../../docs/examples/consume-crawl-pages.ts";
 import { validator } from "../../schemas/index.ts";
+import { bundledSchema } from "../../pipeline/runtime/registry.ts";
 import { expectedDocPaths, startFixtureSite, type FixtureSite } from "../fixtures/site.ts";
 import { startReceiver, type Receiver } from "../fixtures/webhook-receiver.ts";
 import { getJson, postJson, startTrawl, waitForEnd, type Instance } from "./harness.ts";
@@ -108,5 +109,24 @@ describe("schema registry (cluster mode)", () => {
     });
     expect(config.status).toBe(200);
     await expect(startTrawl({ mode: "cluster", schemaRegistryUrl: REGISTRY, topicPrefix: prefix, groupPrefix: prefix })).rejects.toMatchObject({ code: "SCHEMA_REJECTED" });
+  });
+
+  it("the versions with teamId are accepted as compatible (BACKWARD) after the versions without it", async () => {
+    const prefix = `teamid${Date.now().toString(36)}.`;
+    for (const [topic, schema] of [["crawl.pages", "crawl-page"], ["crawl.events", "crawl-event"]] as const) {
+      const subject = encodeURIComponent(`${prefix}${topic}-value`);
+      const before = structuredClone(bundledSchema(schema)) as { properties: Record<string, unknown> };
+      expect(before.properties.teamId).toBeDefined();
+      delete before.properties.teamId;
+      const headers = { "content-type": "application/vnd.schemaregistry.v1+json" };
+      expect((await fetch(`${REGISTRY}/subjects/${subject}/versions`, { method: "POST", headers, body: JSON.stringify({ schemaType: "JSON", schema: JSON.stringify(before) }) })).status).toBe(200);
+      expect((await fetch(`${REGISTRY}/config/${subject}`, { method: "PUT", headers, body: JSON.stringify({ compatibility: "BACKWARD" }) })).status).toBe(200);
+    }
+    const upgraded = await startTrawl({ mode: "cluster", schemaRegistryUrl: REGISTRY, topicPrefix: prefix, groupPrefix: prefix });
+    await upgraded.stop();
+    for (const topic of ["crawl.pages", "crawl.events"]) {
+      const versions = (await (await fetch(`${REGISTRY}/subjects/${encodeURIComponent(`${prefix}${topic}-value`)}/versions`)).json()) as number[];
+      expect(versions, topic).toHaveLength(2);
+    }
   });
 });

@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectedDocPaths, startFixtureSite, type FixtureSite } from "../fixtures/site.ts";
 import { startReceiver, type Receiver } from "../fixtures/webhook-receiver.ts";
+import { TEAM_BYPASS } from "../../pipeline/runtime/constants.ts";
 import { SUSPEND_AFTER } from "../../pipeline/webhook-emit/endpoint-breaker.ts";
 import { allChunks, MODES, postJson, startTrawl, waitForEnd, type Instance } from "./harness.ts";
 
@@ -51,7 +52,8 @@ describe.each(MODES)("%s mode", (mode) => {
     expect(mine.every((r) => r.type.startsWith("crawl."))).toBe(true);
     expect(mine[0]?.type).toBe("crawl.started");
     expect(mine.at(-1)?.type).toBe("crawl.completed");
-    for (const r of mine) expect(r.body).toMatchObject({ success: true, id, metadata: { project: "docs", n: 1 }, error: null });
+    // the anchor's shape, plus the team that owns the job (authentication off: the anonymous team)
+    for (const r of mine) expect(r.body).toMatchObject({ success: true, id, teamId: TEAM_BYPASS, metadata: { project: "docs", n: 1 }, error: null });
     expect(mine.find((r) => r.type === "crawl.started")?.body.data).toEqual([]);
     // the delivery log: each event handed once, delivered on its first attempt
     const log = await trawl.running.store.listDeliveries(id);
