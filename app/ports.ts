@@ -6,10 +6,13 @@ import type { Logger } from "../pipeline/runtime/logger.ts";
 import { ChromiumRenderer } from "../pipeline/browser/chromium-renderer.ts";
 
 /** The page fetcher as the configuration describes it (fetch-render, the scrape route and the CLI share it). */
+/** PROXY_SERVER and its credentials, when set. */
+const proxyOf = (config: Config) => config.proxyServer
+  ? { uri: config.proxyServer, ...(config.proxyUsername ? { username: config.proxyUsername, password: config.proxyPassword } : {}) }
+  : undefined;
+
 export function pageFetcher(config: Config): UndiciFetcher {
-  const proxy = config.proxyServer
-    ? { uri: config.proxyServer, ...(config.proxyUsername ? { username: config.proxyUsername, password: config.proxyPassword } : {}) }
-    : undefined;
+  const proxy = proxyOf(config);
   return new UndiciFetcher({
     userAgent: config.userAgent, maxBytes: config.fetchMaxBytes, maxRedirects: config.fetchMaxRedirects,
     allowPrivate: config.allowPrivateCrawlTargets, resolve: config.resolve, ...(proxy ? { proxy } : {}),
@@ -23,8 +26,9 @@ export function webhookAgent(config: Config) {
 
 /** Headless Chromium as the configuration describes it (the render role and POST /v2/scrape share one per process). */
 export function pageRenderer(config: Config, log: Logger): ChromiumRenderer {
+  const proxy = proxyOf(config);
   return new ChromiumRenderer({
     executablePath: config.chromiumPath, concurrency: config.renderConcurrency, allowPrivate: config.allowPrivateCrawlTargets,
-    resolve: config.resolve, maxBytes: config.fetchMaxBytes, userAgent: config.userAgent, log,
+    resolve: config.resolve, maxBytes: config.fetchMaxBytes, userAgent: config.userAgent, log, ...(proxy ? { proxy } : {}),
   });
 }

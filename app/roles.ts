@@ -83,13 +83,22 @@ const loadGuard = ({ config, log }: Wiring) => {
 
 const cacheDeps = (w: Wiring) => ({ cache: w.infra.cache, cacheMaxAgeMs: w.config.cacheMaxAgeMs, now: () => w.clock.now(), log: w.log });
 
+/**
+ * Retention: results are served for 24 h after a crawl ended, then deleted with their screenshots (and single
+ * scrapes past the retention); expiring crawls' credits go to the ledger first, so that a team's usage outlives them.
+ */
+export async function sweepExpired(w: Wiring, now: number): Promise<string[]> {
+  const { infra } = w;
+  const ids = await infra.store.deleteExpired(now, RETENTION_MS, (crawls) => infra.auth.recordUsage(ledgerRows(crawls, now)));
+  await infra.screenshots.deleteExpired(ids, now - RETENTION_MS);
+  return ids;
+}
+
 export async function startFrontier(w: Wiring): Promise<void> {
   const { infra, clock, log, config } = w;
   w.runners.push(await infra.run(new FrontierProcessor({ store: infra.store, clock, log, metrics: w.metrics })));
-  // retention: results are served for 24 h after a crawl ended, then deleted
   const sweep = setInterval(() => {
-    // expiring crawls' credits go to the ledger first, so that a team's usage outlives its results
-    infra.store.deleteExpired(clock.now(), RETENTION_MS, (crawls) => infra.auth.recordUsage(ledgerRows(crawls, clock.now()))).then(
+    sweepExpired(w, clock.now()).then(
       (ids) => ids.length && log.info({ crawls: ids.length }, "expired crawls deleted"),
       (err) => log.warn({ err: (err as Error).message }, "retention sweep failed; will retry"),
     );
@@ -134,6 +143,7 @@ export async function startRender(w: Wiring, alone: boolean): Promise<void> {
   if (alone && !renderer.status().available) throw new ConfigError(`config: the render role needs Chromium: ${renderer.status().reason}`);
   w.runners.push(await infra.run(new RenderProcessor({
     renderer, cancels: new CancelCache(infra.store, 1000, clock.now), log, defaultTimeoutMs: config.fetchTimeoutMs, load: loadGuard(w),
+    ...(config.screenshots === "url" ? { screenshots: infra.screenshots } : {}), now: () => clock.now(),
   }, config.renderConcurrency)));
 }
 
@@ -185,7 +195,7 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
   const app = createApp({
     config, store: infra.store, bus: infra.bus, clock, log, ready: () => infra.ready(), fetcher, convert: pageConverter(w.pool), extractor: w.providers.provider, ...(w.providers.llm ? { llm: w.providers.llm } : {}),
     cache: cacheDeps(w), queueStats: () => infra.queueStats(), metrics: w.metrics, authStore: infra.auth, ...(access ? { access } : {}), robots, searchBackend,
-    renderer: processRenderer(w), renderMode: config.render as RenderMode,
+    renderer: processRenderer(w), renderMode: config.render as RenderMode, ...(config.screenshots === "url" ? { screenshots: infra.screenshots } : {}),
   });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.port, config.host, () => resolve(s));

@@ -16,7 +16,8 @@ import { parseCorsOrigins } from "../api/cors.ts";
 import { keys } from "../pipeline/topology.ts";
 import { openInfrastructure } from "./infrastructure.ts";
 import { startMetricsServer } from "./metrics-server.ts";
-import { startApi, startConvert, startExtractJson, startFetchRender, startFrontier, startRender, startSink, startWebhookEmit, type Wiring } from "./roles.ts";
+import type { ScreenshotStore } from "../pipeline/store/screenshot-store.ts";
+import { startApi, startConvert, startExtractJson, startFetchRender, startFrontier, startRender, startSink, startWebhookEmit, sweepExpired, type Wiring } from "./roles.ts";
 
 export const ROLES = ["api", "frontier", "fetch-render", "render", "convert", "extract-json", "sink", "webhook-emit"] as const;
 export type RoleName = (typeof ROLES)[number];
@@ -33,6 +34,10 @@ export interface Running {
   metrics: Metrics;
   /** The METRICS_PORT server, when one runs. */
   metricsServer?: Server;
+  /** The retention sweep the frontier role runs every RETENTION_SWEEP_MS, at a given time (tests). */
+  sweepExpired(now: number): Promise<string[]>;
+  /** Stored screenshots (SCREENSHOTS=url). */
+  screenshots: ScreenshotStore;
   stop(): Promise<void>;
 }
 
@@ -77,6 +82,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   let stopped = false;
   return {
     config, log, store: infra.store, bus: infra.bus, clock, metrics, ...(api ? { server: api.server } : {}), ...(metricsServer ? { metricsServer } : {}),
+    sweepExpired: (now) => sweepExpired(w, now), screenshots: infra.screenshots,
     async stop() {
       if (stopped) return;
       stopped = true;

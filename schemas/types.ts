@@ -249,6 +249,10 @@ export interface CrawlOptions {
    */
   actions?: BrowserAction[];
   /**
+   * where stored screenshots are served: the API's scheme://host as the client reached it at submit (SCREENSHOTS=url)
+   */
+  screenshotBase?: string;
+  /**
    * the screenshot format
    */
   screenshot?: {

@@ -10,6 +10,7 @@ import { BrowserNetwork, PageTraffic } from "./browser-network.ts";
 import { runActions, screenshotOf } from "./page-actions.ts";
 import type { Renderer, RendererStatus, RenderRequest, RenderResult } from "./renderer.ts";
 import { Slots } from "./slots.ts";
+import type { ProxySetting } from "../net/proxy-agent.ts";
 
 export interface ChromiumOptions {
   executablePath: string;
@@ -23,6 +24,8 @@ export interface ChromiumOptions {
   log: Logger;
   /** a browser that does not answer a probe within this is replaced */
   probeTimeoutMs?: number;
+  /** PROXY_SERVER: the pages' requests (made by Trawl) and WebSockets (made by Chromium) go through it */
+  proxy?: ProxySetting;
 }
 
 export const LAUNCH_FLAGS = [
@@ -62,7 +65,7 @@ export class ChromiumRenderer implements Renderer {
   constructor(opts: ChromiumOptions) {
     this.opts = opts;
     this.log = opts.log.child({ component: "renderer" });
-    this.network = new BrowserNetwork({ allowPrivate: opts.allowPrivate, resolve: opts.resolve, maxBytes: opts.maxBytes });
+    this.network = new BrowserNetwork({ allowPrivate: opts.allowPrivate, resolve: opts.resolve, maxBytes: opts.maxBytes, ...(opts.proxy ? { proxy: opts.proxy } : {}) });
     this.slots = new Slots(opts.concurrency);
   }
 
@@ -108,8 +111,10 @@ export class ChromiumRenderer implements Renderer {
   private async launch(): Promise<Live> {
     const started = Date.now();
     const rules = Object.entries(this.opts.resolve ?? {}).map(([host, address]) => `MAP ${host} ${address}`);
+    const { proxy } = this.opts;
     const server = await chromium.launchServer({
       executablePath: this.opts.executablePath, headless: true, chromiumSandbox: false,
+      ...(proxy ? { proxy: { server: proxy.uri, ...(proxy.username !== undefined ? { username: proxy.username, password: proxy.password ?? "" } : {}) } } : {}),
       args: [...LAUNCH_FLAGS, ...(rules.length ? [`--host-resolver-rules=${rules.join(",")}`] : [])],
     });
     const browser = await chromium.connect(server.wsEndpoint());

@@ -1,9 +1,9 @@
 // PROXY_SERVER: every page fetch of a crawl and of POST /v2/scrape goes through the outbound proxy, with its
-// Basic credentials; the private-target rule still holds for what is fetched through it.
+// Basic credentials (the browser's requests too, in both modes); the private-target rule still holds for what is fetched through it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectedDocPaths, startFixtureSite, type FixtureSite } from "../fixtures/site.ts";
 import { startProxy, type TestProxy } from "../fixtures/proxy.ts";
-import { allChunks, postJson, startTrawl, waitForEnd, type Instance } from "./harness.ts";
+import { allChunks, MODES, postJson, startTrawl, waitForEnd, type Instance } from "./harness.ts";
 import { UndiciFetcher } from "../../pipeline/fetch-render/fetcher.ts";
 
 describe("outbound proxy (embedded mode: the fetcher is the same in both)", () => {
@@ -52,5 +52,44 @@ describe("outbound proxy and the private-target rule", () => {
       await fetcher.close();
       await proxy.close();
     }
+  });
+});
+
+describe.each(MODES)("outbound proxy and the browser (%s mode)", (mode) => {
+  let proxy: TestProxy;
+  let site: FixtureSite;
+  let trawl: Instance;
+  beforeAll(async () => {
+    site = await startFixtureSite();
+    proxy = await startProxy({ "docs.internal.test:80": new URL(site.origin).host });
+    trawl = await startTrawl({ mode, render: "always", proxyServer: proxy.url, proxyUsername: "crawler", proxyPassword: "s3cret" });
+  });
+  afterAll(async () => {
+    await trawl?.stop();
+    await site?.close();
+    await proxy?.close();
+  });
+
+  it("a page that needs a browser is loaded through the proxy (the host exists only behind it)", async () => {
+    const before = proxy.seen.length;
+    const res = await postJson(`${trawl.api}/v2/scrape`, { url: "http://docs.internal.test/docs/about", waitFor: 100 });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data.metadata.engine).toBe("chromium");
+    expect(res.body.data.markdown).toContain("About these docs.");
+    const mine = proxy.seen.slice(before);
+    expect(mine.some((s) => s.target === "http://docs.internal.test/docs/about")).toBe(true);
+    expect(mine.every((s) => s.auth === `Basic ${Buffer.from("crawler:s3cret").toString("base64")}`)).toBe(true);
+  });
+
+  it("a RENDER=always crawl renders every page, each request through the proxy", async () => {
+    const res = await postJson(`${trawl.api}/v2/crawl`, { url: "http://docs.internal.test/docs/", limit: 1000 });
+    const status = await waitForEnd(trawl.api, res.body.id, 120_000);
+    expect(status.at(-1).status).toBe("completed");
+    const docs = (await allChunks(trawl.api, res.body.id)).flatMap((c) => c.body.data);
+    expect(docs.map((d: { metadata: { sourceURL: string } }) => new URL(d.metadata.sourceURL).pathname).sort()).toEqual(expectedDocPaths().sort());
+    const html = docs.filter((d: { metadata: { contentType?: string } }) => /html/.test(d.metadata.contentType ?? ""));
+    expect(html.length).toBeGreaterThan(0);
+    for (const d of html) expect(d.metadata.engine, d.metadata.sourceURL).toBe("chromium");
+    expect(proxy.seen.every((s) => s.target.startsWith("docs.internal.test") || s.target.startsWith("http://docs.internal.test"))).toBe(true);
   });
 });
