@@ -24,7 +24,7 @@ export interface ChromiumOptions {
   log: Logger;
   /** a browser that does not answer a probe within this is replaced */
   probeTimeoutMs?: number;
-  /** PROXY_SERVER: the pages' requests (made by Trawl) and WebSockets (made by Chromium) go through it */
+  /** PROXY_SERVER: the pages' HTTP requests (made by Trawl for the browser) go through it */
   proxy?: ProxySetting;
 }
 
@@ -111,10 +111,10 @@ export class ChromiumRenderer implements Renderer {
   private async launch(): Promise<Live> {
     const started = Date.now();
     const rules = Object.entries(this.opts.resolve ?? {}).map(([host, address]) => `MAP ${host} ${address}`);
-    const { proxy } = this.opts;
+    // no --proxy-server: Chromium would send its own background traffic (component updates, account checks) through
+    // it; the pages' HTTP requests are made by BrowserNetwork, through the proxy (WebSockets connect directly)
     const server = await chromium.launchServer({
       executablePath: this.opts.executablePath, headless: true, chromiumSandbox: false,
-      ...(proxy ? { proxy: { server: proxy.uri, ...(proxy.username !== undefined ? { username: proxy.username, password: proxy.password ?? "" } : {}) } } : {}),
       args: [...LAUNCH_FLAGS, ...(rules.length ? [`--host-resolver-rules=${rules.join(",")}`] : [])],
     });
     const browser = await chromium.connect(server.wsEndpoint());

