@@ -265,6 +265,10 @@ export interface CrawlOptions {
   };
   mobile?: boolean;
   skipTlsVerification?: boolean;
+  /**
+   * false: the browser loads ad and tracker hosts too (default true: blocked, BLOCK_ADS_LISTS)
+   */
+  blockAds?: boolean;
 }
 
 /**

@@ -19,6 +19,9 @@ export interface NetworkOptions {
   proxy?: ProxySetting;
 }
 
+/** The reason of a request refused by blockAds. */
+export const AD_HOST = "ad or tracker host (blockAds)";
+
 /** What one page's requests did: refused requests (with the reason) and bytes received. */
 export class PageTraffic {
   bytes = 0;
@@ -53,7 +56,7 @@ export class BrowserNetwork {
     if (!/^https?:\/\//i.test(url)) return refuse("only http and https are fetched");
     const literal = refusedLiteral(url, this.opts.allowPrivate);
     if (literal) return refuse(`private address ${literal}`);
-    if (blocked?.(new URL(url).hostname)) return refuse("ad or tracker host");
+    if (blocked?.(new URL(url).hostname)) return refuse(AD_HOST);
     if (this.opts.proxy) {
       // the proxy resolves the name: the rule is applied to our own lookup of it
       const reason = await this.refusedHost(url);

@@ -6,11 +6,12 @@ import { existsSync } from "node:fs";
 import { chromium, devices, type Browser, type BrowserServer, type Page } from "playwright-core";
 import { errorMessage, PageError } from "../runtime/errors.ts";
 import type { Logger } from "../runtime/logger.ts";
-import { BrowserNetwork, PageTraffic } from "./browser-network.ts";
+import { AD_HOST, BrowserNetwork, PageTraffic } from "./browser-network.ts";
 import { runActions, screenshotOf } from "./page-actions.ts";
 import type { Renderer, RendererStatus, RenderRequest, RenderResult } from "./renderer.ts";
 import { Slots } from "./slots.ts";
 import type { ProxySetting } from "../net/proxy-agent.ts";
+import type { AdHosts } from "./ad-hosts.ts";
 
 export interface ChromiumOptions {
   executablePath: string;
@@ -24,6 +25,8 @@ export interface ChromiumOptions {
   log: Logger;
   /** a browser that does not answer a probe within this is replaced */
   probeTimeoutMs?: number;
+  /** blockAds: the ad and tracker hosts refused (absent: nothing is blocked) */
+  adHosts?: AdHosts;
   /** PROXY_SERVER: the pages' HTTP requests (made by Trawl for the browser) go through it */
   proxy?: ProxySetting;
 }
@@ -172,6 +175,7 @@ export class ChromiumRenderer implements Renderer {
     let timer: NodeJS.Timeout | undefined;
     try {
       let doc = req.document;
+      const ads = req.blockAds !== false ? this.opts.adHosts : undefined;
       await context.route("**/*", (route) => {
         const request = route.request();
         if (doc && request.isNavigationRequest() && request.url() === doc.finalUrl) {
@@ -179,7 +183,9 @@ export class ChromiumRenderer implements Renderer {
           doc = undefined; // only the first navigation: a reload or a later visit goes to the site
           return route.fulfill({ status: statusCode, contentType: /charset/i.test(contentType) ? contentType : `${contentType}; charset=utf-8`, body });
         }
-        return this.network.fulfil(route, traffic, req.skipTlsVerification ?? true, abort.signal).catch((err: unknown) => {
+        // the page itself is never an "ad": only what it loads (subresources, frames) is checked against the list
+        const blocked = ads && !(request.isNavigationRequest() && request.frame().parentFrame() === null) ? (host: string) => ads.blocks(host) : undefined;
+        return this.network.fulfil(route, traffic, req.skipTlsVerification ?? true, abort.signal, blocked).catch((err: unknown) => {
           this.log.debug({ url: request.url(), err: errorMessage(err) }, "browser request not completed");
         });
       });
@@ -223,7 +229,8 @@ export class ChromiumRenderer implements Renderer {
     if (Buffer.byteLength(body) > this.opts.maxBytes) throw new PageError("SCRAPE_TOO_LARGE", `rendered page larger than ${this.opts.maxBytes} bytes`);
     const screenshot = req.screenshot ? await screenshotOf(page, req.screenshot) : undefined;
     const contentType = (response?.headers()["content-type"] ?? "text/html").split(";")[0]?.trim() ?? "text/html";
-    this.log.debug({ url: req.url, requests: traffic.requests, refused: traffic.refused.length, bytes: traffic.bytes }, "page rendered");
+    const adsBlocked = traffic.refused.filter((r) => r.reason === AD_HOST).length;
+    this.log.debug({ url: req.url, requests: traffic.requests, refused: traffic.refused.length, adsBlocked, bytes: traffic.bytes }, "page rendered");
     return {
       url: req.url, finalUrl: page.url(), statusCode: response?.status() ?? 200, contentType, body,
       ...(screenshot ? { screenshot } : {}), ...(actions ? { actions } : {}),

@@ -37,6 +37,7 @@ export function renderRequest(url: string, o: Partial<FetchTask["options"]>, tim
     // actions: the per-type fields were checked by the request mapping
     ...(o.actions?.length ? { actions: o.actions as RenderAction[] } : {}), ...(o.screenshot ? { screenshot: o.screenshot } : {}),
     ...(o.mobile ? { mobile: true } : {}), ...(o.skipTlsVerification === false ? { skipTlsVerification: false } : {}),
+    ...(o.blockAds === false ? { blockAds: false } : {}),
     ...(document ? { document } : {}),
   };
 }

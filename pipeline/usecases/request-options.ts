@@ -9,7 +9,7 @@ import { patternError } from "../url/scope.ts";
 type Format = CrawlOptions["formats"][number];
 
 export type ScrapeSettings = Pick<CrawlOptions, "formats" | "json" | "onlyMainContent" | "timeoutMs" | "headers" | "pdf" | "includeTags" | "excludeTags" | "removeBase64Images" | "maxAgeMs" | "storeInCache"
-  | "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification">;
+  | "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification" | "blockAds">;
 
 /** The fields each action type needs (the schema allows every field on every action). */
 const ACTION_FIELDS: Record<BrowserAction["type"], { required: (keyof BrowserAction)[]; allowed: (keyof BrowserAction)[] }> = {
@@ -107,6 +107,7 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
     ...(screenshot ? { screenshot } : {}),
     ...(so.mobile ? { mobile: true } : {}),
     ...(so.skipTlsVerification === false ? { skipTlsVerification: false } : {}),
+    ...(so.blockAds === false ? { blockAds: false } : {}),
   };
 }
 

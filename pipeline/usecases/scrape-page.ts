@@ -23,7 +23,7 @@ import type { CrawlOptions } from "../../schemas/index.ts";
 
 /** What one page's scrape takes: conversion options plus request headers, the page cache and the browser settings. */
 export type ScrapeOptions = ConvertOptions & { json?: { schema?: Record<string, unknown>; prompt?: string }; headers?: Record<string, string>; maxAgeMs?: number; storeInCache?: boolean }
-  & Pick<CrawlOptions, "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification">;
+  & Pick<CrawlOptions, "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification" | "blockAds">;
 
 export interface ScrapeDeps {
   fetcher: Fetcher;
