@@ -3,6 +3,7 @@ import { UndiciFetcher } from "../pipeline/fetch-render/fetcher.ts";
 import { guardedAgent } from "../pipeline/net/guarded-agent.ts";
 import type { Config } from "../pipeline/runtime/config.ts";
 import type { Logger } from "../pipeline/runtime/logger.ts";
+import type { Metrics } from "../pipeline/runtime/metrics.ts";
 import { ChromiumRenderer } from "../pipeline/browser/chromium-renderer.ts";
 import { loadAdHosts, type AdHosts } from "../pipeline/browser/ad-hosts.ts";
 
@@ -36,11 +37,11 @@ function adHosts(config: Config, log: Logger): AdHosts | undefined {
   return hosts;
 }
 
-export function pageRenderer(config: Config, log: Logger): ChromiumRenderer {
+export function pageRenderer(config: Config, log: Logger, metrics?: Metrics): ChromiumRenderer {
   const proxy = proxyOf(config);
   const ads = adHosts(config, log);
   return new ChromiumRenderer({
     executablePath: config.chromiumPath, concurrency: config.renderConcurrency, allowPrivate: config.allowPrivateCrawlTargets,
-    resolve: config.resolve, maxBytes: config.fetchMaxBytes, userAgent: config.userAgent, log, ...(proxy ? { proxy } : {}), ...(ads ? { adHosts: ads } : {}),
+    resolve: config.resolve, maxBytes: config.fetchMaxBytes, userAgent: config.userAgent, log, ...(proxy ? { proxy } : {}), ...(ads ? { adHosts: ads } : {}), ...(metrics ? { metrics } : {}),
   });
 }

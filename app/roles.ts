@@ -61,7 +61,7 @@ export interface Wiring {
 export function processRenderer(w: Wiring): Renderer | undefined {
   if (w.config.render === "never") return undefined;
   if (!w.renderer) {
-    const renderer = pageRenderer(w.config, w.log);
+    const renderer = pageRenderer(w.config, w.log, w.metrics);
     w.renderer = renderer;
     w.closers.push(() => renderer.close());
     const status = renderer.status();
@@ -139,7 +139,7 @@ export async function startFetchRender(w: Wiring): Promise<void> {
 /** The render role: render.tasks through headless Chromium. In cluster mode it refuses to start without a browser. */
 export async function startRender(w: Wiring, alone: boolean): Promise<void> {
   const { infra, clock, log, config } = w;
-  const renderer = processRenderer(w) ?? pageRenderer(config, log);
+  const renderer = processRenderer(w) ?? pageRenderer(config, log, w.metrics);
   if (alone && !renderer.status().available) throw new ConfigError(`config: the render role needs Chromium: ${renderer.status().reason}`);
   w.runners.push(await infra.run(new RenderProcessor({
     renderer, cancels: new CancelCache(infra.store, 1000, clock.now), log, defaultTimeoutMs: config.fetchTimeoutMs, load: loadGuard(w),

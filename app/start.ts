@@ -59,7 +59,10 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   const clock = systemClock;
   const roleName = roles.length === 1 ? (roles[0] as string) : "all";
   const infra = await openInfrastructure(config, log, clock, roleName);
-  const metrics = new Metrics({ role: roleName, queueStats: () => infra.queueStats() });
+  const metrics = new Metrics({
+    role: roleName, queueStats: () => infra.queueStats(),
+    ...(roles.includes("frontier") ? { runningCrawls: async () => (await infra.store.runningCrawlIds()).length } : {}),
+  });
   const needsPool = (roles.includes("convert") || roles.includes("api")) && config.convertWorkers > 0;
   const w: Wiring = { config, log, clock, infra, metrics, pool: needsPool ? new ConvertPool({ size: config.convertWorkers, timeoutMs: config.convertTimeoutMs }) : null, providers: chooseProviders(config, parseHtml, log), runners: [], beforeStop: [], closers: [] };
   const pool = w.pool;
