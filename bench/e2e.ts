@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { createServer } from "node:net";
 import { ensurePostgresManual, serveDirectory } from "./corpus.ts";
 import { startSyntheticSite } from "./synthetic-site.ts";
-import { cpuSeconds, descendants, peakRss, peakTreeRss } from "./proc.ts";
+import { cpuSeconds, descendants, peakBrowserMemory, peakRss } from "./proc.ts";
 
 const ROOT = join(import.meta.dirname, "..");
 
@@ -59,7 +59,7 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
   if (mode === "cluster") Object.assign(pids, { kafka: pidOf("kafka/kafka.pid"), clickhouse: pidOf("clickhouse/clickhouse.pid") });
   const rss = peakRss(pids);
   const cpu0 = cpuSeconds(child.pid as number);
-  const browserRss = peakTreeRss(child.pid as number);
+  const browserMemory = peakBrowserMemory(child.pid as number);
   const t1 = performance.now();
   const res = await fetch(`${api}/v2/crawl`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: start, limit: opts.limit ?? 200_000, crawlEntireDomain: true, ...(scrapeOptions ? { scrapeOptions } : {}) }) });
   const { id } = (await res.json()) as { id: string };
@@ -81,7 +81,7 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
   // the browser processes are Trawl's children: their CPU counts (they run from the first rendered page on)
   const browserCpu = descendants(child.pid as number).reduce((n, p) => n + cpuSeconds(p), 0);
   const cpu = cpuSeconds(child.pid as number) - cpu0 + browserCpu;
-  const browserPeakRssMB = browserRss.stop();
+  const browser = browserMemory.stop();
   const peak = rss.stop();
   latencies.sort((a, b) => a - b);
   const q = (x: number) => +(latencies[Math.min(latencies.length - 1, Math.floor(x * latencies.length))] as number).toFixed(1);
@@ -92,7 +92,7 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
   return {
     mode, site: siteSpec, pages: status.completed, status: status.status, seconds: +seconds.toFixed(2), pagesPerSecond: +(status.completed / seconds).toFixed(1),
     readyMs, firstPageMs, statusP50Ms: q(0.5), statusP99Ms: q(0.99), cpuSecondsPerPage: +(cpu / Math.max(1, status.completed)).toFixed(4),
-    peakRssMB: peak, ...(browserPeakRssMB ? { browserPeakRssMB, browserCpuSeconds: +browserCpu.toFixed(1) } : {}), ...(expected ? { rssMBAt10pct: rssAt["0.1"], rssMBAt50pct: rssAt["0.5"], rssMBAt100pct: rssAt["1"] } : {}),
+    peakRssMB: peak, ...(browser.browserPeakRssMB ? { ...browser, browserCpuSeconds: +browserCpu.toFixed(1) } : {}), ...(expected ? { rssMBAt10pct: rssAt["0.1"], rssMBAt50pct: rssAt["0.5"], rssMBAt100pct: rssAt["1"] } : {}),
   };
 }
 

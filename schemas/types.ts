@@ -651,7 +651,7 @@ export interface PageFetched {
    */
   engine?: "fetch" | "chromium";
   /**
-   * the screenshot format: a data URL
+   * the screenshot format: a data URL, or the URL of the stored image (SCREENSHOTS=url)
    */
   screenshot?: string;
   /**
