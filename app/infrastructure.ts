@@ -56,7 +56,7 @@ async function clusterInfrastructure(config: Config, log: Logger, client: string
   const kafka = createKafka(config, client, log);
   await retry(() => ensureTopics(kafka, config, log), patient);
   const registry = config.schemaRegistryUrl ? await retry(() => connectRegistry(config.schemaRegistryUrl, config.topicPrefix, log), { ...patient, retriable: (err) => !(err instanceof TrawlError) || err.retriable }) : undefined;
-  const bus = new KafkaBus(kafka, config.topicPrefix, registry);
+  const bus = new KafkaBus(kafka, config.topicPrefix, registry, config.kafkaLingerMs);
   await bus.connect();
   const cache = new ClickHousePageCache(ch, log);
   return {
@@ -79,7 +79,7 @@ async function clusterInfrastructure(config: Config, log: Logger, client: string
 async function embeddedInfrastructure(config: Config, log: Logger, clock: Clock): Promise<Infrastructure> {
   const dir = resolve(config.dataDir);
   const format = await checkDataFormat(dir);
-  if (format < DATA_FORMAT) log.info({ dataDir: dir, from: format, to: DATA_FORMAT }, "data directory upgraded: records written from now on carry a checksum (older Trawl versions cannot read it any more)");
+  if (format < DATA_FORMAT) log.info({ dataDir: dir, from: format, to: DATA_FORMAT }, "data directory upgraded to the current format (older Trawl versions cannot read it any more)");
   const bus = await EmbeddedBus.open({ partitions: config.embeddedPartitions, dir, log });
   const store = await EmbeddedCrawlStore.open(dir, clock.now());
   const cache = await EmbeddedPageCache.open(dir, clock.now() - config.cacheMaxAgeMs, log);

@@ -3,7 +3,7 @@
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { AppendLog, FileReader, frame, readLines, unframe } from "./append-log.ts";
 import { checkDataFormat, DATA_FORMAT } from "./data-format.ts";
 
@@ -11,6 +11,16 @@ const dir = mkdtempSync(join(tmpdir(), "trawl-log-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
 const fresh = () => join(dir, `log-${n++}.jsonl`);
+// logs keep a file handle: close every one a test opened (a test that "crashes" simply stops using its log)
+const opened: AppendLog[] = [];
+const openLog = (path: string) => {
+  const log = new AppendLog(path);
+  opened.push(log);
+  return log;
+};
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((log) => log.close()));
+});
 const rec = (i: number, size = 100) => JSON.stringify({ i, pad: "x".repeat(size) });
 
 async function records(path: string, damaged: number[] = []): Promise<number[]> {
@@ -32,32 +42,32 @@ describe("frame / unframe", () => {
 describe("AppendLog after a crash", () => {
   it("a record torn in the middle is dropped at open; records appended after it survive two reopens", async () => {
     const path = fresh();
-    const a = new AppendLog(path);
+    const a = openLog(path);
     await a.append([rec(0), rec(1, 1_000_000)]).written;
     // kill -9 in the middle of record 1 (1 MB): cut the file half-way through it
     const whole = statSync(path).size;
     truncateSync(path, whole - 500_000);
 
-    const b = new AppendLog(path);
+    const b = openLog(path);
     expect(b.repairedBytes).toBe(whole - 500_000 - (Buffer.byteLength(frame(rec(0))) + 1));
     await b.append([rec(2)]).written;
     await b.append([rec(3)]).written;
     expect(await records(path)).toEqual([0, 2, 3]);
 
-    const c = new AppendLog(path);
+    const c = openLog(path);
     expect(c.repairedBytes).toBe(0);
     await c.append([rec(4)]).written;
-    const d = new AppendLog(path);
+    const d = openLog(path);
     expect(d.repairedBytes).toBe(0);
     expect(await records(path)).toEqual([0, 2, 3, 4]);
   });
 
   it("a whole last line whose checksum fails (garbage after a power cut) is dropped too", async () => {
     const path = fresh();
-    await new AppendLog(path).append([rec(0), rec(1)]).written;
+    await openLog(path).append([rec(0), rec(1)]).written;
     appendFileSync(path, Buffer.concat([Buffer.alloc(4096), Buffer.from("\n")]));
     appendFileSync(path, frame(rec(2)).replace('"i":2', '"i":9') + "\n");
-    const log = new AppendLog(path);
+    const log = openLog(path);
     expect(log.repairedBytes).toBe(4097 + Buffer.byteLength(frame(rec(2))) + 1);
     await log.append([rec(3)]).written;
     expect(await records(path)).toEqual([0, 1, 3]);
@@ -65,7 +75,7 @@ describe("AppendLog after a crash", () => {
 
   it("a damaged record in the middle is skipped and reported; positions stay right for positional reads", async () => {
     const path = fresh();
-    const log = new AppendLog(path);
+    const log = openLog(path);
     const { positions, written } = log.append([rec(0), rec(1), rec(2)]);
     await written;
     const text = readFileSync(path, "utf8").replace('"i":1', '"i":7');
@@ -82,7 +92,7 @@ describe("AppendLog after a crash", () => {
   it("reads a format 1 file (unframed lines) and keeps appending framed records to it", async () => {
     const path = fresh();
     writeFileSync(path, `${rec(0)}\n${rec(1)}\n${rec(2).slice(0, 30)}`);
-    const log = new AppendLog(path);
+    const log = openLog(path);
     expect(log.repairedBytes).toBe(30);
     await log.append([rec(3)]).written;
     expect(await records(path)).toEqual([0, 1, 3]);
@@ -98,6 +108,47 @@ describe("checkDataFormat", () => {
     expect(JSON.parse(readFileSync(join(d, "FORMAT"), "utf8")).format).toBe(DATA_FORMAT);
     expect(await checkDataFormat(d)).toBe(DATA_FORMAT);
     writeFileSync(join(d, "FORMAT"), JSON.stringify({ format: DATA_FORMAT + 1 }));
-    await expect(checkDataFormat(d)).rejects.toThrow(/DATA_DIR=.*data format 3, written by a newer Trawl/);
+    await expect(checkDataFormat(d)).rejects.toThrow(new RegExp(`DATA_DIR=.*data format ${DATA_FORMAT + 1}, written by a newer Trawl`));
+  });
+});
+
+describe("AppendLog writes", () => {
+  it("appends made while a write is in flight are grouped, in call order, and every position reads its record back", async () => {
+    const path = fresh();
+    const log = openLog(path);
+    const texts: string[] = [];
+    const pending: { positions: number[]; written: Promise<void> }[] = [];
+    for (let i = 0; i < 300; i++) {
+      // multi-byte characters make byte positions differ from string lengths
+      const batch = [rec(i, i % 7), JSON.stringify({ i: -i, s: "é✓𝄞".repeat(i % 5) })];
+      texts.push(...batch);
+      pending.push(log.append(batch));
+      if (i % 50 === 0) await pending[pending.length - 1]?.written; // some appends start a write, others join one
+    }
+    await Promise.all(pending.map((p) => p.written));
+    const reader = new FileReader(path);
+    const positions = pending.flatMap((p) => p.positions);
+    for (const [k, text] of texts.entries()) {
+      expect((await reader.read(positions[k] as number, Buffer.byteLength(text))).toString("utf8")).toBe(text);
+    }
+    await reader.reset();
+    expect(log.size).toBe(statSync(path).size);
+    const order = await records(path);
+    expect(order).toEqual(texts.map((t) => (JSON.parse(t) as { i: number }).i));
+    await log.close();
+  });
+
+  it("after a rewrite the handle follows the new file; after close an append opens it again", async () => {
+    const path = fresh();
+    const log = openLog(path);
+    log.append([rec(1), rec(2)]);
+    await log.rewrite([rec(3)]);
+    await log.append([rec(4)]).written;
+    expect(await records(path)).toEqual([3, 4]);
+    await log.close();
+    await log.append([rec(5)]).written;
+    expect(await records(path)).toEqual([3, 4, 5]);
+    expect(log.size).toBe(statSync(path).size);
+    await log.close();
   });
 });

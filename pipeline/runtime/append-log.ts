@@ -6,7 +6,7 @@
 // append can never be glued onto the torn one (which was never acknowledged: its append had not resolved).
 // Lines without a tab are format 1 records (data directories written before checksums) and are read as they are.
 import { closeSync, ftruncateSync, fstatSync, mkdirSync, openSync, readSync } from "node:fs";
-import { appendFile, open, rename, writeFile, type FileHandle } from "node:fs/promises";
+import { open, rename, writeFile, type FileHandle } from "node:fs/promises";
 import { createReadStream, existsSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { createInterface } from "node:readline";
@@ -85,7 +85,12 @@ export function repairTail(path: string): number {
 
 export class AppendLog {
   readonly path: string;
+  /** The last queued write (or rewrite); writes happen one at a time, in call order. */
   private chain: Promise<void> = Promise.resolve();
+  /** Appends not yet started, written together by one write call once the write before them is done. */
+  private batch: { parts: string[]; written: Promise<void> } | null = null;
+  /** One append-mode handle for the life of the log (reopened after a rewrite replaced the file). */
+  private handle: Promise<FileHandle> | null = null;
   /** Bytes in the file, including what is queued. */
   size = 0;
   /** Bytes of a torn last record dropped when the log was opened (0: the file was whole). */
@@ -104,19 +109,43 @@ export class AppendLog {
 
   /**
    * Appends records (JSON texts, no raw tab or newline inside), each framed; returns the byte position of each
-   * record's JSON (a positional read of the JSON's byte length at it returns the JSON).
+   * record's JSON (a positional read of the JSON's byte length at it returns the JSON). Appends made while a write
+   * is in flight are written together by the next one (group commit); each resolves once its own lines are written.
    */
   append(lines: string[]): { positions: number[]; written: Promise<void> } {
     const positions: number[] = [];
     let text = "";
+    let at = this.size;
     for (const line of lines) {
-      positions.push(this.size + Buffer.byteLength(text));
-      text += frame(line) + "\n";
+      positions.push(at);
+      const framed = frame(line) + "\n";
+      at += Buffer.byteLength(framed);
+      text += framed;
     }
-    this.size += Buffer.byteLength(text);
-    const written = this.chain.then(() => appendFile(this.path, text));
-    this.chain = written.catch(() => undefined);
-    return { positions, written };
+    this.size = at;
+    if (!this.batch) {
+      const batch: { parts: string[]; written: Promise<void> } = { parts: [], written: Promise.resolve() };
+      batch.written = this.chain.then(() => {
+        if (this.batch === batch) this.batch = null; // later appends go to the next write
+        return this.write(batch.parts.join(""));
+      });
+      this.chain = batch.written.catch(() => undefined);
+      this.batch = batch;
+    }
+    this.batch.parts.push(text);
+    return { positions, written: this.batch.written };
+  }
+
+  private async write(text: string): Promise<void> {
+    this.handle ??= open(this.path, "a");
+    let fh: FileHandle;
+    try {
+      fh = await this.handle;
+    } catch (err) {
+      this.handle = null; // try to open again on the next write
+      throw err;
+    }
+    await fh.appendFile(text);
   }
 
   /** Resolves once every queued write is done. */
@@ -124,10 +153,25 @@ export class AppendLog {
     return this.chain;
   }
 
+  /** Closes the file handle once every queued write is done (a later append opens it again). */
+  async close(): Promise<void> {
+    this.batch = null;
+    await this.chain;
+    await this.dropHandle();
+  }
+
+  private async dropHandle(): Promise<void> {
+    const h = this.handle;
+    this.handle = null;
+    if (h) await h.then((fh) => fh.close(), () => undefined);
+  }
+
   /** Replaces the whole file (after compaction) with these records, in order with the appends. */
   rewrite(lines: string[]): Promise<void> {
     const text = lines.map((l) => frame(l) + "\n").join("");
+    this.batch = null; // appends after this call are written to the new file
     const done = this.chain.then(async () => {
+      await this.dropHandle(); // the rename replaces the inode the handle writes to
       await writeFile(this.path + ".tmp", text);
       await rename(this.path + ".tmp", this.path);
     });

@@ -2,12 +2,14 @@
 // Format 1: JSON lines (no FORMAT file). Format 2: each record framed with its CRC32 (append-log.ts). Format 2 reads
 // format 1 records as they are, so a format 1 directory is upgraded in place; an older Trawl must not open a
 // format 2 directory (it would skip every framed record), and this version refuses a directory of a newer format.
+// Format 3: bus records hold a message's JSON as it is (`"j":{…}`) instead of as an escaped string (`"v":"{…}"`);
+// format 3 reads both, so format 1 and 2 directories are upgraded in place.
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeJsonAtomic } from "./append-log.ts";
 import { ConfigError } from "./config.ts";
 
-export const DATA_FORMAT = 2;
+export const DATA_FORMAT = 3;
 
 /** Checks (and records) the format of `dir`; returns the format it had (1: written before FORMAT existed). */
 export async function checkDataFormat(dir: string): Promise<number> {

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Consumed, Emission, Processor } from "./bus.ts";
 import { unframe } from "./append-log.ts";
-import { EmbeddedBus, partitionOf } from "./embedded-bus.ts";
+import { busRecord, EmbeddedBus, parseBusRecord, partitionOf } from "./embedded-bus.ts";
 import { createLogger } from "./logger.ts";
 import { InfrastructureError } from "./errors.ts";
 
@@ -180,5 +180,22 @@ describe("EmbeddedBus", () => {
     expect(c.seen).toEqual(["c"]);
     await run.stop();
     await bus.close();
+  });
+});
+
+describe("bus records", () => {
+  it("hold the value's JSON as it is and read back exactly, whatever the key and value contain; format 2 records still read", () => {
+    const keys = ["plain", 'qu"ote', ',"j":{}', "tab\tnew\nline", "é✓𝄞", ""];
+    const values = [{ type: "x", html: '<a href="y">,"j":{"o":1}</a>\n\t\\' }, { n: 1, nested: { k: ',"k":"z"' } }, "just a string", 42, null];
+    for (const [o, key] of keys.entries()) {
+      for (const value of values) {
+        const json = JSON.stringify(value);
+        const line = busRecord(o, key, json);
+        expect(JSON.parse(line)).toEqual({ o, k: key, j: value }); // still one valid JSON object
+        expect(parseBusRecord(line)).toEqual({ o, k: key, v: json });
+        expect(parseBusRecord(JSON.stringify({ o, k: key, v: json }))).toEqual({ o, k: key, v: json });
+      }
+    }
+    expect(() => parseBusRecord('{"o":1,"k":"x","v{"o":1')).toThrow();
   });
 });

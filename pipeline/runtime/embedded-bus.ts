@@ -117,7 +117,7 @@ export class EmbeddedBus implements Bus, QueueStats {
         for await (const { line } of readLines(part.log.path, damaged)) {
           let rec: { o: number; k: string; v: string };
           try {
-            rec = JSON.parse(line);
+            rec = parseBusRecord(line);
           } catch {
             // only a log written before tails were repaired can hold a broken line in the middle
             this.log.error({ topic: t, file: part.log.path }, "unreadable record skipped");
@@ -156,7 +156,7 @@ export class EmbeddedBus implements Bus, QueueStats {
       const offset = part.end;
       part.entries.push({ key: m.key, value });
       const acc = byPartition.get(part) ?? { lines: [], count: 0 };
-      acc.lines.push(JSON.stringify({ o: offset, k: m.key, v: value }));
+      acc.lines.push(busRecord(offset, m.key, value));
       acc.count++;
       byPartition.set(part, acc);
     }
@@ -291,6 +291,27 @@ export class EmbeddedBus implements Bus, QueueStats {
 
   async close(): Promise<void> {
     await this.offsetsWrite;
-    for (const ps of this.topics.values()) for (const p of ps) await p.log?.flush();
+    for (const ps of this.topics.values()) for (const p of ps) await p.log?.close();
   }
+}
+
+/**
+ * One record of a partition's log: `{"o":<offset>,"k":<key>,"j":<the value's JSON, as it is>}` (data format 3).
+ * Format 2 wrote the value as a JSON string (`"v":"{\\"type\\":…}"`), escaping every page a second time.
+ */
+export function busRecord(offset: number, key: string, json: string): string {
+  return `{"o":${offset},"k":${JSON.stringify(key)},"j":${json}}`;
+}
+
+/**
+ * Reads a record of either format. A format 3 record's value is sliced out, not parsed: `,"j":` cannot occur
+ * inside the key (a JSON string holds no raw quote), so its first occurrence ends the head.
+ */
+export function parseBusRecord(line: string): { o: number; k: string; v: string } {
+  const at = line.indexOf(',"j":');
+  if (at > 0 && line.startsWith('{"o":') && line.endsWith("}")) {
+    const head = JSON.parse(`${line.slice(0, at)}}`) as { o: number; k: string };
+    return { o: head.o, k: head.k, v: line.slice(at + 5, -1) };
+  }
+  return JSON.parse(line) as { o: number; k: string; v: string };
 }

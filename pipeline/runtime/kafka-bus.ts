@@ -6,6 +6,7 @@ import type { Logger } from "./logger.ts";
 import { physicalTopic, processors, topics, type ProcessorSpec } from "../topology.ts";
 import { InfrastructureError } from "./errors.ts";
 import type { RegistryCodec } from "./registry.ts";
+import { GroupSender } from "./group-send.ts";
 
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
@@ -86,15 +87,25 @@ export async function kafkaQueueStats(kafka: Kafka, config: Config): Promise<Que
   }
 }
 
+/** A request takes further produce calls only while under this size (a call is never split). */
+const GROUP_SEND_BYTES = 1024 * 1024;
+
+interface Outgoing {
+  topic: string;
+  key: string;
+  value: string | Buffer;
+}
+
 export class KafkaBus implements Bus {
   private readonly producer: Producer;
   private readonly prefix: string;
   private connected: Promise<void> | undefined;
-
   private readonly registry: RegistryCodec | undefined;
+  /** Produce calls made while a request is in flight go out together in the next one (group-send.ts). */
+  private readonly sender: GroupSender<Outgoing>;
 
   /** With a registry, the public topics carry the Confluent wire format; every other topic plain JSON. */
-  constructor(kafka: Kafka, prefix: string, registry?: RegistryCodec) {
+  constructor(kafka: Kafka, prefix: string, registry?: RegistryCodec, lingerMs = 0) {
     this.prefix = prefix;
     this.registry = registry;
     this.producer = kafka.producer({
@@ -102,6 +113,7 @@ export class KafkaBus implements Bus {
       allowAutoTopicCreation: false,
       maxInFlightRequests: 5,
     });
+    this.sender = new GroupSender((out) => this.send(out), (m) => m.value.length + m.key.length, GROUP_SEND_BYTES, lingerMs);
   }
 
   connect(): Promise<void> {
@@ -112,13 +124,20 @@ export class KafkaBus implements Bus {
   async produce(messages: Emission[]): Promise<void> {
     if (messages.length === 0) return;
     await this.connect();
-    const byTopic = new Map<string, { key: string; value: string | Buffer }[]>();
+    const out: Outgoing[] = [];
     for (const m of messages) {
-      const topic = physicalTopic(this.prefix, m.topic, m.deadLetter);
-      const list = byTopic.get(topic) ?? [];
       const encode = m.deadLetter ? undefined : this.registry?.encoderFor(m.topic);
-      list.push({ key: m.key, value: encode ? await encode(m.value) : JSON.stringify(m.value) });
-      byTopic.set(topic, list);
+      out.push({ topic: physicalTopic(this.prefix, m.topic, m.deadLetter), key: m.key, value: encode ? await encode(m.value) : JSON.stringify(m.value) });
+    }
+    await this.sender.submit(out);
+  }
+
+  private async send(out: Outgoing[]): Promise<void> {
+    const byTopic = new Map<string, { key: string; value: string | Buffer }[]>();
+    for (const m of out) {
+      const list = byTopic.get(m.topic) ?? [];
+      list.push({ key: m.key, value: m.value });
+      byTopic.set(m.topic, list);
     }
     try {
       await this.producer.sendBatch({

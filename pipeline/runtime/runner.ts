@@ -12,6 +12,7 @@ import type { Logger } from "./logger.ts";
 import { MAX_MESSAGE_BYTES } from "./kafka-bus.ts";
 import { messageText } from "./registry.ts";
 import { backoffMs, retry, sleep } from "./retry.ts";
+import { OffsetCommits } from "./offset-commits.ts";
 
 export type { RunnerHandle };
 
@@ -32,8 +33,9 @@ export async function startRunner<T, B>(
     heartbeatInterval: 3000,
     maxBytesPerPartition: MAX_MESSAGE_BYTES,
     maxBytes: 4 * MAX_MESSAGE_BYTES,
-    // an idle fetch blocks this long; a graceful stop waits for it
-    maxWaitTimeInMs: 1000,
+    // an idle fetch blocks up to maxWait; a graceful stop waits for it. minBytes > 1 trades latency for bigger batches
+    minBytes: processor.broadcast ? 1 : config.kafkaFetchMinBytes,
+    maxWaitTimeInMs: processor.broadcast ? 1000 : config.kafkaFetchMaxWaitMs,
     allowAutoTopicCreation: false,
   });
   const handle = batchHandler(processor, bus, log, stopping.signal);
@@ -43,6 +45,19 @@ export async function startRunner<T, B>(
     log.info({ partitions }, "partitions assigned");
     processor.onPartitionsAssigned?.(partitions);
   });
+
+  // Offsets of handled batches, committed together at most every KAFKA_COMMIT_INTERVAL_MS (0: each batch at once).
+  // A crash before the commit redelivers those messages, which every stage handles idempotently anyway.
+  const commits = new OffsetCommits(config.kafkaCommitIntervalMs, async (offsets) => {
+    try {
+      await consumer.commitOffsets(offsets.map(([partition, offset]) => ({ topic, partition, offset })));
+    } catch (err) {
+      // a rebalance took the partitions (their new owner goes on from the last commit) or the broker is away
+      log.warn({ err: errorMessage(err), offsets: Object.fromEntries(offsets) }, "offset commit failed; the messages will be delivered again");
+    }
+  });
+
+  consumer.on(consumer.events.REBALANCING, () => void commits.flush());
 
   // batches being handled: a stop waits for them (and their commits) before it disconnects
   const inflight = new Set<Promise<void>>();
@@ -69,7 +84,7 @@ export async function startRunner<T, B>(
       const lastDone = batch.messages[done - 1]?.offset as string;
       const next = (BigInt(lastDone) + 1n).toString();
       resolveOffset(lastDone); // moves the fetch position
-      await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: next }]);
+      await commits.add(batch.partition, next);
       log.debug({ partition: batch.partition, messages: batch.messages.length, ms: Date.now() - started, offset: next }, "batch committed");
     } finally {
       clearInterval(beat);
@@ -128,6 +143,7 @@ export async function startRunner<T, B>(
       stopping.abort(); // no new message starts; the ones in flight finish and their prefix is committed
       await restarting;
       await Promise.allSettled([...inflight]);
+      await commits.flush();
       await consumer.disconnect();
       log.info("consumer stopped");
     },

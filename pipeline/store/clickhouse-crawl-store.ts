@@ -30,13 +30,15 @@ export class ClickHouseCrawlStore implements CrawlStore {
   }
 
   async getCrawl(crawlId: string): Promise<CrawlRecord | null> {
-    const rows = await this.ch.query<CrawlRowJson>(
-      sql`SELECT ${raw(CRAWL_COLUMNS.join(", "))} FROM ${this.t("crawls")} WHERE crawl_id = ${crawlId} ORDER BY version DESC LIMIT 1`,
+    // one round trip: the latest version and whether a cancel was recorded
+    const rows = await this.ch.query<CrawlRowJson & { is_cancelled: number }>(
+      sql`SELECT ${raw(CRAWL_COLUMNS.join(", "))}, crawl_id IN (SELECT crawl_id FROM ${this.t("crawl_cancels")} WHERE crawl_id = ${crawlId}) AS is_cancelled
+          FROM ${this.t("crawls")} WHERE crawl_id = ${crawlId} ORDER BY version DESC LIMIT 1`,
     );
     const row = rows[0];
     if (!row) return null;
     const record = fromRow(row);
-    if (record.status === "scraping" && (await this.cancelled([crawlId])).has(crawlId)) record.status = "cancelled";
+    if (record.status === "scraping" && Number(row.is_cancelled) === 1) record.status = "cancelled";
     return record;
   }
 

@@ -124,6 +124,6 @@ export class EmbeddedAuthStore implements AuthStore {
   }
 
   async close(): Promise<void> {
-    await this.log?.flush();
+    await this.log?.close();
   }
 }

@@ -374,8 +374,8 @@ export class EmbeddedCrawlStore implements CrawlStore {
 
   async close(): Promise<void> {
     await this.docsReader?.reset();
-    await this.journal?.flush();
-    await this.docsLog?.flush();
+    await this.journal?.close();
+    await this.docsLog?.close();
   }
 }
 

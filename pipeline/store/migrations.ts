@@ -3,6 +3,14 @@
 import type { ClickHouseClient } from "./clickhouse.ts";
 import { raw } from "./sql.ts";
 
+/**
+ * Rows per index mark of the tables whose rows are whole pages (documents, page cache). Reading one row decompresses
+ * its granule from the start up to the row: with ClickHouse's default of 8,192 rows, a status read of one document of
+ * a 5,000-page crawl (73 MB) took 133 ms; with 64, 14 ms. Tables created before this setting keep their granularity
+ * (ClickHouse cannot change it in place); recreate them to benefit.
+ */
+export const DOC_GRANULARITY = 64;
+
 export function migrations(db: string): string[] {
   return [
     `CREATE DATABASE IF NOT EXISTS ${db}`,
@@ -21,7 +29,7 @@ export function migrations(db: string): string[] {
     `CREATE TABLE IF NOT EXISTS ${db}.documents (
       crawl_id String, seq UInt64, url_key String, final_key String, scrape_id String, url String, status_code UInt16,
       bytes UInt32, credits UInt32, stored_at UInt64, doc String
-    ) ENGINE = MergeTree() ORDER BY (crawl_id, seq)`,
+    ) ENGINE = MergeTree() ORDER BY (crawl_id, seq) SETTINGS index_granularity = ${DOC_GRANULARITY}`,
     `CREATE TABLE IF NOT EXISTS ${db}.crawl_errors (
       crawl_id String, url_key String, url String, code String, error String, status_code UInt16, at UInt64
     ) ENGINE = ReplacingMergeTree(at) ORDER BY (crawl_id, url_key)`,
@@ -46,7 +54,7 @@ export function migrations(db: string): string[] {
     // fetched responses for maxAge / storeInCache, by URL + request headers; the newest wins
     `CREATE TABLE IF NOT EXISTS ${db}.page_cache (
       key String, url String, final_url String, status_code UInt16, content_type String, body String, body_base64 String, stored_at UInt64
-    ) ENGINE = ReplacingMergeTree(stored_at) ORDER BY key`,
+    ) ENGINE = ReplacingMergeTree(stored_at) ORDER BY key SETTINGS index_granularity = ${DOC_GRANULARITY}`,
     // stored screenshots (SCREENSHOTS=url), served at /v2/screenshots/<job>/<id>.<type>, deleted with their job
     `CREATE TABLE IF NOT EXISTS ${db}.screenshots (job_id String, id String, type String, data_base64 String, stored_at UInt64)
       ENGINE = MergeTree() ORDER BY (job_id, id)`,

@@ -128,7 +128,7 @@ export class EmbeddedPageCache implements PageCache {
   }
 
   async close(): Promise<void> {
-    await this.log?.flush();
+    await this.log?.close();
     await this.reader?.reset();
   }
 }
