@@ -1,7 +1,7 @@
 // `trawl <role> | crawl | scrape | config`: the command line. Parses the configuration, starts the roles, and stops
 // them on SIGTERM/SIGINT after draining in-flight work.
 import { configTable, ConfigError, loadConfig, type Config } from "../pipeline/runtime/config.ts";
-import { createLogger } from "../pipeline/runtime/logger.ts";
+import { createLogger, type Logger } from "../pipeline/runtime/logger.ts";
 import { ROLES, start, type RoleName, type Running } from "./start.ts";
 
 const USAGE = `usage: trawl <role> | trawl crawl <url> [options] | trawl scrape <url>
@@ -61,6 +61,7 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   const log = createLogger(config.logLevel, { role });
+  routeProcessWarnings(log);
   let running: Running;
   try {
     running = await start(roles, config, log);
@@ -86,4 +87,17 @@ export async function main(argv: string[]): Promise<void> {
   };
   process.once("SIGTERM", () => shutdown("SIGTERM"));
   process.once("SIGINT", () => shutdown("SIGINT"));
+}
+
+/**
+ * Node's process warnings go to the structured log instead of bare stderr lines. Two come from dependencies and are
+ * harmless, so they are logged at debug: kafkajs sets a timer to "0 - now" (a negative delay Node clamps to 1 ms,
+ * kafkajs issue 1751) and the `request` package under `clickhouse` calls the deprecated `util.isArray`.
+ */
+function routeProcessWarnings(log: Logger): void {
+  process.removeAllListeners("warning");
+  process.on("warning", (w: Error & { code?: string }) => {
+    const known = w.name === "TimeoutNegativeWarning" || w.code === "DEP0044";
+    log[known ? "debug" : "warn"]({ warning: w.name, code: w.code, detail: w.message }, "node process warning");
+  });
 }

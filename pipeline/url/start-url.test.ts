@@ -1,16 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { RequestError } from "../runtime/errors.ts";
 import { checkStartUrl } from "./start-url.ts";
+import { requestErrorOf } from "../runtime/request-error.testing.ts";
 
-const fails = (fn: () => unknown): RequestError => {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof RequestError) return err;
-    throw err;
-  }
-  throw new Error("did not throw");
-};
+const fails = requestErrorOf;
 
 describe("start URL", () => {
   it("adds a scheme and accepts public hosts", () => {
