@@ -17,6 +17,7 @@ import { openApiRoutes } from "./routes/openapi.ts";
 import { mapRoutes } from "./routes/map.ts";
 import { searchRoutes } from "./routes/search.ts";
 import { teamRoutes } from "./routes/team.ts";
+import { screenshotRoutes } from "./routes/screenshot.ts";
 
 export function createApp(deps: ApiDeps): Koa {
   const app = new Koa({ proxy: deps.config.trustProxy });
@@ -54,7 +55,7 @@ export function createApp(deps: ApiDeps): Koa {
   const routers = [
     health, crawlRoutes({ ...deps, log }), adminRoutes({ ...deps, log }), adminKeyRoutes({ ...deps, log }), openApiRoutes(),
     mapRoutes({ ...deps, log }), searchRoutes({ ...deps, log }), teamRoutes({ ...deps, log }),
-    batchRoutes({ ...deps, log }), scrapeRoutes({ ...deps, log }), extractRoutes({ ...deps, log }),
+    batchRoutes({ ...deps, log }), scrapeRoutes({ ...deps, log }), extractRoutes({ ...deps, log }), screenshotRoutes(deps),
   ];
   for (const router of routers) app.use(router.routes());
   app.use((ctx) => {

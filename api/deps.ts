@@ -6,6 +6,7 @@ import type { Logger } from "../pipeline/runtime/logger.ts";
 import type { Metrics } from "../pipeline/runtime/metrics.ts";
 import type { AuthStore } from "../pipeline/store/auth-store.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
+import type { ScreenshotStore } from "../pipeline/store/screenshot-store.ts";
 import type { ScrapeDeps } from "../pipeline/usecases/scrape-page.ts";
 import type { LlmClient } from "../pipeline/usecases/crawl-prompt.ts";
 import type { TeamAccess } from "../pipeline/usecases/team-access.ts";
@@ -35,4 +36,6 @@ export interface ApiDeps extends ScrapeDeps {
   searchBackend: SearchBackend;
   /** For the queue admin UI, /v2/team/queue-status and /v2/concurrency-check. */
   queueStats?: () => Promise<QueueStat[]>;
+  /** SCREENSHOTS=url: stored screenshots, served at /v2/screenshots/:job/:file (absent: data URLs) */
+  screenshots?: ScreenshotStore;
 }

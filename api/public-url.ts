@@ -8,3 +8,12 @@ export function publicBase(ctx: Context, trustProxy: boolean): string {
   const host = fwdHost || ctx.get("host") || `${ctx.request.socket.localAddress}:${ctx.request.socket.localPort}`;
   return `${proto}://${host}`;
 }
+
+/**
+ * SCREENSHOTS=url: a job that takes screenshots records where they will be served (the renderer, in another process,
+ * builds their URLs from it).
+ */
+export function withScreenshotBase<T extends { screenshot?: unknown; actions?: { type: string }[]; screenshotBase?: string }>(ctx: Context, config: { screenshots: string; trustProxy: boolean }, options: T): T {
+  const shoots = options.screenshot !== undefined || (options.actions ?? []).some((a) => a.type === "screenshot");
+  return config.screenshots === "url" && shoots ? { ...options, screenshotBase: publicBase(ctx, config.trustProxy) } : options;
+}

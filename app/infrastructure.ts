@@ -23,6 +23,7 @@ import { EmbeddedCrawlStore } from "../pipeline/store/embedded-crawl-store.ts";
 import { migrate } from "../pipeline/store/migrations.ts";
 import { EmbeddedPageCache, type PageCache } from "../pipeline/store/page-cache.ts";
 import { raw } from "../pipeline/store/sql.ts";
+import { ClickHouseScreenshotStore, EmbeddedScreenshotStore, type ScreenshotStore } from "../pipeline/store/screenshot-store.ts";
 
 export interface Infrastructure {
   bus: Bus;
@@ -30,6 +31,8 @@ export interface Infrastructure {
   /** Teams, API keys and the credit ledger. */
   auth: AuthStore;
   cache: PageCache;
+  /** Stored screenshots (SCREENSHOTS=url). */
+  screenshots: ScreenshotStore;
   run<T, B>(processor: Processor<T, B>): Promise<RunnerHandle>;
   ready(): Promise<boolean>;
   queueStats(): Promise<QueueStat[]>;
@@ -61,6 +64,7 @@ async function clusterInfrastructure(config: Config, log: Logger, client: string
     store: new ClickHouseCrawlStore(ch),
     auth: new ClickHouseAuthStore(ch),
     cache,
+    screenshots: new ClickHouseScreenshotStore(ch),
     run: (processor) => startRunner({ kafka, bus, config, log }, processor),
     ready: async () => (await ch.query(raw("SELECT 1 AS ok"))).length === 1,
     queueStats: () => kafkaQueueStats(kafka, config),
@@ -92,6 +96,7 @@ async function embeddedInfrastructure(config: Config, log: Logger, clock: Clock)
     store,
     auth,
     cache,
+    screenshots: new EmbeddedScreenshotStore(dir, async (jobId) => (await store.getCrawl(jobId)) !== null),
     run: async (processor) => bus.consume(processor, log),
     ready: async () => true,
     queueStats: () => bus.queueStats(),

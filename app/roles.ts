@@ -67,7 +67,7 @@ export interface Wiring {
 export function processRenderer(w: Wiring): Renderer | undefined {
   if (w.config.render === "never") return undefined;
   if (!w.renderer) {
-    const renderer = pageRenderer(w.config, w.log);
+    const renderer = pageRenderer(w.config, w.log, w.metrics);
     w.renderer = renderer;
     w.closers.push(() => renderer.close());
     const status = renderer.status();
@@ -89,16 +89,26 @@ const loadGuard = ({ config, log }: Wiring) => {
 
 const cacheDeps = (w: Wiring) => ({ cache: w.infra.cache, cacheMaxAgeMs: w.config.cacheMaxAgeMs, now: () => w.clock.now(), log: w.log });
 
+/**
+ * Retention: results are served for 24 h after a crawl ended, then deleted with their screenshots (and single
+ * scrapes past the retention); expiring crawls' credits go to the ledger first, so that a team's usage outlives them.
+ */
+export async function sweepExpired(w: Wiring, now: number): Promise<string[]> {
+  const { infra } = w;
+  const ids = await infra.store.deleteExpired(now, RETENTION_MS, (crawls) => infra.auth.recordUsage(ledgerRows(crawls)));
+  await infra.screenshots.deleteExpired(ids, now - RETENTION_MS);
+  return ids;
+}
+
 export async function startFrontier(w: Wiring): Promise<void> {
   const { infra, clock, log, config } = w;
   w.runners.push(await infra.run(new FrontierProcessor({ store: infra.store, clock, log, metrics: w.metrics })));
   // the per-team concurrency limit: a team's own setting, else TEAM_MAX_CONCURRENCY (also for the anonymous team)
   const limits = new TeamLimits(infra.auth, config.teamMaxConcurrency, config.authCacheTtlMs, clock.now);
   w.runners.push(await infra.run(new AdmissionProcessor({ store: infra.store, clock, log, limitOf: (teamId) => limits.of(teamId) })));
-  // retention: results are served for 24 h after a crawl ended, then deleted
+  // retention: results are served for 24 h after a crawl ended, then deleted (their credits go to the ledger first)
   const sweep = setInterval(() => {
-    // expiring crawls' credits go to the ledger first, so that a team's usage outlives its results
-    infra.store.deleteExpired(clock.now(), RETENTION_MS, (crawls) => infra.auth.recordUsage(ledgerRows(crawls))).then(
+    sweepExpired(w, clock.now()).then(
       (ids) => ids.length && log.info({ crawls: ids.length }, "expired crawls deleted"),
       (err) => log.warn({ err: (err as Error).message }, "retention sweep failed; will retry"),
     );
@@ -139,10 +149,11 @@ export async function startFetchRender(w: Wiring): Promise<void> {
 /** The render role: render.tasks through headless Chromium. In cluster mode it refuses to start without a browser. */
 export async function startRender(w: Wiring, alone: boolean): Promise<void> {
   const { infra, clock, log, config } = w;
-  const renderer = processRenderer(w) ?? pageRenderer(config, log);
+  const renderer = processRenderer(w) ?? pageRenderer(config, log, w.metrics);
   if (alone && !renderer.status().available) throw new ConfigError(`config: the render role needs Chromium: ${renderer.status().reason}`);
   w.runners.push(await infra.run(new RenderProcessor({
     renderer, cancels: new CancelCache(infra.store, 1000, clock.now), log, defaultTimeoutMs: config.fetchTimeoutMs, load: loadGuard(w),
+    ...(config.screenshots === "url" ? { screenshots: infra.screenshots } : {}), now: () => clock.now(),
   }, config.renderConcurrency)));
 }
 
@@ -202,6 +213,7 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
   const app = createApp({
     ...scrape, config, ready: () => infra.ready(), ...(w.providers.llm ? { llm: w.providers.llm } : {}),
     queueStats: () => infra.queueStats(), metrics: w.metrics, authStore: infra.auth, ...(access ? { access } : {}), robots, searchBackend,
+    ...(config.screenshots === "url" ? { screenshots: infra.screenshots } : {}),
   });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.port, config.host, () => resolve(s));

@@ -17,7 +17,8 @@ import { parseCorsOrigins } from "../api/cors.ts";
 import { keys } from "../pipeline/topology.ts";
 import { openInfrastructure } from "./infrastructure.ts";
 import { startMetricsServer } from "./metrics-server.ts";
-import { startApi, startConvert, startExtractJson, startFetchRender, startFrontier, startRender, startSink, startWebhookEmit, type Wiring } from "./roles.ts";
+import type { ScreenshotStore } from "../pipeline/store/screenshot-store.ts";
+import { startApi, startConvert, startExtractJson, startFetchRender, startFrontier, startRender, startSink, startWebhookEmit, sweepExpired, type Wiring } from "./roles.ts";
 
 /** The rules provider's page analyzer: by URL for the convert workers, as a function when pages convert in-line. */
 const RULES_ANALYZER = { url: new URL("../pipeline/extract-json/rules-analyzer.ts", import.meta.url).href, analyze: rulesAnalyze };
@@ -37,6 +38,10 @@ export interface Running {
   metrics: Metrics;
   /** The METRICS_PORT server, when one runs. */
   metricsServer?: Server;
+  /** The retention sweep the frontier role runs every RETENTION_SWEEP_MS, at a given time (tests). */
+  sweepExpired(now: number): Promise<string[]>;
+  /** Stored screenshots (SCREENSHOTS=url). */
+  screenshots: ScreenshotStore;
   stop(): Promise<void>;
 }
 
@@ -58,7 +63,10 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   const clock = systemClock;
   const roleName = roles.length === 1 ? (roles[0] as string) : "all";
   const infra = await openInfrastructure(config, log, clock, roleName);
-  const metrics = new Metrics({ role: roleName, queueStats: () => infra.queueStats() });
+  const metrics = new Metrics({
+    role: roleName, queueStats: () => infra.queueStats(),
+    ...(roles.includes("frontier") ? { runningCrawls: async () => (await infra.store.runningCrawlIds()).length } : {}),
+  });
   const needsPool = (roles.includes("convert") || roles.includes("api")) && config.convertWorkers > 0;
   const providers = chooseProviders(config, parseHtml, log);
   // with the rules provider, the json format's extraction runs in the convert workers on the tree they parsed anyway
@@ -84,6 +92,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   let stopped = false;
   return {
     config, log, store: infra.store, bus: infra.bus, clock, metrics, ...(api ? { server: api.server } : {}), ...(metricsServer ? { metricsServer } : {}),
+    sweepExpired: (now) => sweepExpired(w, now), screenshots: infra.screenshots,
     async stop() {
       if (stopped) return;
       stopped = true;

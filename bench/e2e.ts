@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensurePostgresManual, serveDirectory } from "./corpus.ts";
 import { startSyntheticSite } from "./synthetic-site.ts";
-import { cpuSeconds, descendants, peakRss, peakTreeRss } from "./proc.ts";
+import { cpuSeconds, descendants, peakBrowserMemory, peakRss } from "./proc.ts";
 import { freePort, startOwnInfra, type OwnInfra } from "../test/integration/own-infra.ts";
 
 const ROOT = join(import.meta.dirname, "..");
@@ -86,7 +86,7 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
   const pids: Record<string, number> = { trawl: child.pid as number };
   if (infra) Object.assign(pids, { kafka: pidIn(join(infra.dir, "kafka", "kafka.pid")), clickhouse: pidIn(join(infra.dir, "clickhouse", "clickhouse.pid")) });
   const rss = peakRss(pids);
-  const browserRss = peakTreeRss(child.pid as number);
+  const browserMemory = peakBrowserMemory(child.pid as number);
 
   const crawlOnce = async () => {
     // every process's CPU over the crawl (Kafka and ClickHouse too in cluster mode): the per-process cost of a page
@@ -127,7 +127,7 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
 
   const runs = [];
   for (let i = 0; i < (opts.crawls ?? 1); i++) runs.push(await crawlOnce());
-  const browserPeakRssMB = browserRss.stop();
+  const browser = browserMemory.stop();
   const peak = rss.stop();
   child.kill("SIGTERM");
   await new Promise((r) => child.on("exit", r));
@@ -135,7 +135,7 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
   await infra?.stop();
   rmSync(dataDir, { recursive: true, force: true });
   const [first, ...later] = runs as [Awaited<ReturnType<typeof crawlOnce>>, ...Awaited<ReturnType<typeof crawlOnce>>[]];
-  return { mode, site: siteSpec, readyMs, ...first, peakRssMB: peak, ...(browserPeakRssMB ? { browserPeakRssMB } : {}), ...(later.length ? { later } : {}) };
+  return { mode, site: siteSpec, readyMs, ...first, peakRssMB: peak, ...(browser.browserPeakRssMB ? browser : {}), ...(later.length ? { later } : {}) };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -64,18 +64,69 @@ export function descendants(pid: number): number[] {
   return out;
 }
 
-/** Samples the peak summed RSS of a pid's descendants (MB) until stopped. */
-export function peakTreeRss(pid: number, everyMs = 300): { stop(): number } {
-  let peak = 0;
+/** Resident and proportional (shared pages divided among their users) set size of a pid, MB (0 when gone). */
+function memoryOf(pid: number): { rss: number; pss: number } {
+  try {
+    const text = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+    const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? 0);
+    return { rss: kb("Rss") / 1024, pss: kb("Pss") / 1024 };
+  } catch {
+    return { rss: rssMB(pid), pss: 0 };
+  }
+}
+
+const isRenderer = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("--type=renderer");
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Memory of the browser processes a Trawl process started, measured from /proc: the peak of the whole tree (RSS and
+ * PSS summed), the peak of the browser without its pages (main, GPU, network and utility processes), and per page the
+ * peak of one renderer process (Chromium gives each page of its own context its own renderer process).
+ */
+export function peakBrowserMemory(pid: number, everyMs = 300): { stop(): Record<string, number> } {
+  const peak = { treeRssMB: 0, treePssMB: 0, baseRssMB: 0, pageRssMB: 0, pagePssMB: 0, renderersAtOnce: 0 };
+  let pageRssSum = 0;
+  let pageSamples = 0;
   const sample = () => {
-    peak = Math.max(peak, descendants(pid).reduce((n, p) => n + rssMB(p), 0));
+    let treeRss = 0;
+    let treePss = 0;
+    let base = 0;
+    let renderers = 0;
+    for (const p of descendants(pid)) {
+      const m = memoryOf(p);
+      treeRss += m.rss;
+      treePss += m.pss;
+      if (!isRenderer(p)) {
+        base += m.rss;
+        continue;
+      }
+      renderers++;
+      pageRssSum += m.rss;
+      pageSamples++;
+      peak.pageRssMB = Math.max(peak.pageRssMB, m.rss);
+      peak.pagePssMB = Math.max(peak.pagePssMB, m.pss);
+    }
+    peak.treeRssMB = Math.max(peak.treeRssMB, treeRss);
+    peak.treePssMB = Math.max(peak.treePssMB, treePss);
+    peak.baseRssMB = Math.max(peak.baseRssMB, base);
+    peak.renderersAtOnce = Math.max(peak.renderersAtOnce, renderers);
   };
   const t = setInterval(sample, everyMs);
   return {
     stop: () => {
       clearInterval(t);
       sample();
-      return peak;
+      const round = (x: number) => Math.round(x);
+      return {
+        browserPeakRssMB: round(peak.treeRssMB), browserPeakPssMB: round(peak.treePssMB), browserBasePeakRssMB: round(peak.baseRssMB),
+        pagePeakRssMB: round(peak.pageRssMB), pagePeakPssMB: round(peak.pagePssMB), pageMeanRssMB: pageSamples ? round(pageRssSum / pageSamples) : 0,
+        renderersAtOnce: peak.renderersAtOnce,
+      };
     },
   };
 }

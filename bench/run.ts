@@ -136,7 +136,8 @@ const benches: Record<string, Bench> = {
     },
     summary: (r) => {
       const [always, auto, never] = (["always", "auto", "never"] as const).map((k) => r[k] as Record<string, number>) as Record<string, number>[];
-      return `always: ${always?.pages} pages, ${always?.pagesPerSecond} pages/s, ${always?.cpuSecondsPerPage} CPU s/page, browser peak RSS ${always?.browserPeakRssMB} MB (${Math.round(Number(always?.browserPeakRssMB) / 2)} MB per page at 2 pages)<br>` +
+      return `always: ${always?.pages} pages, ${always?.pagesPerSecond} pages/s, ${always?.cpuSecondsPerPage} CPU s/page, browser peak RSS ${always?.browserPeakRssMB} MB (PSS ${always?.browserPeakPssMB}; without its pages ${always?.browserBasePeakRssMB}); ` +
+        `per page, measured (one renderer process each, /proc): peak RSS ${always?.pagePeakRssMB} MB, peak PSS ${always?.pagePeakPssMB} MB, mean RSS ${always?.pageMeanRssMB} MB<br>` +
         `auto: ${auto?.pages} pages, ${auto?.pagesPerSecond} pages/s, ${auto?.cpuSecondsPerPage} CPU s/page<br>never: ${never?.pages} pages, ${never?.pagesPerSecond} pages/s, ${never?.cpuSecondsPerPage} CPU s/page`;
     },
     targets: (r) => {

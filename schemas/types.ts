@@ -253,6 +253,10 @@ export interface CrawlOptions {
    */
   actions?: BrowserAction[];
   /**
+   * where stored screenshots are served: the API's scheme://host as the client reached it at submit (SCREENSHOTS=url)
+   */
+  screenshotBase?: string;
+  /**
    * the screenshot format
    */
   screenshot?: {
@@ -277,6 +281,10 @@ export interface CrawlOptions {
     admittedAt?: number;
     limited?: boolean;
   };
+  /**
+   * false: the browser loads ad and tracker hosts too (default true: blocked, BLOCK_ADS_LISTS)
+   */
+  blockAds?: boolean;
 }
 
 /**
@@ -717,7 +725,7 @@ export interface PageFetched {
    */
   engine?: "fetch" | "chromium";
   /**
-   * the screenshot format: a data URL
+   * the screenshot format: a data URL, or the URL of the stored image (SCREENSHOTS=url)
    */
   screenshot?: string;
   /**

@@ -57,7 +57,9 @@ function operation(r: RouteDoc): Json {
   for (const [status, { description, body, links }] of Object.entries(r.responses)) {
     responses[status] = {
       description,
-      content: body === "html" ? { "text/html": { schema: { type: "string" } } } : { "application/json": { schema: refTo(body) } },
+      content: body === "html" ? { "text/html": { schema: { type: "string" } } }
+        : body === "image" ? { "image/png": { schema: { type: "string", format: "binary" } }, "image/jpeg": { schema: { type: "string", format: "binary" } } }
+        : { "application/json": { schema: refTo(body) } },
       ...(links ? { links: Object.fromEntries(Object.entries(links).map(([name, l]) => [name, { operationId: operationId(...(l.operation.split(" ") as [string, string])), parameters: l.parameters }])) } : {}),
     };
   }
@@ -78,7 +80,7 @@ export function buildOpenApiDocument(routes: readonly RouteDoc[] = routeDocs): J
     const p = openApiPath(r.path);
     paths[p] = { ...paths[p], [r.method]: operation(r) };
     if (r.body) wanted.add(refTo(r.body).$ref.split("/").pop() as string);
-    for (const { body } of Object.values(r.responses)) if (body !== "html") wanted.add(refTo(body).$ref.split("/").pop() as string);
+    for (const { body } of Object.values(r.responses)) if (body !== "html" && body !== "image") wanted.add(refTo(body).$ref.split("/").pop() as string);
   }
   // components: what the routes refer to, and what those refer to
   const all = sources();

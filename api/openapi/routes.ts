@@ -4,8 +4,8 @@
 // and add its response body to api-bodies.schema.json if it is new. A unit test fails until the two agree.
 import type { SchemaName } from "../../schemas/index.ts";
 
-/** A response body: `api-bodies#Name` (a $defs entry), a schemas/ file name, or HTML. */
-export type BodyRef = `api-bodies#${string}` | SchemaName | "html";
+/** A response body: `api-bodies#Name` (a $defs entry), a schemas/ file name, HTML, or an image (PNG or JPEG). */
+export type BodyRef = `api-bodies#${string}` | SchemaName | "html" | "image";
 
 export interface RouteDoc {
   method: "get" | "post" | "delete";
@@ -85,6 +85,11 @@ export const routeDocs: RouteDoc[] = [
   {
     method: "get", path: "/v2/scrape/:id", tag: "scrape", summary: "A scraped page again", params: uuid,
     responses: { 200: { description: "the document", body: "api-bodies#ScrapeResult" }, 400: error("invalid id"), 404: error("unknown scrape"), ...AUTH, ...SERVER },
+  },
+  {
+    method: "get", path: "/v2/screenshots/:id/:file", tag: "scrape", summary: "A stored screenshot (SCREENSHOTS=url) of a crawl, batch or scrape, to its team",
+    params: { ...uuid, file: { type: "string", description: "`<screenshot id>.png` or `.jpeg`, as in document.screenshot" } },
+    responses: { 200: { description: "the image", body: "image" }, 400: error("invalid job id"), 404: error("unknown, another team's, or expired"), ...AUTH, ...SERVER },
   },
   { method: "get", path: "/v2/openapi.json", tag: "meta", summary: "This document", responses: { 200: { description: "OpenAPI 3.1", body: "api-bodies#OpenApiDocument" } } },
   { method: "get", path: "/health", tag: "meta", summary: "Liveness", responses: { 200: { description: "alive", body: "api-bodies#Health" } } },

@@ -5,7 +5,7 @@ import type { BatchScrapeRequest } from "../../schemas/index.ts";
 import type { ApiDeps } from "../deps.ts";
 import { apiError, jobNotFound } from "../errors.ts";
 import { claimIdempotencyKey } from "../idempotency.ts";
-import { publicBase } from "../public-url.ts";
+import { publicBase, withScreenshotBase } from "../public-url.ts";
 import { validateBody } from "../validate.ts";
 import { jobRoutes } from "./crawl.ts";
 import { checkStartUrl } from "../../pipeline/url/start-url.ts";
@@ -43,7 +43,7 @@ export function batchRoutes(deps: ApiDeps): Router {
     if (valid.length === 0) throw new RequestError("No valid URLs to scrape", [{ code: "custom", path: ["urls"], message: "Every URL of the batch is invalid" }]);
     // credits: one per URL, checked before anything is stored (402 when the team has too few)
     await deps.access?.admit(ctx.state.teamId, valid.length);
-    const options = batchOptions(page, valid.length, batch.maxConcurrency);
+    const options = withScreenshotBase(ctx, config, batchOptions(page, valid.length, batch.maxConcurrency));
     const webhook = webhookSetting(batch.webhook, config.defaultWebhookUrl);
     let id: string;
     if (batch.appendToId !== undefined) {

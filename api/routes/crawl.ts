@@ -6,7 +6,7 @@ import type { CrawlRequest } from "../../schemas/index.ts";
 import type { ApiDeps } from "../deps.ts";
 import { cancelError, invalidJobId, invalidPagination, jobExpired, jobNotFound, methodNotAllowed } from "../errors.ts";
 import { checkWebhookUrl } from "../webhook-url.ts";
-import { publicBase } from "../public-url.ts";
+import { publicBase, withScreenshotBase } from "../public-url.ts";
 import { validateBody } from "../validate.ts";
 import { checkStartUrl, checkWebhook } from "../../pipeline/url/start-url.ts";
 import { crawlOptions, webhookSetting } from "../../pipeline/usecases/request-options.ts";
@@ -113,7 +113,7 @@ export function crawlRoutes(deps: ApiDeps): Router {
       generated = await crawlParamsFromPrompt(deps.llm, url, body.prompt, deps.log);
       body = mergePromptOptions(body, generated);
     }
-    const options = crawlOptions(body, config.defaultCrawlLimit);
+    const options = withScreenshotBase(ctx, config, crawlOptions(body, config.defaultCrawlLimit));
     if (deps.access) options.limit = (await deps.access.admit(ctx.state.teamId, options.limit, options.limit)) ?? options.limit;
     if (body.prompt && !generated) options.promptNotApplied = `The prompt was not applied: ${NO_LLM}; the crawl runs with the options as sent.`;
     const webhook = webhookSetting(body.webhook, config.defaultWebhookUrl);

@@ -4,6 +4,7 @@ import type { ScrapeRequest } from "../../schemas/index.ts";
 import type { ApiDeps } from "../deps.ts";
 import { apiError, jobNotFound } from "../errors.ts";
 import { validateBody } from "../validate.ts";
+import { publicBase } from "../public-url.ts";
 import { jobId } from "./crawl.ts";
 import { checkStartUrl } from "../../pipeline/url/start-url.ts";
 import { checkJobFields, scrapeSettings } from "../../pipeline/usecases/request-options.ts";
@@ -24,7 +25,8 @@ export function scrapeRoutes(deps: ApiDeps): Router {
     const teamId: string = ctx.state.teamId;
     await deps.access?.admit(teamId, 1);
     try {
-      const { document, credits } = await scrapeAndStore(deps, teamId, url, settings, settings.timeoutMs ?? config.fetchTimeoutMs);
+      const base = config.screenshots === "url" ? publicBase(ctx, config.trustProxy) : undefined;
+      const { document, credits } = await scrapeAndStore(deps, teamId, url, settings, settings.timeoutMs ?? config.fetchTimeoutMs, base);
       // the ledger also counts scrapes with authentication off (GET /v2/team/credit-usage reports them)
       const tokens = documentTokens(document);
       await deps.authStore?.recordUsage([{ teamId, jobId: String(document.metadata.scrapeId), credits, ...(tokens ? { tokens } : {}), at: deps.clock.now() }]);

@@ -8,13 +8,19 @@ import type { Route, WebSocketRoute } from "playwright-core";
 import { type Dispatcher, request } from "undici";
 import { guardedAgent, PRIVATE_ADDRESS_REFUSED, refusedLiteral } from "../net/guarded-agent.ts";
 import { isPrivateAddress } from "../net/private-address.ts";
+import { proxyAgent, type ProxySetting } from "../net/proxy-agent.ts";
 
 export interface NetworkOptions {
   allowPrivate: boolean;
   resolve?: Record<string, string>;
   /** bytes of every response of one page together */
   maxBytes: number;
+  /** PROXY_SERVER: the page's requests go through it, as static fetches do (the host is checked by name first) */
+  proxy?: ProxySetting;
 }
+
+/** The reason of a request refused by blockAds. */
+export const AD_HOST = "ad or tracker host (blockAds)";
 
 /** What one page's requests did: refused requests (with the reason) and bytes received. */
 export class PageTraffic {
@@ -32,8 +38,11 @@ export class BrowserNetwork {
 
   constructor(opts: NetworkOptions) {
     this.opts = opts;
-    this.verifying = guardedAgent({ allowPrivate: opts.allowPrivate, resolve: opts.resolve, rejectUnauthorized: true, connections: 32 });
-    this.lenient = guardedAgent({ allowPrivate: opts.allowPrivate, resolve: opts.resolve, rejectUnauthorized: false, connections: 32 });
+    const agent = (rejectUnauthorized: boolean) => opts.proxy
+      ? proxyAgent(opts.proxy, { rejectUnauthorized, connections: 32 })
+      : guardedAgent({ allowPrivate: opts.allowPrivate, resolve: opts.resolve, rejectUnauthorized, connections: 32 });
+    this.verifying = agent(true);
+    this.lenient = agent(false);
   }
 
   /** Makes the browser's request itself and fulfils the route with the answer, or aborts it. */
@@ -47,7 +56,12 @@ export class BrowserNetwork {
     if (!/^https?:\/\//i.test(url)) return refuse("only http and https are fetched");
     const literal = refusedLiteral(url, this.opts.allowPrivate);
     if (literal) return refuse(`private address ${literal}`);
-    if (blocked?.(new URL(url).hostname)) return refuse("ad or tracker host");
+    if (blocked?.(new URL(url).hostname)) return refuse(AD_HOST);
+    if (this.opts.proxy) {
+      // the proxy resolves the name: the rule is applied to our own lookup of it
+      const reason = await this.refusedHost(url);
+      if (reason) return refuse(reason);
+    }
     traffic.requests++;
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(await req.allHeaders())) {

@@ -4,12 +4,15 @@
 // and the page tried once more on the new one.
 import { existsSync } from "node:fs";
 import { chromium, devices, type Browser, type BrowserServer, type Page } from "playwright-core";
-import { errorMessage, PageError } from "../runtime/errors.ts";
+import { errorCode, errorMessage, PageError } from "../runtime/errors.ts";
 import type { Logger } from "../runtime/logger.ts";
-import { BrowserNetwork, PageTraffic } from "./browser-network.ts";
+import { AD_HOST, BrowserNetwork, PageTraffic } from "./browser-network.ts";
 import { runActions, screenshotOf } from "./page-actions.ts";
 import type { Renderer, RendererStatus, RenderRequest, RenderResult } from "./renderer.ts";
 import { Slots } from "./slots.ts";
+import type { ProxySetting } from "../net/proxy-agent.ts";
+import type { AdHosts } from "./ad-hosts.ts";
+import type { Metrics } from "../runtime/metrics.ts";
 
 export interface ChromiumOptions {
   executablePath: string;
@@ -23,6 +26,12 @@ export interface ChromiumOptions {
   log: Logger;
   /** a browser that does not answer a probe within this is replaced */
   probeTimeoutMs?: number;
+  /** the process's metrics: pool use, render time, browser restarts, refused requests */
+  metrics?: Pick<Metrics, "renderPoolSize" | "renderInUse" | "renderSeconds" | "browserRestarts" | "renderRefused">;
+  /** blockAds: the ad and tracker hosts refused (absent: nothing is blocked) */
+  adHosts?: AdHosts;
+  /** PROXY_SERVER: the pages' HTTP requests (made by Trawl for the browser) go through it */
+  proxy?: ProxySetting;
 }
 
 export const LAUNCH_FLAGS = [
@@ -62,8 +71,9 @@ export class ChromiumRenderer implements Renderer {
   constructor(opts: ChromiumOptions) {
     this.opts = opts;
     this.log = opts.log.child({ component: "renderer" });
-    this.network = new BrowserNetwork({ allowPrivate: opts.allowPrivate, resolve: opts.resolve, maxBytes: opts.maxBytes });
+    this.network = new BrowserNetwork({ allowPrivate: opts.allowPrivate, resolve: opts.resolve, maxBytes: opts.maxBytes, ...(opts.proxy ? { proxy: opts.proxy } : {}) });
     this.slots = new Slots(opts.concurrency);
+    opts.metrics?.renderPoolSize.set(opts.concurrency);
   }
 
   status(): RendererStatus {
@@ -80,20 +90,39 @@ export class ChromiumRenderer implements Renderer {
   async render(req: RenderRequest): Promise<RenderResult> {
     const status = this.status();
     if (!status.available) throw new PageError("SCRAPE_BROWSER_UNAVAILABLE", `this page needs a browser, and none is available: ${status.reason}`);
-    return this.slots.run(async () => {
+    return this.slots.run(() => this.measured(req));
+  }
+
+  /** One page (tried again once on a new browser when the first one went away), counted in the metrics. */
+  private async measured(req: RenderRequest): Promise<RenderResult> {
+    const m = this.opts.metrics;
+    m?.renderInUse.inc();
+    const end = m?.renderSeconds.startTimer();
+    let outcome = "ok";
+    try {
+      return await this.withRetry(req);
+    } catch (err) {
+      outcome = errorCode(err);
+      throw err;
+    } finally {
+      m?.renderInUse.dec();
+      end?.({ outcome });
+    }
+  }
+
+  private async withRetry(req: RenderRequest): Promise<RenderResult> {
+    try {
+      return await this.attempt(req);
+    } catch (err) {
+      if (!(err instanceof BrowserLost)) throw err;
+      this.log.warn({ url: req.url, err: err.message }, "browser lost during a page: replaced, page tried again");
       try {
         return await this.attempt(req);
-      } catch (err) {
-        if (!(err instanceof BrowserLost)) throw err;
-        this.log.warn({ url: req.url, err: err.message }, "browser lost during a page: replaced, page tried again");
-        try {
-          return await this.attempt(req);
-        } catch (again) {
-          if (again instanceof BrowserLost) throw new PageError("SCRAPE_BROWSER_CRASHED", `the browser crashed twice on this page: ${again.message}`, { retriable: true });
-          throw again;
-        }
+      } catch (again) {
+        if (again instanceof BrowserLost) throw new PageError("SCRAPE_BROWSER_CRASHED", `the browser crashed twice on this page: ${again.message}`, { retriable: true });
+        throw again;
       }
-    });
+    }
   }
 
   private browser(): Promise<Live> {
@@ -108,12 +137,15 @@ export class ChromiumRenderer implements Renderer {
   private async launch(): Promise<Live> {
     const started = Date.now();
     const rules = Object.entries(this.opts.resolve ?? {}).map(([host, address]) => `MAP ${host} ${address}`);
+    // no --proxy-server: Chromium would send its own background traffic (component updates, account checks) through
+    // it; the pages' HTTP requests are made by BrowserNetwork, through the proxy (WebSockets connect directly)
     const server = await chromium.launchServer({
       executablePath: this.opts.executablePath, headless: true, chromiumSandbox: false,
       args: [...LAUNCH_FLAGS, ...(rules.length ? [`--host-resolver-rules=${rules.join(",")}`] : [])],
     });
     const browser = await chromium.connect(server.wsEndpoint());
     this.launches++;
+    if (this.launches > 1) this.opts.metrics?.browserRestarts.inc();
     const live: Live = { server, browser };
     this.current = live;
     server.process().once("exit", (code, signal) => {
@@ -167,6 +199,7 @@ export class ChromiumRenderer implements Renderer {
     let timer: NodeJS.Timeout | undefined;
     try {
       let doc = req.document;
+      const ads = req.blockAds !== false ? this.opts.adHosts : undefined;
       await context.route("**/*", (route) => {
         const request = route.request();
         if (doc && request.isNavigationRequest() && request.url() === doc.finalUrl) {
@@ -174,7 +207,9 @@ export class ChromiumRenderer implements Renderer {
           doc = undefined; // only the first navigation: a reload or a later visit goes to the site
           return route.fulfill({ status: statusCode, contentType: /charset/i.test(contentType) ? contentType : `${contentType}; charset=utf-8`, body });
         }
-        return this.network.fulfil(route, traffic, req.skipTlsVerification ?? true, abort.signal).catch((err: unknown) => {
+        // the page itself is never an "ad": only what it loads (subresources, frames) is checked against the list
+        const blocked = ads && !(request.isNavigationRequest() && request.frame().parentFrame() === null) ? (host: string) => ads.blocks(host) : undefined;
+        return this.network.fulfil(route, traffic, req.skipTlsVerification ?? true, abort.signal, blocked).catch((err: unknown) => {
           this.log.debug({ url: request.url(), err: errorMessage(err) }, "browser request not completed");
         });
       });
@@ -218,7 +253,9 @@ export class ChromiumRenderer implements Renderer {
     if (Buffer.byteLength(body) > this.opts.maxBytes) throw new PageError("SCRAPE_TOO_LARGE", `rendered page larger than ${this.opts.maxBytes} bytes`);
     const screenshot = req.screenshot ? await screenshotOf(page, req.screenshot) : undefined;
     const contentType = (response?.headers()["content-type"] ?? "text/html").split(";")[0]?.trim() ?? "text/html";
-    this.log.debug({ url: req.url, requests: traffic.requests, refused: traffic.refused.length, bytes: traffic.bytes }, "page rendered");
+    const adsBlocked = traffic.refused.filter((r) => r.reason === AD_HOST).length;
+    for (const r of traffic.refused) this.opts.metrics?.renderRefused.inc({ reason: r.reason === AD_HOST ? "ad" : /private address/.test(r.reason) ? "private" : "other" });
+    this.log.debug({ url: req.url, requests: traffic.requests, refused: traffic.refused.length, adsBlocked, bytes: traffic.bytes }, "page rendered");
     return {
       url: req.url, finalUrl: page.url(), statusCode: response?.status() ?? 200, contentType, body,
       ...(screenshot ? { screenshot } : {}), ...(actions ? { actions } : {}),

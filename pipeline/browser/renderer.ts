@@ -34,7 +34,7 @@ export interface RenderRequest {
   mobile?: boolean;
   /** accept any TLS certificate */
   skipTlsVerification?: boolean;
-  /** refuse requests to ad and tracker hosts */
+  /** refuse requests to ad and tracker hosts (default true; the renderer's list) */
   blockAds?: boolean;
   /**
    * The page as the static fetcher already got it (RENDER=auto): the browser's first navigation to `finalUrl` is

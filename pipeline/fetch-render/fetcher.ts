@@ -1,9 +1,10 @@
 // The Fetcher port and its undici implementation: redirects, time limit, size cap, charset decoding,
 // and the private-address guard applied to the address actually connected to.
 import { lookup } from "node:dns/promises";
-import { type Dispatcher, ProxyAgent, request } from "undici";
+import { type Dispatcher, request } from "undici";
 import { PageError } from "../runtime/errors.ts";
 import { guardedAgent, PRIVATE_ADDRESS_REFUSED, refusedLiteral } from "../net/guarded-agent.ts";
+import { proxyAgent, type ProxySetting } from "../net/proxy-agent.ts";
 import { isPrivateAddress } from "../net/private-address.ts";
 import { DECODABLE, InflateTooLargeError, inflateCapped, readCapped } from "../net/inflate.ts";
 import { decodeBody } from "./charset.ts";
@@ -50,7 +51,7 @@ export interface UndiciFetcherOptions {
   /** host -> address overrides (like curl --resolve), for tests of several host names on loopback */
   resolve?: Record<string, string>;
   /** outbound HTTP proxy (PROXY_SERVER): every page fetch goes through it (CONNECT tunnels) */
-  proxy?: { uri: string; username?: string; password?: string };
+  proxy?: ProxySetting;
 }
 
 const TEXT_TYPES = /^(text\/|application\/(xhtml\+xml|xml|json|ld\+json|rss\+xml|atom\+xml)|[a-z]+\/[a-z.+-]*\+xml)/i;
@@ -63,13 +64,7 @@ export class UndiciFetcher implements Fetcher {
     this.opts = opts;
     const { proxy } = opts;
     this.agent = proxy
-      ? new ProxyAgent({
-          uri: proxy.uri,
-          ...(proxy.username !== undefined ? { token: `Basic ${Buffer.from(`${proxy.username}:${proxy.password ?? ""}`).toString("base64")}` } : {}),
-          requestTls: { rejectUnauthorized: false },
-          keepAliveTimeout: 10000,
-          connections: 64,
-        })
+      ? proxyAgent(proxy, { rejectUnauthorized: false, connections: 64 })
       : guardedAgent({ allowPrivate: opts.allowPrivate, resolve: opts.resolve });
   }
 

@@ -8,6 +8,7 @@ import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import { errorCode, errorMessage, PageError } from "../runtime/errors.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { CancelCache } from "../store/cancel-cache.ts";
+import { publishScreenshots, type ScreenshotStore } from "../store/screenshot-store.ts";
 import { keys } from "../topology.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 import { crawlUrlKey } from "../url/normalize-url.ts";
@@ -20,6 +21,9 @@ export interface RenderDeps {
   defaultTimeoutMs: number;
   /** MAX_CPU / MAX_RAM: no new page starts while the machine is above them */
   load?: { admit(): Promise<void> };
+  /** SCREENSHOTS=url: screenshots are stored here and the documents get their URLs (absent: data URLs) */
+  screenshots?: ScreenshotStore;
+  now?: () => number;
 }
 
 interface Batch {
@@ -33,6 +37,7 @@ export function renderRequest(url: string, o: Partial<FetchTask["options"]>, tim
     // actions: the per-type fields were checked by the request mapping
     ...(o.actions?.length ? { actions: o.actions as RenderAction[] } : {}), ...(o.screenshot ? { screenshot: o.screenshot } : {}),
     ...(o.mobile ? { mobile: true } : {}), ...(o.skipTlsVerification === false ? { skipTlsVerification: false } : {}),
+    ...(o.blockAds === false ? { blockAds: false } : {}),
     ...(document ? { document } : {}),
   };
 }
@@ -80,6 +85,9 @@ export class RenderProcessor extends DeclaredProcessor implements Processor<Rend
       const verdict = inScope(task.startUrl ?? task.url, result.finalUrl, task.options, task.url);
       if (verdict !== "ok") throw new PageError("SCRAPE_REDIRECT_OUT_OF_SCOPE", `the page's script went to ${result.finalUrl}, which is out of the crawl's scope (${verdict})`);
     }
+    const { screenshots } = this.deps;
+    const base = task.options.screenshotBase;
+    if (screenshots && base) result = await publishScreenshots(result, { store: screenshots, jobId: task.crawlId, publicJobId: task.crawlId, base, now: (this.deps.now ?? Date.now)() });
     return [this.page(task, result, "chromium")];
   }
 

@@ -19,9 +19,19 @@ export class Metrics {
   readonly crawlsStarted: Counter;
   readonly crawlsEnded: Counter<"status">;
   readonly creditsUsed: Counter;
+  /** render (and the API's scrapes): the browser pool */
+  readonly renderPoolSize: Gauge;
+  readonly renderInUse: Gauge;
+  readonly renderSeconds: Histogram<"outcome">;
+  readonly browserRestarts: Counter;
+  /** requests of rendered pages refused, by reason (`ad` for blockAds, `private`, `other`) */
+  readonly renderRefused: Counter<"reason">;
 
-  /** queueStats: read at every scrape for trawl_consumer_lag (absent: no lag gauge). */
-  constructor(opts: { role: string; queueStats?: () => Promise<QueueStat[]> }) {
+  /**
+   * queueStats: read at every scrape for trawl_consumer_lag (absent: no lag gauge). runningCrawls: read at every
+   * scrape for trawl_crawls_running (the frontier's process gives it; absent: no such gauge).
+   */
+  constructor(opts: { role: string; queueStats?: () => Promise<QueueStat[]>; runningCrawls?: () => Promise<number> }) {
     const registers = [this.registry];
     this.registry.setDefaultLabels({ role: opts.role });
     collectDefaultMetrics({ register: this.registry });
@@ -34,6 +44,20 @@ export class Metrics {
     this.crawlsStarted = new Counter({ name: "trawl_crawls_started_total", help: "Crawls started", registers });
     this.crawlsEnded = new Counter({ name: "trawl_crawls_ended_total", help: "Crawls ended, by final status", labelNames: ["status"], registers });
     this.creditsUsed = new Counter({ name: "trawl_credits_used_total", help: "Credits used by ended crawls", registers });
+    this.renderPoolSize = new Gauge({ name: "trawl_render_pool_size", help: "Browser pages this process renders at once at most (RENDER_CONCURRENCY)", registers });
+    this.renderInUse = new Gauge({ name: "trawl_render_pages_in_use", help: "Browser pages rendering now", registers });
+    this.renderSeconds = new Histogram({ name: "trawl_render_duration_seconds", help: "Time to render one page in the browser (a retry after a crash included), by outcome (ok or error code)", labelNames: ["outcome"], buckets: [0.25, 0.5, 1, 2, 5, 10, 20, 30, 60], registers });
+    this.browserRestarts = new Counter({ name: "trawl_browser_restarts_total", help: "Browsers started to replace one that crashed, hung or exited", registers });
+    this.renderRefused = new Counter({ name: "trawl_render_refused_requests_total", help: "Requests of rendered pages refused, by reason (ad: blockAds; private: private address; other)", labelNames: ["reason"], registers });
+    const { runningCrawls } = opts;
+    if (runningCrawls) {
+      new Gauge({
+        name: "trawl_crawls_running", help: "Crawls running now (not ended, not cancelled), of every team", registers,
+        async collect() {
+          this.set(await runningCrawls());
+        },
+      });
+    }
     const queueStats = opts.queueStats;
     if (queueStats) {
       new Gauge({

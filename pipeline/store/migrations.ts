@@ -77,6 +77,9 @@ export function migrations(db: string): string[] {
     `CREATE TABLE IF NOT EXISTS ${db}.page_cache (
       key String, url String, final_url String, status_code UInt16, content_type String, body String, body_base64 String, stored_at UInt64
     ) ENGINE = ReplacingMergeTree(stored_at) ORDER BY key SETTINGS index_granularity = ${DOC_GRANULARITY}`,
+    // stored screenshots (SCREENSHOTS=url), served at /v2/screenshots/<job>/<id>.<type>, deleted with their job
+    `CREATE TABLE IF NOT EXISTS ${db}.screenshots (job_id String, id String, type String, data_base64 String, stored_at UInt64)
+      ENGINE = MergeTree() ORDER BY (job_id, id)`,
   ];
 }
 

@@ -9,7 +9,7 @@ import { patternError } from "../url/scope.ts";
 type Format = CrawlOptions["formats"][number];
 
 export type ScrapeSettings = Pick<CrawlOptions, "formats" | "json" | "onlyMainContent" | "timeoutMs" | "headers" | "pdf" | "includeTags" | "excludeTags" | "removeBase64Images" | "maxAgeMs" | "storeInCache"
-  | "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification" | "fastMode">;
+  | "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification" | "fastMode" | "blockAds">;
 
 /** The fields each action type needs (the schema allows every field on every action). */
 const ACTION_FIELDS: Record<BrowserAction["type"], { required: (keyof BrowserAction)[]; allowed: (keyof BrowserAction)[] }> = {
@@ -109,6 +109,7 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
     ...(so.mobile ? { mobile: true } : {}),
     ...(so.skipTlsVerification === false ? { skipTlsVerification: false } : {}),
     ...(so.fastMode === true ? { fastMode: true } : {}),
+    ...(so.blockAds === false ? { blockAds: false } : {}),
   };
 }
 

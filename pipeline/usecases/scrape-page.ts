@@ -14,6 +14,7 @@ import { cachedFetch, type CacheDeps } from "../fetch-render/cached-fetch.ts";
 import type { Clock } from "../runtime/clock.ts";
 import { scrapeJobId } from "../runtime/constants.ts";
 import type { CrawlStore } from "../store/crawl-store.ts";
+import { publishScreenshots, type ScreenshotStore } from "../store/screenshot-store.ts";
 import { browserOption, scriptBuilt, type RenderMode } from "../browser/needs-render.ts";
 import type { Renderer } from "../browser/renderer.ts";
 import { renderRequest } from "../render/render.ts";
@@ -22,7 +23,7 @@ import type { CrawlOptions } from "../../schemas/index.ts";
 
 /** What one page's scrape takes: conversion options plus request headers, the page cache and the browser settings. */
 export type ScrapeOptions = ConvertOptions & { json?: { schema?: Record<string, unknown>; prompt?: string }; headers?: Record<string, string>; maxAgeMs?: number; storeInCache?: boolean }
-  & Pick<CrawlOptions, "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification" | "fastMode">;
+  & Pick<CrawlOptions, "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification" | "fastMode" | "blockAds">;
 
 export interface ScrapeDeps {
   fetcher: Fetcher;
@@ -81,13 +82,23 @@ export async function scrapePage(
 export interface StoredScrapeDeps extends ScrapeDeps {
   store: CrawlStore;
   clock: Clock;
+  /** SCREENSHOTS=url: where screenshots are stored (absent: data URLs in the document) */
+  screenshots?: ScreenshotStore;
 }
 
-/** POST /v2/scrape: one page as a document, stored so that GET /v2/scrape/:id serves it for the retention time. */
-export async function scrapeAndStore(deps: StoredScrapeDeps, teamId: string, url: string, options: ScrapeOptions, timeoutMs: number): Promise<Converted> {
+/**
+ * POST /v2/scrape: one page as a document, stored so that GET /v2/scrape/:id serves it for the retention time.
+ * `screenshotBase` (the API's scheme://host): its screenshots are stored and served from there.
+ */
+export async function scrapeAndStore(deps: StoredScrapeDeps, teamId: string, url: string, options: ScrapeOptions, timeoutMs: number, screenshotBase?: string): Promise<Converted> {
   const converted = await scrapePage(deps, url, options, timeoutMs);
+  const scrapeId = String(converted.document.metadata.scrapeId);
+  if (deps.screenshots && screenshotBase) {
+    type Shots = { screenshot?: string; actions?: { screenshots: string[] } };
+    const published = await publishScreenshots(converted.document as Shots, { store: deps.screenshots, jobId: scrapeJobId(teamId, scrapeId), publicJobId: scrapeId, base: screenshotBase, now: deps.clock.now() });
+    converted.document = published as typeof converted.document;
+  }
   const { document, credits } = converted;
-  const scrapeId = String(document.metadata.scrapeId);
   await deps.store.insertDocuments([{
     crawlId: scrapeJobId(teamId, scrapeId), seq: 0, urlKey: scrapeId, finalKey: scrapeId, scrapeId, url: String(document.metadata.url),
     statusCode: Number(document.metadata.statusCode), credits, storedAt: deps.clock.now(), doc: JSON.stringify(document),

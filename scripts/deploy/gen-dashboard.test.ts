@@ -10,13 +10,15 @@ describe("grafana dashboard", () => {
   });
 
   it("queries only metrics that /metrics serves", async () => {
-    const metrics = new Metrics({ role: "all", queueStats: async () => [{ topic: "fetch.tasks", group: "g", produced: 1, lag: 1, partitions: [{ partition: 0, lag: 1 }] }] });
+    const metrics = new Metrics({ role: "all", queueStats: async () => [{ topic: "fetch.tasks", group: "g", produced: 1, lag: 1, partitions: [{ partition: 0, lag: 1 }] }], runningCrawls: async () => 1 });
     metrics.pagesFetched.inc({ outcome: "ok" });
     metrics.fetchSeconds.observe({ outcome: "ok" }, 0.1);
     metrics.pagesConverted.inc({ outcome: "ok" });
     metrics.pagesStored.inc({ outcome: "stored" });
     metrics.webhookAttempts.inc({ result: "ok" });
     metrics.crawlsEnded.inc({ status: "completed" });
+    metrics.renderSeconds.observe({ outcome: "ok" }, 1);
+    metrics.renderRefused.inc({ reason: "ad" });
     const text = await metrics.text();
     const served = new Set(text.split("\n").filter((l) => l && !l.startsWith("#")).map((l) => l.split(/[{ ]/)[0]));
     const used = JSON.stringify(dashboard()).match(/\b(trawl|process|nodejs)_[a-z0-9_]+/g) ?? [];

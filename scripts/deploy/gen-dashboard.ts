@@ -26,7 +26,20 @@ const PANELS: Panel[] = [
     ["sum(rate(trawl_crawls_started_total[5m])) * 60", "started"],
     ["sum by (status) (rate(trawl_crawls_ended_total[5m])) * 60", "{{status}}"],
   ] },
-  { title: "Running crawls", unit: "short", exprs: [["sum(trawl_crawls_started_total) - sum(trawl_crawls_ended_total)", "running (since frontier start)"]] },
+  { title: "Running crawls", unit: "short", description: "From the store, reported by each frontier replica (max, not sum)", exprs: [["max(trawl_crawls_running)", "running"]] },
+  { title: "Render pool: pages in use and pool size", unit: "short", description: "In use at the pool size for long: scale the render role (RENDER_CONCURRENCY per replica)", exprs: [
+    ["sum by (role) (trawl_render_pages_in_use)", "in use ({{role}})"],
+    ["sum by (role) (trawl_render_pool_size)", "pool size ({{role}})"],
+  ] },
+  { title: "Render time (p50, p95) and rendered pages / s", unit: "s", exprs: [
+    ["histogram_quantile(0.5, sum by (le) (rate(trawl_render_duration_seconds_bucket{outcome=\"ok\"}[5m])))", "p50"],
+    ["histogram_quantile(0.95, sum by (le) (rate(trawl_render_duration_seconds_bucket{outcome=\"ok\"}[5m])))", "p95"],
+    ["sum by (outcome) (rate(trawl_render_duration_seconds_count[5m]))", "pages/s {{outcome}}"],
+  ] },
+  { title: "Browser restarts / h and refused browser requests / s", unit: "short", description: "Restarts: a browser crashed, hung or exited and was replaced (alert when it keeps happening)", exprs: [
+    ["sum by (role) (increase(trawl_browser_restarts_total[1h]))", "restarts/h ({{role}})"],
+    ["sum by (reason) (rate(trawl_render_refused_requests_total[5m]))", "refused/s {{reason}}"],
+  ] },
   { title: "Credits used / h", unit: "short", exprs: [["sum(rate(trawl_credits_used_total[1h])) * 3600", "credits"]] },
   { title: "CPU by role", unit: "percentunit", exprs: [["sum by (role) (rate(process_cpu_seconds_total[5m]))", "{{role}}"]] },
   { title: "Memory (RSS) by role", unit: "bytes", exprs: [["sum by (role) (process_resident_memory_bytes)", "{{role}}"]] },

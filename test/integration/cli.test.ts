@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectedDocPaths, startFixtureSite, type FixtureSite } from "../fixtures/site.ts";
+import { startScriptSite } from "../fixtures/script-site.ts";
 import { allChunks, postJson, waitForEnd } from "./harness.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -129,3 +130,53 @@ describe("trawl scrape", () => {
   });
 });
 
+describe("trawl scrape renders when the page needs it (RENDER, Chromium present)", () => {
+  const docOf = (out: string) => JSON.parse(out.slice(out.indexOf("{"), out.lastIndexOf("}") + 1));
+
+  it("a script-built page through Chromium under RENDER=auto, statically under RENDER=never; --wait-for and screenshots", async () => {
+    const scripts = await startScriptSite();
+    try {
+      const auto = run(NODE, ["bin/trawl.js", "scrape", `${scripts.origin}/after-load`], noInfra);
+      expect(await auto.exit, auto.output()).toBe(0);
+      const rendered = docOf(auto.output());
+      expect(rendered.metadata.engine).toBe("chromium");
+      expect(rendered.markdown).toContain("Built by script");
+
+      const never = run(NODE, ["bin/trawl.js", "scrape", `${scripts.origin}/after-load`], { ...noInfra, RENDER: "never" });
+      expect(await never.exit, never.output()).toBe(0);
+      const plain = docOf(never.output());
+      expect(plain.metadata.engine).toBe("fetch");
+      expect(plain.markdown ?? "").not.toContain("Built by script");
+
+      const waited = run(NODE, ["bin/trawl.js", "scrape", `${scripts.origin}/after-delay`, "--wait-for", "1500", "--format", "markdown", "--format", "screenshot"], noInfra);
+      expect(await waited.exit, waited.output()).toBe(0);
+      const delayed = docOf(waited.output());
+      expect(delayed.markdown).toContain("DELAYED CONTENT");
+      expect(delayed.screenshot).toMatch(/^data:image\/png;base64,/);
+
+      // a static page stays static under auto: no browser needed
+      const stat = run(NODE, ["bin/trawl.js", "scrape", `${scripts.origin}/static`], noInfra);
+      expect(await stat.exit, stat.output()).toBe(0);
+      expect(docOf(stat.output()).metadata.engine).toBe("fetch");
+    } finally {
+      await scripts.close();
+    }
+  });
+
+  it("without Chromium, a request that needs a browser fails clearly and a script-built page keeps its static HTML with a warning", async () => {
+    const scripts = await startScriptSite();
+    try {
+      const env = { ...noInfra, CHROMIUM_PATH: "/nonexistent/chromium" };
+      const refused = run(NODE, ["bin/trawl.js", "scrape", `${scripts.origin}/after-load`, "--wait-for", "100"], env);
+      expect(await refused.exit).toBe(1);
+      expect(refused.output()).toContain("needs a browser");
+      const fallback = run(NODE, ["bin/trawl.js", "scrape", `${scripts.origin}/after-load`], env);
+      expect(await fallback.exit, fallback.output()).toBe(0);
+      expect(fallback.output()).toContain("warning: This page looks built by scripts");
+      const bad = run(NODE, ["bin/trawl.js", "scrape", `${scripts.origin}/after-load`, "--wait-for", "soon"], env);
+      expect(await bad.exit).toBe(2);
+    } finally {
+      await scripts.close();
+    }
+  });
+});

@@ -1,5 +1,7 @@
 // /metrics in both modes: a crawl of a small site moves the page counters by exactly its pages, the consumer lag
-// gauge covers every stage's topic per partition, and a role without the API serves /metrics on METRICS_PORT.
+// gauge covers every stage's topic per partition, running crawls are a gauge, the render pool reports pages in use,
+// pool size, render time and a browser restart, and a role without the API serves /metrics on METRICS_PORT.
+import { execFileSync } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -24,6 +26,10 @@ async function startSite(): Promise<{ origin: string; server: Server; hooks: str
         hooks.push(String(JSON.parse(body).type));
         res.writeHead(200).end();
       });
+      return;
+    }
+    if (req.url === "/slow") {
+      setTimeout(() => res.writeHead(200, { "content-type": "text/html" }).end("<html><body><h1>Slow</h1></body></html>"), 2500);
       return;
     }
     if (!PAGES.includes(req.url ?? "")) {
@@ -97,6 +103,39 @@ describe.each(MODES)("%s mode", (mode) => {
     expect(after).toMatch(/^process_cpu_user_seconds_total\{role="all"\} \d/m);
     expect(after).toMatch(/^nodejs_heap_size_used_bytes\{role="all"\} \d/m);
   });
+
+  it("running crawls are a gauge: up while a crawl runs, down when it ended", async () => {
+    const text = async () => (await fetch(`${trawl.api}/metrics`)).text();
+    expect(sample(await text(), "trawl_crawls_running")).toBe(0);
+    const res = await postJson(`${trawl.api}/v2/crawl`, { url: `${site.origin}/slow`, limit: 1 });
+    await expect.poll(async () => sample(await text(), "trawl_crawls_running"), { timeout: 10_000, interval: 100 }).toBe(1);
+    expect((await waitForEnd(trawl.api, res.body.id)).at(-1).status).toBe("completed");
+    expect(sample(await text(), "trawl_crawls_running")).toBe(0);
+  });
+
+  it("the render pool: size, pages in use, render time by outcome, and a browser restart after Chromium is killed", async () => {
+    const text = async () => (await fetch(`${trawl.api}/metrics`)).text();
+    const before = await text();
+    for (let i = 0; i < 2; i++) {
+      const page = await postJson(`${trawl.api}/v2/scrape`, { url: `${site.origin}/a`, waitFor: 50 });
+      expect(page.body.data.metadata.engine).toBe("chromium");
+      if (i === 0) {
+        // the browser (our child process) dies between the two pages: the second one starts a new one
+        const out = execFileSync("ps", ["-o", "pid=,comm=", "--ppid", String(process.pid)], { encoding: "utf8" });
+        const pids = out.split("\n").map((l) => l.trim().split(/\s+/)).filter(([, c]) => /chrom/i.test(c ?? "")).map(([p]) => Number(p));
+        expect(pids.length).toBeGreaterThan(0);
+        for (const pid of pids) process.kill(pid, "SIGKILL");
+        await new Promise((r) => setTimeout(r, 300));
+      }
+    }
+    const after = await text();
+    const moved = (name: string, labels: Record<string, string> = {}) => sample(after, name, labels) - sample(before, name, labels);
+    expect(sample(after, "trawl_render_pool_size")).toBe(trawl.config.renderConcurrency);
+    expect(sample(after, "trawl_render_pages_in_use")).toBe(0);
+    expect(moved("trawl_render_duration_seconds_count", { outcome: "ok" })).toBe(2);
+    expect(moved("trawl_render_duration_seconds_sum", { outcome: "ok" })).toBeGreaterThan(0.05);
+    expect(moved("trawl_browser_restarts_total")).toBe(1);
+  });
 });
 
 describe("METRICS_PORT", () => {
@@ -118,5 +157,23 @@ describe("METRICS_PORT", () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
     await expect(fetch(`http://127.0.0.1:${metricsPort}/health`)).rejects.toThrow();
+  });
+
+  it("the render role alone serves the render pool's metrics on it", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "trawl-metrics-"));
+    const metricsPort = 20000 + Math.floor(Math.random() * 20000);
+    const config = loadConfig({}, { mode: "embedded", dataDir, metricsPort, logLevel: "error", renderConcurrency: 3 });
+    const running = await start(["render"], config, createLogger("error", {}));
+    try {
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      expect(text).toMatch(/^trawl_render_pool_size\{role="render"\} 3$/m);
+      expect(text).toMatch(/^trawl_render_pages_in_use\{role="render"\} 0$/m);
+      expect(text).toContain("# TYPE trawl_render_duration_seconds histogram");
+      expect(text).toMatch(/^trawl_browser_restarts_total\{role="render"\} 0$/m);
+      expect(text).toMatch(/^trawl_consumer_lag\{topic="render\.tasks",group="[^"]+",partition="0",role="render"\} 0$/m);
+    } finally {
+      await running.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

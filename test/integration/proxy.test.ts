@@ -1,39 +1,43 @@
 // PROXY_SERVER: every page fetch of a crawl and of POST /v2/scrape goes through the outbound proxy, with its
-// Basic credentials; the private-target rule still holds for what is fetched through it.
+// Basic credentials (the browser's requests too, in both modes); the private-target rule still holds for what is fetched through it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectedDocPaths, startFixtureSite, type FixtureSite } from "../fixtures/site.ts";
 import { startProxy, type TestProxy } from "../fixtures/proxy.ts";
-import { allChunks, postJson, startTrawl, waitForEnd, type Instance } from "./harness.ts";
+import { allChunks, MODES, postJson, startTrawl, waitForEnd, type Instance } from "./harness.ts";
 import { UndiciFetcher } from "../../pipeline/fetch-render/fetcher.ts";
+import type { Config } from "../../pipeline/runtime/config.ts";
 
-describe("outbound proxy (embedded mode: the fetcher is the same in both)", () => {
-  let proxy: TestProxy;
-  let site: FixtureSite;
-  let trawl: Instance;
+/** A fixture site whose host name only the proxy knows (a page fetched without the proxy would fail), and Trawl set to use the proxy with Basic credentials. */
+function proxied(overrides: Partial<Config>): { proxy: TestProxy; site: FixtureSite; trawl: Instance } {
+  const env = {} as { proxy: TestProxy; site: FixtureSite; trawl: Instance };
   beforeAll(async () => {
-    site = await startFixtureSite();
-    // only the proxy knows this host name: a page fetched without the proxy would fail
-    proxy = await startProxy({ "docs.internal.test:80": new URL(site.origin).host });
-    trawl = await startTrawl({ mode: "embedded", proxyServer: proxy.url, proxyUsername: "crawler", proxyPassword: "s3cret" });
+    env.site = await startFixtureSite();
+    env.proxy = await startProxy({ "docs.internal.test:80": new URL(env.site.origin).host });
+    env.trawl = await startTrawl({ ...overrides, proxyServer: env.proxy.url, proxyUsername: "crawler", proxyPassword: "s3cret" });
   });
   afterAll(async () => {
-    await trawl?.stop();
-    await site?.close();
-    await proxy?.close();
+    await env.trawl?.stop();
+    await env.site?.close();
+    await env.proxy?.close();
   });
+  return env;
+}
+
+describe("outbound proxy (embedded mode: the fetcher is the same in both)", () => {
+  const env = proxied({ mode: "embedded" });
 
   it("a crawl fetches every page through the proxy, authenticated", async () => {
-    const res = await postJson(`${trawl.api}/v2/crawl`, { url: "http://docs.internal.test/docs/", limit: 1000 });
-    const status = await waitForEnd(trawl.api, res.body.id);
+    const res = await postJson(`${env.trawl.api}/v2/crawl`, { url: "http://docs.internal.test/docs/", limit: 1000 });
+    const status = await waitForEnd(env.trawl.api, res.body.id);
     expect(status.at(-1).status).toBe("completed");
-    const docs = (await allChunks(trawl.api, res.body.id)).flatMap((c) => c.body.data);
+    const docs = (await allChunks(env.trawl.api, res.body.id)).flatMap((c) => c.body.data);
     expect(docs.map((d: { metadata: { sourceURL: string } }) => new URL(d.metadata.sourceURL).pathname).sort()).toEqual(expectedDocPaths().sort());
-    expect(proxy.seen.length).toBeGreaterThan(0);
-    expect(proxy.seen.every((s) => s.target.startsWith("docs.internal.test") && s.auth === `Basic ${Buffer.from("crawler:s3cret").toString("base64")}`)).toBe(true);
+    expect(env.proxy.seen.length).toBeGreaterThan(0);
+    expect(env.proxy.seen.every((s) => s.target.startsWith("docs.internal.test") && s.auth === `Basic ${Buffer.from("crawler:s3cret").toString("base64")}`)).toBe(true);
   });
 
   it("POST /v2/scrape goes through it too (the host exists only behind the proxy)", async () => {
-    const res = await postJson(`${trawl.api}/v2/scrape`, { url: "http://docs.internal.test/docs/about", proxy: "basic" });
+    const res = await postJson(`${env.trawl.api}/v2/scrape`, { url: "http://docs.internal.test/docs/about", proxy: "basic" });
     expect(res.status).toBe(200);
     expect(res.body.data.markdown).toContain("About these docs.");
   });
@@ -52,5 +56,34 @@ describe("outbound proxy and the private-target rule", () => {
       await fetcher.close();
       await proxy.close();
     }
+  });
+});
+
+describe.each(MODES)("outbound proxy and the browser (%s mode)", (mode) => {
+  const env = proxied({ mode, render: "always" });
+
+  it("a page that needs a browser is loaded through the proxy (the host exists only behind it)", async () => {
+    const before = env.proxy.seen.length;
+    const res = await postJson(`${env.trawl.api}/v2/scrape`, { url: "http://docs.internal.test/docs/about", waitFor: 100 });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data.metadata.engine).toBe("chromium");
+    expect(res.body.data.markdown).toContain("About these docs.");
+    const mine = env.proxy.seen.slice(before);
+    expect(mine.length).toBeGreaterThan(0);
+    expect(mine.every((s) => s.target.startsWith("docs.internal.test") && s.auth === `Basic ${Buffer.from("crawler:s3cret").toString("base64")}`)).toBe(true);
+  });
+
+  it("a RENDER=always crawl renders every page, each request through the proxy", async () => {
+    const res = await postJson(`${env.trawl.api}/v2/crawl`, { url: "http://docs.internal.test/docs/", limit: 8 });
+    const status = await waitForEnd(env.trawl.api, res.body.id, 90_000);
+    expect(status.at(-1).status, JSON.stringify(status.at(-1))).toBe("completed");
+    const docs = (await allChunks(env.trawl.api, res.body.id)).flatMap((c) => c.body.data);
+    const paths = docs.map((d: { metadata: { sourceURL: string } }) => new URL(d.metadata.sourceURL).pathname);
+    expect(new Set(paths).size).toBe(8);
+    expect(paths.filter((p: string) => !expectedDocPaths().includes(p))).toEqual([]);
+    const html = docs.filter((d: { metadata: { contentType?: string } }) => /html/.test(d.metadata.contentType ?? ""));
+    expect(html.length).toBeGreaterThan(0);
+    for (const d of html) expect(d.metadata.engine, d.metadata.sourceURL).toBe("chromium");
+    expect(env.proxy.seen.every((s) => s.target.startsWith("docs.internal.test"))).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 // Rendering through the service in both modes: POST /v2/scrape (also through the official JS SDK) with actions and a
 // screenshot, RENDER=auto on a script-built and a static page, a crawl whose pages and links exist only after their
-// scripts ran, and a server without a browser.
+// scripts ran, and a server without a browser; screenshots as data URLs (SCREENSHOTS=data-url; stored ones: screenshots.test.ts).
 import Firecrawl from "@mendable/firecrawl-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startScriptSite, type ScriptSite } from "../fixtures/script-site.ts";
@@ -12,7 +12,7 @@ describe.each(MODES)("%s mode", (mode) => {
   let trawl: Instance;
   let site: ScriptSite;
   beforeAll(async () => {
-    [site, trawl] = await Promise.all([startScriptSite(), startTrawl({ mode, render: "auto", renderConcurrency: 2 })]);
+    [site, trawl] = await Promise.all([startScriptSite(), startTrawl({ mode, render: "auto", renderConcurrency: 2, screenshots: "data-url" })]);
   });
   afterAll(async () => {
     await trawl?.stop();

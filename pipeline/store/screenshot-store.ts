@@ -1,0 +1,130 @@
+// Screenshots served by Trawl (GET /v2/screenshots/<job>/<id>.png|jpeg) instead of data URLs inside documents.
+// One port, two adapters: ClickHouse (cluster; the image base64 in a String column) and files under
+// DATA_DIR/store/screenshots/ (embedded). A screenshot belongs to a job (a crawl, a batch, or a scrape's pseudo crawl
+// id) and is deleted with it by the retention sweep.
+import { randomUUID } from "node:crypto";
+import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { EXTRACT_JOB_PREFIX, isScrapeJob, SCRAPE_JOB_PREFIX } from "../runtime/constants.ts";
+import type { ClickHouseClient } from "./clickhouse.ts";
+import { raw, sql } from "./sql.ts";
+
+export type ImageType = "png" | "jpeg";
+
+export interface Screenshot {
+  type: ImageType;
+  bytes: Buffer;
+}
+
+export interface ScreenshotStore {
+  put(jobId: string, id: string, shot: Screenshot, at: number): Promise<void>;
+  get(jobId: string, id: string): Promise<Screenshot | null>;
+  /** Deletes the screenshots of these jobs, and those of scrapes stored before `scrapeCutoff`. */
+  deleteExpired(jobIds: string[], scrapeCutoff: number): Promise<void>;
+}
+
+const DATA_URL = /^data:image\/(png|jpeg);base64,/;
+export const SCREENSHOT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export interface Publish {
+  store: ScreenshotStore;
+  /** the stored job id (crawl id, or scrapeJobId(team, scrapeId)) */
+  jobId: string;
+  /** the id in the public URL: the crawl id, or the scrape id */
+  publicJobId: string;
+  /** `<scheme>://<host>` of the API */
+  base: string;
+  now: number;
+}
+
+/**
+ * Replaces the data URLs of a rendered page (the screenshot format, the screenshot actions) by URLs of stored images.
+ * Anything that is not an image data URL is left as it is.
+ */
+export async function publishScreenshots<T extends { screenshot?: string; actions?: { screenshots: string[] } }>(page: T, p: Publish): Promise<T> {
+  const one = async (dataUrl: string): Promise<string> => {
+    const type = DATA_URL.exec(dataUrl)?.[1] as ImageType | undefined;
+    if (!type) return dataUrl;
+    const id = randomUUID();
+    await p.store.put(p.jobId, id, { type, bytes: Buffer.from(dataUrl.slice(dataUrl.indexOf(",") + 1), "base64") }, p.now);
+    return `${p.base}/v2/screenshots/${p.publicJobId}/${id}.${type === "jpeg" ? "jpeg" : "png"}`;
+  };
+  const out = { ...page };
+  if (page.screenshot) out.screenshot = await one(page.screenshot);
+  if (page.actions) out.actions = { ...page.actions, screenshots: await Promise.all(page.actions.screenshots.map(one)) };
+  return out;
+}
+
+const isScrapeLike = (jobId: string) => isScrapeJob(jobId) || jobId.startsWith(EXTRACT_JOB_PREFIX);
+
+export class ClickHouseScreenshotStore implements ScreenshotStore {
+  private readonly ch: ClickHouseClient;
+
+  constructor(ch: ClickHouseClient) {
+    this.ch = ch;
+  }
+
+  async put(jobId: string, id: string, shot: Screenshot, at: number): Promise<void> {
+    await this.ch.insert("screenshots", ["job_id", "id", "type", "data_base64", "stored_at"], [[jobId, id, shot.type, shot.bytes.toString("base64"), at]]);
+  }
+
+  async get(jobId: string, id: string): Promise<Screenshot | null> {
+    const rows = await this.ch.query<{ type: string; data_base64: string }>(
+      sql`SELECT type, data_base64 FROM ${raw(this.ch.table("screenshots"))} WHERE job_id = ${jobId} AND id = ${id} LIMIT 1`,
+    );
+    const row = rows[0];
+    return row ? { type: row.type === "jpeg" ? "jpeg" : "png", bytes: Buffer.from(row.data_base64, "base64") } : null;
+  }
+
+  async deleteExpired(jobIds: string[], scrapeCutoff: number): Promise<void> {
+    const t = raw(this.ch.table("screenshots"));
+    if (jobIds.length) await this.ch.exec(sql`ALTER TABLE ${t} DELETE WHERE job_id IN (${raw(jobIds.map((id) => sql`${id}`.text).join(", "))})`);
+    await this.ch.exec(sql`ALTER TABLE ${t} DELETE WHERE (startsWith(job_id, ${SCRAPE_JOB_PREFIX}) OR startsWith(job_id, ${EXTRACT_JOB_PREFIX})) AND stored_at < ${scrapeCutoff}`);
+  }
+}
+
+/**
+ * One file per image: `<dir>/<job>/<id>.<type>`, the job id hex-encoded (scrape job ids hold a team id and colons).
+ * A job whose crawl is no longer known (it expired while the process was down) is deleted too.
+ */
+export class EmbeddedScreenshotStore implements ScreenshotStore {
+  private readonly dir: string;
+  private readonly known: (jobId: string) => Promise<boolean>;
+
+  constructor(dir: string, known: (jobId: string) => Promise<boolean>) {
+    this.dir = join(dir, "store", "screenshots");
+    this.known = known;
+  }
+
+  private jobDir(jobId: string): string {
+    return join(this.dir, Buffer.from(jobId).toString("hex"));
+  }
+
+  async put(jobId: string, id: string, shot: Screenshot, _at: number): Promise<void> {
+    if (!SCREENSHOT_ID.test(id)) throw new Error(`bad screenshot id ${id}`);
+    await mkdir(this.jobDir(jobId), { recursive: true });
+    await writeFile(join(this.jobDir(jobId), `${id}.${shot.type}`), shot.bytes);
+  }
+
+  async get(jobId: string, id: string): Promise<Screenshot | null> {
+    if (!SCREENSHOT_ID.test(id)) return null;
+    for (const type of ["png", "jpeg"] as const) {
+      const bytes = await readFile(join(this.jobDir(jobId), `${id}.${type}`)).catch(() => null);
+      if (bytes) return { type, bytes };
+    }
+    return null;
+  }
+
+  async deleteExpired(jobIds: string[], scrapeCutoff: number): Promise<void> {
+    const expired = new Set(jobIds);
+    const dirs = await readdir(this.dir).catch(() => [] as string[]);
+    for (const hex of dirs) {
+      const jobId = Buffer.from(hex, "hex").toString();
+      const path = join(this.dir, hex);
+      const gone = isScrapeLike(jobId)
+        ? ((await stat(path).catch(() => null))?.mtimeMs ?? 0) < scrapeCutoff
+        : expired.has(jobId) || !(await this.known(jobId));
+      if (gone) await rm(path, { recursive: true, force: true });
+    }
+  }
+}
