@@ -49,12 +49,17 @@ export class Metrics {
     this.renderSeconds = new Histogram({ name: "trawl_render_duration_seconds", help: "Time to render one page in the browser (a retry after a crash included), by outcome (ok or error code)", labelNames: ["outcome"], buckets: [0.25, 0.5, 1, 2, 5, 10, 20, 30, 60], registers });
     this.browserRestarts = new Counter({ name: "trawl_browser_restarts_total", help: "Browsers started to replace one that crashed, hung or exited", registers });
     this.renderRefused = new Counter({ name: "trawl_render_refused_requests_total", help: "Requests of rendered pages refused, by reason (ad: blockAds; private: private address; other)", labelNames: ["reason"], registers });
+    const collectFailures = new Counter({ name: "trawl_metrics_collect_failures_total", help: "Scrapes of /metrics that could not read a gauge (the store or Kafka was away), by metric", labelNames: ["metric"], registers: [] });
     const { runningCrawls } = opts;
     if (runningCrawls) {
       new Gauge({
         name: "trawl_crawls_running", help: "Crawls running now (not ended, not cancelled), of every team", registers,
         async collect() {
-          this.set(await runningCrawls());
+          try {
+            this.set(await runningCrawls());
+          } catch {
+            collectFailures.inc({ metric: "trawl_crawls_running" }); // the store is away: keep the last value
+          }
         },
       });
     }
@@ -65,12 +70,22 @@ export class Metrics {
         labelNames: ["topic", "group", "partition"], registers,
         async collect() {
           this.reset();
-          for (const q of await queueStats()) {
+          let stats: QueueStat[];
+          try {
+            stats = await queueStats();
+          } catch {
+            // e.g. Kafka "not the leader" for a topic created a moment ago: this scrape has no lag series, the rest
+            // of /metrics is still served (a throwing collect would turn the whole scrape into a 500)
+            collectFailures.inc({ metric: "trawl_consumer_lag" });
+            return;
+          }
+          for (const q of stats) {
             for (const p of q.partitions ?? [{ partition: -1, lag: q.lag }]) this.set({ topic: q.topic, group: q.group, partition: String(p.partition) }, p.lag);
           }
         },
       });
     }
+    this.registry.registerMetric(collectFailures); // prom-client reads every metric at once: a failure shows from the next scrape on
   }
 
   /** The Prometheus text exposition of every metric. */
