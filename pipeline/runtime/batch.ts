@@ -4,7 +4,7 @@
 import { validator } from "../../schemas/index.ts";
 import type { LogicalTopic } from "../topology.ts";
 import { phaseGroups, phases, type Bus, type Consumed, type Emission, type Processor } from "./bus.ts";
-import { classify, errorCode, errorMessage } from "./errors.ts";
+import { classify, errorCode, errorMessage, TrawlError } from "./errors.ts";
 import type { Logger } from "./logger.ts";
 import { backoffMs, sleep } from "./retry.ts";
 
@@ -22,6 +22,11 @@ export interface RunnerHandle {
 interface Decoded<T> {
   ok: Consumed<T>[];
   deadLetters: Emission[];
+  /**
+   * Messages that are JSON but fail the schema and still name their page (string crawlId, urlKey and url): the page
+   * fails for its crawl, which would otherwise wait forever for a URL whose message went to the dead-letter topic.
+   */
+  invalidPages: { msg: Consumed<T>; reason: string }[];
 }
 
 function deadLetter(topic: LogicalTopic, m: RawMessage, partition: number, code: string, reason: string): Emission {
@@ -30,7 +35,7 @@ function deadLetter(topic: LogicalTopic, m: RawMessage, partition: number, code:
 
 export function decodeBatch<T>(topic: LogicalTopic, schema: Parameters<typeof validator>[0], partition: number, messages: RawMessage[]): Decoded<T> {
   const validate = validator<T>(schema);
-  const out: Decoded<T> = { ok: [], deadLetters: [] };
+  const out: Decoded<T> = { ok: [], deadLetters: [], invalidPages: [] };
   for (const m of messages) {
     let value: unknown;
     try {
@@ -42,6 +47,10 @@ export function decodeBatch<T>(topic: LogicalTopic, schema: Parameters<typeof va
     if (!validate(value)) {
       const reason = (validate.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message}`).join("; ");
       out.deadLetters.push(deadLetter(topic, m, partition, "MESSAGE_INVALID", reason));
+      const named = value as { crawlId?: unknown; urlKey?: unknown; url?: unknown } | null;
+      if (named && typeof named.crawlId === "string" && typeof named.urlKey === "string" && typeof named.url === "string") {
+        out.invalidPages.push({ msg: { topic, partition, offset: m.offset, key: m.key ?? "", value: value as T }, reason });
+      }
       continue;
     }
     out.ok.push({ topic, partition, offset: m.offset, key: m.key ?? "", value: value as T });
@@ -123,9 +132,12 @@ export function batchHandler<T, B>(processor: Processor<T, B>, bus: Bus, log: Lo
   }
 
   return async (partition, messages) => {
-    const { ok, deadLetters } = decodeBatch<T>(processor.topic, processor.schema, partition, messages);
+    const { ok, deadLetters, invalidPages } = decodeBatch<T>(processor.topic, processor.schema, partition, messages);
     for (const d of deadLetters) log.error({ partition, ...(d.value as object) }, "undecodable message dead-lettered");
     const emissions: Emission[] = [...deadLetters];
+    for (const { msg, reason } of invalidPages) {
+      emissions.push(...(processor.onPageFailure?.(msg, new TrawlError("MESSAGE_INVALID", `the page's message does not match its schema: ${reason}`)) ?? []));
+    }
     const scratch = processor.createBatch();
     if (processor.prepare) await retryForever(() => processor.prepare?.(ok, scratch) ?? Promise.resolve(), "prepare");
     const deliver = (list: Emission[]) =>

@@ -8,7 +8,7 @@ import type { Consumed, Emission, Processor } from "./bus.ts";
 import { unframe } from "./append-log.ts";
 import { busRecord, EmbeddedBus, parseBusRecord, partitionOf } from "./embedded-bus.ts";
 import { createLogger } from "./logger.ts";
-import { InfrastructureError } from "./errors.ts";
+import { errorCode, errorMessage, InfrastructureError } from "./errors.ts";
 
 const log = createLogger("silent");
 const dirs: string[] = [];
@@ -197,5 +197,45 @@ describe("bus records", () => {
       }
     }
     expect(() => parseBusRecord('{"o":1,"k":"x","v{"o":1')).toThrow();
+  });
+});
+
+describe("a message that fails its schema", () => {
+  it("goes to the dead-letter topic and, when it names its page, fails that page for its crawl (the crawl does not wait forever)", async () => {
+    const bus = await EmbeddedBus.open({ partitions: 1, log });
+    const failed: string[] = [];
+    const handled: string[] = [];
+    const p: Processor<{ crawlId: string; urlKey: string; url: string }, void> = {
+      name: "fetch", topic: "fetch.tasks", schema: "fetch-task", group: "fetch-test", broadcast: false, mode: "parallel", concurrency: 1,
+      createBatch() {},
+      async handle(m) {
+        handled.push(m.value.urlKey);
+        return [];
+      },
+      onPageFailure(m, err) {
+        failed.push(`${m.value.urlKey} ${errorCode(err)}`);
+        return [{ topic: "frontier.inbox", key: m.value.crawlId, value: { type: "PageFailed", crawlId: m.value.crawlId, urlKey: m.value.urlKey, url: m.value.url, code: errorCode(err), error: errorMessage(err) } }];
+      },
+    };
+    const inbox = recorder();
+    const runInbox = bus.consume(inbox.p, log);
+    const run = bus.consume(p, log);
+    // valid JSON, wrong shape: names its page; another without a page; a third not JSON at all
+    await bus.produce([
+      { topic: "fetch.tasks", key: "c1", value: { crawlId: "c1", urlKey: "k1", url: "https://s.test/a", depth: "deep" } },
+      { topic: "fetch.tasks", key: "c1", value: { nothing: true } },
+    ]);
+    await until(() => failed.length === 1 && inbox.seen.length === 1);
+    expect(failed).toEqual(["k1 MESSAGE_INVALID"]);
+    expect(inbox.seen).toEqual(["c1"]);
+    expect(handled).toEqual([]);
+    let lag = -1;
+    await until(() => {
+      void bus.queueStats().then((stats) => (lag = stats.find((q) => q.topic === "fetch.tasks")?.lag ?? -1));
+      return lag === 0; // both messages done and committed, none handled
+    });
+    await run.stop();
+    await runInbox.stop();
+    await bus.close();
   });
 });
