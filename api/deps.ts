@@ -14,6 +14,8 @@ import type { MapDeps } from "../pipeline/usecases/map-site.ts";
 import type { SearchBackend } from "../pipeline/search/search-backend.ts";
 
 /** `fetcher`, `convert` and `cache` (ScrapeDeps) serve POST /v2/scrape: this process's fetcher and convert pool. */
+import type { StatusCache } from "./status-cache.ts";
+
 export interface ApiDeps extends ScrapeDeps {
   config: Config;
   store: CrawlStore;
@@ -36,6 +38,8 @@ export interface ApiDeps extends ScrapeDeps {
   searchBackend: SearchBackend;
   /** For the queue admin UI, /v2/team/queue-status and /v2/concurrency-check. */
   queueStats?: () => Promise<QueueStat[]>;
+  /** GET status answers shared for STATUS_CACHE_MS (absent: every read goes to the store) */
+  statusCache?: StatusCache;
   /** SCREENSHOTS=url: stored screenshots, served at /v2/screenshots/:job/:file (absent: data URLs) */
   screenshots?: ScreenshotStore;
 }

@@ -8,6 +8,12 @@ type Listener = (e: CrawlEvent) => void;
 
 export class EventHub {
   private readonly listeners = new Map<string, Set<Listener>>();
+  private readonly everyEvent = new Set<Listener>();
+
+  /** Every event of every crawl (e.g. the status cache drops a crawl's answers when it ends). */
+  onEvent(fn: Listener): void {
+    this.everyEvent.add(fn);
+  }
 
   subscribe(crawlId: string, fn: Listener): () => void {
     const set = this.listeners.get(crawlId) ?? new Set<Listener>();
@@ -20,6 +26,7 @@ export class EventHub {
   }
 
   publish(e: CrawlEvent): void {
+    for (const fn of this.everyEvent) fn(e);
     for (const fn of this.listeners.get(e.crawlId) ?? []) fn(e);
   }
 }

@@ -3,6 +3,7 @@ import type { Server } from "node:http";
 import type { WebSocketServer } from "ws";
 import { createApp } from "../api/app.ts";
 import { ApiEventsProcessor, EventHub } from "../api/event-hub.ts";
+import { StatusCache } from "../api/status-cache.ts";
 import { attachWatch } from "../api/ws.ts";
 import { ConvertProcessor } from "../pipeline/convert/convert.ts";
 import { pageConverter } from "../pipeline/convert/converter.ts";
@@ -192,6 +193,10 @@ export async function startWebhookEmit(w: Wiring): Promise<void> {
 export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSocketServer }> {
   const { infra, clock, log, config } = w;
   const hub = new EventHub();
+  const statusCache = new StatusCache(config.statusCacheMs, () => clock.now());
+  hub.onEvent((e) => {
+    if (e.type !== "crawl.page" && e.type !== "crawl.started") statusCache.invalidate(e.crawlId); // it ended: no stale "scraping"
+  });
   w.runners.push(await infra.run(new ApiEventsProcessor(hub)));
   const access = config.useDbAuthentication ? new TeamAccess({ store: infra.store, auth: infra.auth, cacheTtlMs: config.authCacheTtlMs, now: () => clock.now() }) : undefined;
   if (access) log.info({ cacheTtlMs: config.authCacheTtlMs }, "authentication on: every /v2 request needs a team's API key");
@@ -213,7 +218,7 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
   const app = createApp({
     ...scrape, config, ready: () => infra.ready(), ...(w.providers.llm ? { llm: w.providers.llm } : {}),
     queueStats: () => infra.queueStats(), metrics: w.metrics, authStore: infra.auth, ...(access ? { access } : {}), robots, searchBackend,
-    ...(config.screenshots === "url" ? { screenshots: infra.screenshots } : {}),
+    ...(config.screenshots === "url" ? { screenshots: infra.screenshots } : {}), statusCache,
   });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.port, config.host, () => resolve(s));

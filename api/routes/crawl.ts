@@ -71,12 +71,18 @@ export function jobRoutes(router: Router, deps: ApiDeps, base: string): void {
     notAnId(ctx, base);
     const id = jobId(ctx);
     const { skip, limit } = pagination(ctx.query);
-    const crawl = await readable(ctx, id);
-    const { head, docs, nextSkip } = await crawlStatus(store, crawl, clock.now(), { skip, limit: limit ?? DEFAULT_PAGE_DOCS, maxBytes: config.statusChunkMaxBytes });
-    if (nextSkip !== undefined) head.next = `${publicBase(ctx, config.trustProxy)}${base}/${id}?skip=${nextSkip}${limit !== undefined ? `&limit=${limit}` : ""}`;
-    // documents are stored as JSON text: splice them in without parsing
+    const origin = publicBase(ctx, config.trustProxy);
+    const load = async () => {
+      const crawl = await readable(ctx, id);
+      const { head, docs, nextSkip } = await crawlStatus(store, crawl, clock.now(), { skip, limit: limit ?? DEFAULT_PAGE_DOCS, maxBytes: config.statusChunkMaxBytes });
+      if (nextSkip !== undefined) head.next = `${origin}${base}/${id}?skip=${nextSkip}${limit !== undefined ? `&limit=${limit}` : ""}`;
+      // documents are stored as JSON text: splice them in without parsing
+      return `${JSON.stringify(head).slice(0, -1)},"data":[${docs.join(",")}]}`;
+    };
+    const key = [ctx.state.teamId, base, id, skip, limit ?? "", origin].join("\n");
+    const body = deps.statusCache ? await deps.statusCache.get(id, key, load) : await load();
     ctx.type = "application/json";
-    ctx.body = `${JSON.stringify(head).slice(0, -1)},"data":[${docs.join(",")}]}`;
+    ctx.body = body;
   });
 
   router.delete(`${base}/:id`, async (ctx) => {
@@ -88,6 +94,7 @@ export function jobRoutes(router: Router, deps: ApiDeps, base: string): void {
     if (crawl.status !== "cancelled") {
       if (crawl.status !== "scraping") throw cancelError(409, "Crawl is already completed");
       await cancelCrawl(deps, id);
+      deps.statusCache?.invalidate(id);
     }
     ctx.body = { status: "cancelled" };
   });

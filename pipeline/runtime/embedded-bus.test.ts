@@ -202,7 +202,7 @@ describe("bus records", () => {
 
 describe("a message that fails its schema", () => {
   it("goes to the dead-letter topic and, when it names its page, fails that page for its crawl (the crawl does not wait forever)", async () => {
-    const bus = await EmbeddedBus.open({ partitions: 1, log });
+    const bus = await EmbeddedBus.open({ partitions: 1, dir: null, log });
     const failed: string[] = [];
     const handled: string[] = [];
     const p: Processor<{ crawlId: string; urlKey: string; url: string }, void> = {
