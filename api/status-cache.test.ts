@@ -11,7 +11,12 @@ describe("StatusCache", () => {
     expect([a, b, loads]).toEqual(["body 1", "body 1", 1]);
     t = 249;
     expect(await c.get("j", "k", load)).toBe("body 1");
+    // past the TTL: the stale answer at once, one fresh read in the background, which the next readers get
     t = 250;
+    const [stale, alsoStale] = await Promise.all([c.get("j", "k", load), c.get("j", "k", load)]);
+    expect([stale, alsoStale]).toEqual(["body 1", "body 1"]);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(loads).toBe(2); // one background read for both
     expect(await c.get("j", "k", load)).toBe("body 2");
     expect(await c.get("j", "other page", load)).toBe("body 3");
   });
@@ -26,6 +31,22 @@ describe("StatusCache", () => {
     c.invalidate("j");
     expect(await c.get("j", "k1", load)).toBe("body 4");
     expect(await c.get("other", "k3", load)).toBe("body 3");
+  });
+
+  it("a failed background read drops the stale answer: the next reader reads (and sees the error) itself", async () => {
+    let t = 0;
+    let fail = false;
+    const c = new StatusCache(100, () => t);
+    const load = async () => {
+      if (fail) throw new Error("Job expired");
+      return "ok";
+    };
+    expect(await c.get("j", "k", load)).toBe("ok");
+    fail = true;
+    t = 200;
+    expect(await c.get("j", "k", load)).toBe("ok");
+    await new Promise((r) => setTimeout(r, 0));
+    await expect(c.get("j", "k", load)).rejects.toThrow("Job expired");
   });
 
   it("a failed load is shared by the readers waiting on it but not kept", async () => {
