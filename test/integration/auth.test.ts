@@ -116,7 +116,7 @@ describe.each(MODES)("authentication and teams (%s)", (mode) => {
   });
 
   it("charges an extract job to its team: 5 credits a page, in the credit usage and its history (SDK)", async () => {
-    const keyC = (await call(trawl.api, "POST", admin("/keys"), undefined, { team: `c-${mode}`, credits: 100 })).body.key as string;
+    const keyC = (await call(trawl.api, "POST", admin("/keys"), undefined, { team: `extract-${mode}`, credits: 100 })).body.key as string;
     const fc = new Firecrawl({ apiKey: keyC, apiUrl: trawl.api });
     const before = (await call(trawl.api, "GET", "/v2/team/credit-usage", keyC)).body.data;
     expect(before).toMatchObject({ creditsUsed: 0, remainingCredits: 100, planCredits: 100 });
