@@ -2,16 +2,9 @@ import { describe, expect, it } from "vitest";
 import { HttpError } from "./errors.ts";
 import { pagination } from "./routes/crawl.ts";
 import { UNRECOGNIZED_KEYS, validateBody } from "./validate.ts";
+import { errorOf } from "../pipeline/runtime/error-of.testing.ts";
 
-const fails = (fn: () => unknown): HttpError => {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof HttpError) return err;
-    throw err;
-  }
-  throw new Error("did not throw");
-};
+const fails = (fn: () => unknown): HttpError => errorOf(fn, HttpError);
 
 describe("request validation", () => {
   it("reports issues in the anchor's shape", () => {

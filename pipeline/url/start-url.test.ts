@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { checkStartUrl } from "./start-url.ts";
-import { requestErrorOf } from "../runtime/request-error.testing.ts";
+import { requestErrorOf } from "../runtime/error-of.testing.ts";
 
 const fails = requestErrorOf;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { batchOptions, checkJobFields, crawlOptions, scrapeSettings, webhookSetting } from "./request-options.ts";
-import { requestErrorOf } from "../runtime/request-error.testing.ts";
+import { requestErrorOf } from "../runtime/error-of.testing.ts";
 
 const fails = requestErrorOf;
 

@@ -152,6 +152,9 @@ describe.each(MODES)("%s mode", (mode) => {
         expect(await del.json()).toEqual({ status: "cancelled" });
         const right = await getJson(`${trawl.api}/v2/crawl/${id}`);
         expect(right.body.status).toBe("cancelled");
+        // the very page polled a moment ago (shared for STATUS_CACHE_MS) is not served from before the cancel
+        const polled = await getJson(`${trawl.api}/v2/crawl/${id}?limit=1`);
+        expect(polled.body.status).toBe("cancelled");
         const countAt = (await allChunks(trawl.api, id)).flatMap((c) => c.body.data).length;
         await new Promise((r) => setTimeout(r, 2500)); // in-flight fetches finish meanwhile
         const chunks = await allChunks(trawl.api, id);
