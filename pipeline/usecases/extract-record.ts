@@ -33,11 +33,6 @@ export interface StepResult {
   results: PageResult[];
   tokens: number;
   warnings: string[];
-  /**
-   * Credits of the pages this step scraped itself (path crawls are charged by the frontier, stored crawls are not
-   * fetched again). Recorded once per step, so a resumed job never counts a page twice: the seam for charging jobs.
-   */
-  credits: number;
 }
 
 const FINAL_SEQ = 1_000_000;

@@ -17,6 +17,7 @@ import { sleep } from "../runtime/retry.ts";
 import { DEFAULT_WILDCARD_LIMIT, plan } from "./extract-job.ts";
 import { JSON_FORMAT_CREDITS } from "../extract-json/extract-json.ts";
 import type { AuthStore } from "../store/auth-store.ts";
+import { documentTokens } from "../store/crawl-store.ts";
 import { extractJobId } from "../runtime/constants.ts";
 import { readRecord, saveFinal, saveStep, type ExtractState, type StepResult } from "./extract-record.ts";
 import { crawlOptions, scrapeSettings } from "./request-options.ts";
@@ -57,11 +58,10 @@ function unlessStopped<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 const resultOf = (d: PageDocument): PageResult => ({ url: String(d.metadata.url), data: d.json, sources: ((d.metadata.extract as { sources?: Record<string, unknown> } | undefined)?.sources ?? {}) });
-const tokensOf = (d: PageDocument) => Number((d.metadata.extract as { tokens?: number } | undefined)?.tokens ?? 0);
 const warningsOf = (docs: PageDocument[]) => docs.flatMap((d) => (d.warning ? [`${String(d.metadata.url)}: ${String(d.warning)}`] : []));
 
-function stepOf(step: string, docs: PageDocument[], credits = 0, warnings: string[] = []): StepResult {
-  return { step, results: docs.map(resultOf), tokens: docs.reduce((n, d) => n + tokensOf(d), 0), warnings: [...warnings, ...warningsOf(docs)], credits };
+function stepOf(step: string, docs: PageDocument[], warnings: string[] = []): StepResult {
+  return { step, results: docs.map(resultOf), tokens: docs.reduce((n, d) => n + documentTokens(d), 0), warnings: [...warnings, ...warningsOf(docs)] };
 }
 
 /**
@@ -98,7 +98,7 @@ export async function runExtractJob(deps: ExtractDeps, job: ExtractJob, signal: 
       const provider = deps.extractor ?? rulesProvider(parseHtml);
       const stored = await storedDocuments(deps, crawlId);
       for (const doc of stored) await unlessStopped(extractInto(doc, { url: String(doc.metadata.url), html: htmlOfDocument(doc), markdown: doc.markdown ?? "" }, { json }, provider, deps.log), signal);
-      await done(stepOf(`stored-${i}`, stored, 0, stored.length === 0 ? [`crawl ${crawlId} has no stored pages`] : []));
+      await done(stepOf(`stored-${i}`, stored, stored.length === 0 ? [`crawl ${crawlId} has no stored pages`] : []));
     }
 
     // pages and path crawls at once; each stored as soon as it is done
@@ -107,10 +107,10 @@ export async function runExtractJob(deps: ExtractDeps, job: ExtractJob, signal: 
       if (!todo(`page-${i}`)) return;
       let step: StepResult;
       try {
-        const { document, credits } = await scrapePage(deps, url, settings, settings.timeoutMs ?? deps.fetchTimeoutMs);
-        step = stepOf(`page-${i}`, [document], credits);
+        const { document } = await scrapePage(deps, url, settings, settings.timeoutMs ?? deps.fetchTimeoutMs);
+        step = stepOf(`page-${i}`, [document]);
       } catch (err) {
-        step = stepOf(`page-${i}`, [], 0, [`${url}: ${errorMessage(err)}`]); // a page that failed is data: not retried on resume
+        step = stepOf(`page-${i}`, [], [`${url}: ${errorMessage(err)}`]); // a page that failed is data: not retried on resume
       }
       if (!signal.aborted) await done(step);
     });
