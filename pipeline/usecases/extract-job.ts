@@ -44,6 +44,7 @@ const STORED = /^crawl:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 /** Checks the request (400s before any job exists) and splits its URLs into pages and path crawls. */
 export function plan(req: ExtractRequest, allowPrivate: boolean): Plan {
   if (req.enableWebSearch) throw invalidField(["enableWebSearch"], "enableWebSearch is not available on this server (it has no web search); pass the pages in urls");
+  if (req.systemPrompt !== undefined) throw invalidField(["systemPrompt"], "systemPrompt is not supported by this server; put the instructions in prompt");
   if (!req.prompt && !req.schema) throw invalidField(["schema"], "Either prompt or schema is required");
   if (req.schema) {
     try {
@@ -83,14 +84,14 @@ export async function readExtract(deps: Pick<CrawlDeps, "store">, teamId: string
 /** Validates, stores the job as processing, and hands it to the extract-jobs consumers. Returns the job id. */
 export async function startExtract(deps: SubmitExtractDeps, request: ExtractRequest, teamId: string): Promise<string> {
   const p = plan(request, deps.allowPrivate);
-  // a wildcard's crawl is lowered to the credits left, as a crawl's limit is (the job carries the lowered limit)
-  const limit = await deps.access?.admit(teamId, extractRequired(request), p.crawls.length ? (request.limit ?? DEFAULT_WILDCARD_LIMIT) : undefined);
-  const req: ExtractRequest = limit !== undefined && p.crawls.length ? { ...request, limit } : request;
   for (const crawlId of p.stored) {
     const crawl = await deps.store.getCrawl(crawlId);
     if (!crawl || crawl.teamId !== teamId) throw invalidField(["crawlId"], `no crawl ${crawlId}`);
     if (crawl.status === "scraping") throw invalidField(["crawlId"], `crawl ${crawlId} is still running; extract again once it has finished`);
   }
+  // a wildcard's crawl is lowered to the credits left, as a crawl's limit is (the job carries the lowered limit)
+  const limit = await deps.access?.admit(teamId, extractRequired(request), p.crawls.length ? (request.limit ?? DEFAULT_WILDCARD_LIMIT) : undefined);
+  const req: ExtractRequest = limit !== undefined && p.crawls.length ? { ...request, limit } : request;
   const id = randomUUID();
   const now = deps.clock.now();
   const state: ExtractState = { status: "processing", tokensUsed: 0, expiresAt: now + RETENTION_MS, showSources: req.showSources === true, teamId, request: req };

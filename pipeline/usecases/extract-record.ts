@@ -33,6 +33,8 @@ export interface StepResult {
   results: PageResult[];
   tokens: number;
   warnings: string[];
+  /** What this step is charged (pages it extracted itself: what a json-format scrape of each costs; absent in older records) */
+  credits?: number;
 }
 
 const FINAL_SEQ = 1_000_000;

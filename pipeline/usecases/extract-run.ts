@@ -34,8 +34,12 @@ export type ExtractDeps = StoredScrapeDeps & CrawlDeps & { allowPrivate: boolean
  */
 export function extractCharge(steps: StepResult[]): { credits: number; tokens: number } {
   const own = steps.filter((s) => !s.step.startsWith("crawl-"));
-  return { credits: own.reduce((n, s) => n + s.results.length, 0) * JSON_FORMAT_CREDITS, tokens: own.reduce((n, s) => n + s.tokens, 0) };
+  // steps stored before `credits` existed: the flat rate per page
+  return { credits: own.reduce((n, s) => n + (s.credits ?? s.results.length * JSON_FORMAT_CREDITS), 0), tokens: own.reduce((n, s) => n + s.tokens, 0) };
 }
+
+/** A page's charge as a json-format scrape: JSON_FORMAT_CREDITS, or its PDF pages when it has more. */
+const pageCharge = (d: PageDocument) => Math.max(JSON_FORMAT_CREDITS, Number(d.metadata.numPages ?? 0) || 0);
 const CRAWL_WAIT_MS = 10 * 60_000;
 
 /** The job was interrupted by a stop of this process: retriable, so its message stays uncommitted and runs again. */
@@ -61,7 +65,8 @@ const resultOf = (d: PageDocument): PageResult => ({ url: String(d.metadata.url)
 const warningsOf = (docs: PageDocument[]) => docs.flatMap((d) => (d.warning ? [`${String(d.metadata.url)}: ${String(d.warning)}`] : []));
 
 function stepOf(step: string, docs: PageDocument[], warnings: string[] = []): StepResult {
-  return { step, results: docs.map(resultOf), tokens: docs.reduce((n, d) => n + documentTokens(d), 0), warnings: [...warnings, ...warningsOf(docs)] };
+  const credits = step.startsWith("crawl-") ? 0 : docs.reduce((n, d) => n + pageCharge(d), 0); // a path crawl is billed as the crawl
+  return { step, results: docs.map(resultOf), tokens: docs.reduce((n, d) => n + documentTokens(d), 0), warnings: [...warnings, ...warningsOf(docs)], credits };
 }
 
 /**
@@ -150,7 +155,7 @@ async function waitForCrawl(deps: ExtractDeps, crawlId: string, signal: AbortSig
     const crawl = await deps.store.getCrawl(crawlId);
     if (crawl && crawl.status !== "scraping") return;
     if (deps.clock.now() > deadline) throw new Error(`the crawl ${crawlId} did not finish within ${CRAWL_WAIT_MS / 60_000} minutes`);
-    await sleep(300, signal);
+    await sleep(1000, signal); // a crawl takes seconds; one status read a second per waiting job
   }
 }
 

@@ -51,10 +51,11 @@ describe.each(MODES)("%s mode", (mode) => {
     expect((res as unknown as { sources?: unknown }).sources).toBeUndefined();
   });
 
-  it("clear 400s: web search, no schema nor prompt, an invalid schema, a bad URL; 404 for an unknown job", async () => {
+  it("clear 400s: web search, systemPrompt, no schema nor prompt, an invalid schema, a bad URL; 404 for an unknown job", async () => {
     const cases: [unknown, RegExp][] = [
       [{ urls: [`${site.origin}/shop/`], prompt: "x", enableWebSearch: true }, /enableWebSearch is not available/],
       [{ urls: [`${site.origin}/shop/`] }, /Either prompt or schema is required/],
+      [{ urls: [`${site.origin}/shop/`], prompt: "x", systemPrompt: "be brief" }, /systemPrompt is not supported/],
       [{ urls: [`${site.origin}/shop/`], schema: { type: "nope" } }, /invalid JSON Schema/],
       [{ urls: ["ftp://x.test/"], schema: offerSchema }, /unsupported protocol/],
     ];
