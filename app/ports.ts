@@ -7,12 +7,12 @@ import type { Metrics } from "../pipeline/runtime/metrics.ts";
 import { ChromiumRenderer } from "../pipeline/browser/chromium-renderer.ts";
 import { loadAdHosts, type AdHosts } from "../pipeline/browser/ad-hosts.ts";
 
-/** The page fetcher as the configuration describes it (fetch-render, the scrape route and the CLI share it). */
 /** PROXY_SERVER and its credentials, when set. */
 const proxyOf = (config: Config) => config.proxyServer
   ? { uri: config.proxyServer, ...(config.proxyUsername ? { username: config.proxyUsername, password: config.proxyPassword } : {}) }
   : undefined;
 
+/** The page fetcher as the configuration describes it (fetch-render, the scrape route and the CLI share it). */
 export function pageFetcher(config: Config): UndiciFetcher {
   const proxy = proxyOf(config);
   return new UndiciFetcher({
@@ -26,7 +26,6 @@ export function webhookAgent(config: Config) {
   return guardedAgent({ allowPrivate: config.allowLocalWebhooks, resolve: config.resolve, connections: 16 });
 }
 
-/** Headless Chromium as the configuration describes it (the render role and POST /v2/scrape share one per process). */
 /** blockAds: the hosts of BLOCK_ADS_LISTS (a missing list is said once, at start). */
 function adHosts(config: Config, log: Logger): AdHosts | undefined {
   const paths = config.blockAdsLists.split(",").map((p) => p.trim()).filter(Boolean);
@@ -37,6 +36,7 @@ function adHosts(config: Config, log: Logger): AdHosts | undefined {
   return hosts;
 }
 
+/** Headless Chromium as the configuration describes it (the render role and POST /v2/scrape share one per process). */
 export function pageRenderer(config: Config, log: Logger, metrics?: Metrics): ChromiumRenderer {
   const proxy = proxyOf(config);
   const ads = adHosts(config, log);

@@ -19,3 +19,15 @@ describe("ad hosts of filter lists", () => {
     expect(hosts.size).toBe(3);
   });
 });
+
+describe("exceptions against blocks", () => {
+  it("an exception for a parent domain beats a block of a subdomain; an $important block beats every exception", () => {
+    const hosts = parseAdHosts(["@@||example.com^\n||ads.example.com^\n||track.example.com^$important\n||other.test^"]);
+    expect(hosts.blocks("ads.example.com")).toBe(false);
+    expect(hosts.blocks("x.ads.example.com")).toBe(false);
+    expect(hosts.blocks("track.example.com")).toBe(true);
+    expect(hosts.blocks("a.other.test")).toBe(true);
+    expect(hosts.blocks("example.com")).toBe(false);
+    expect(hosts.size).toBe(3);
+  });
+});

@@ -1,8 +1,8 @@
 // blockAds: the ad and tracker host names of Adblock-syntax filter lists (EasyList and EasyPrivacy as Debian's
 // webext-ublock-origin-chromium package installs them; read from disk, never fetched at run time). Only whole-host
 // rules are used (`||host^`, with resource-type or third-party options at most); rules restricted to some sites,
-// popups, redirects or paths are left out, and whole-host exceptions (`@@||host^`) win. A host is blocked when it
-// or one of its parent domains is on the list.
+// popups, redirects or paths are left out, and whole-host exceptions (`@@||host^`, for the host and its subdomains)
+// win unless the block is `$important`. A host is blocked when it or one of its parent domains is on the list.
 import { readFileSync } from "node:fs";
 
 const RULE = /^(@@)?\|\|([a-z0-9.-]+)\^(?:\$(.*))?$/;
@@ -18,6 +18,7 @@ export interface AdHosts {
 /** The whole-host rules of filter list texts. */
 export function parseAdHosts(texts: string[]): AdHosts {
   const blocked = new Set<string>();
+  const important = new Set<string>();
   const allowed = new Set<string>();
   for (const text of texts) {
     for (const line of text.split("\n")) {
@@ -25,21 +26,25 @@ export function parseAdHosts(texts: string[]): AdHosts {
       if (!m) continue;
       const options = m[3] ? m[3].split(",") : [];
       if (!options.every((o) => HOST_WIDE.has(o))) continue;
-      (m[1] ? allowed : blocked).add(m[2] as string);
+      const host = m[2] as string;
+      if (m[1]) allowed.add(host);
+      else (options.includes("important") ? important : blocked).add(host);
     }
   }
-  for (const host of allowed) blocked.delete(host);
+  /** whether the host or one of its parent domains is in `set` */
+  const listed = (set: Set<string>, host: string): boolean => {
+    for (let h = host; ; h = h.slice(h.indexOf(".") + 1)) {
+      if (set.has(h)) return true;
+      if (!h.includes(".")) return false;
+    }
+  };
   return {
-    size: blocked.size,
+    size: blocked.size + important.size,
     blocks(host: string): boolean {
-      let h = host.toLowerCase().replace(/\.$/, "");
-      for (;;) {
-        if (allowed.has(h)) return false;
-        if (blocked.has(h)) return true;
-        const dot = h.indexOf(".");
-        if (dot < 0) return false;
-        h = h.slice(dot + 1);
-      }
+      const h = host.toLowerCase().replace(/\.$/, "");
+      // as the filter syntax has it: $important blocks beat exceptions, exceptions (of the host or a parent) beat blocks
+      if (listed(important, h)) return true;
+      return !listed(allowed, h) && listed(blocked, h);
     },
   };
 }

@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { EXTRACT_JOB_PREFIX, isScrapeJob, SCRAPE_JOB_PREFIX } from "../runtime/constants.ts";
+import { EXTRACT_JOB_PREFIX, isStandaloneJob, SCRAPE_JOB_PREFIX } from "../runtime/constants.ts";
 import type { ClickHouseClient } from "./clickhouse.ts";
 import { raw, sql } from "./sql.ts";
 
@@ -55,7 +55,6 @@ export async function publishScreenshots<T extends { screenshot?: string; action
   return out;
 }
 
-const isScrapeLike = (jobId: string) => isScrapeJob(jobId) || jobId.startsWith(EXTRACT_JOB_PREFIX);
 
 export class ClickHouseScreenshotStore implements ScreenshotStore {
   private readonly ch: ClickHouseClient;
@@ -121,7 +120,7 @@ export class EmbeddedScreenshotStore implements ScreenshotStore {
     for (const hex of dirs) {
       const jobId = Buffer.from(hex, "hex").toString();
       const path = join(this.dir, hex);
-      const gone = isScrapeLike(jobId)
+      const gone = isStandaloneJob(jobId)
         ? ((await stat(path).catch(() => null))?.mtimeMs ?? 0) < scrapeCutoff
         : expired.has(jobId) || !(await this.known(jobId));
       if (gone) await rm(path, { recursive: true, force: true });

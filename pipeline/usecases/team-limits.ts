@@ -23,7 +23,9 @@ export class TeamLimits {
     if (!this.cached || this.now() - this.cached.at > this.ttlMs) {
       const teams = this.auth.listTeams();
       this.cached = { at: this.now(), teams };
-      teams.catch(() => (this.cached = null));
+      teams.catch(() => {
+        if (this.cached?.teams === teams) this.cached = null; // not a newer read started since
+      });
     }
     const team = (await this.cached.teams).find((t) => t.teamId === teamId);
     return team?.concurrency ?? this.fallback;
