@@ -16,17 +16,6 @@ import { OffsetCommits } from "./offset-commits.ts";
 
 export type { RunnerHandle };
 
-/** How long a consume loop's start waits for an unreachable broker before the start fails. */
-const START_WAIT_MS = 120_000;
-
-/** A broker that could not be reached (kafkajs gave up connecting), as opposed to a refusal. */
-function unreachable(err: unknown): boolean {
-  for (let e = err as { name?: string; message?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
-    if (e.name === "KafkaJSConnectionError" || /Connection error|ECONNREFUSED|ECONNRESET/.test(e.message ?? "")) return true;
-  }
-  return false;
-}
-
 export async function startRunner<T, B>(
   deps: { kafka: Kafka; bus: Bus; config: Config; log: Logger },
   processor: Processor<T, B>,
@@ -146,20 +135,7 @@ export async function startRunner<T, B>(
     })().finally(() => (restarting = undefined));
   });
 
-  // A replica started while the broker is away (restarted, or not up yet) waits for it instead of exiting: kafkajs
-  // gives up on a connection after its retries (~6 s); the start tries again, with backoff, for up to START_WAIT_MS.
-  const startBy = Date.now() + START_WAIT_MS;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await begin();
-      break;
-    } catch (err) {
-      if (!unreachable(err) || Date.now() > startBy || stopping.signal.aborted) throw err;
-      log.warn({ err: errorMessage(err), attempt }, "Kafka unreachable at start; trying again");
-      await consumer.disconnect().catch(() => undefined);
-      await sleep(backoffMs(attempt, 500, 5000), stopping.signal);
-    }
-  }
+  await begin();
   log.info({ group }, "consumer running");
 
   return {
