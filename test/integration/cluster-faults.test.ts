@@ -115,14 +115,14 @@ it("completes exactly, once, after kill -9 of a replica of each stage, a Kafka r
     await sleep(1500);
     for (const role of SCALED) procs?.spawn(role, 0);
   });
-  await fault(0.4, "Kafka broker restart", async (release) => {
+  await fault(0.5, "Kafka broker restart", async (release) => {
     await infra?.down("kafka");
     release();
     await sleep(2000);
     await infra?.up("kafka");
   });
   mark("Kafka back");
-  await fault(0.65, "ClickHouse restart", async (release) => {
+  await fault(0.75, "ClickHouse restart", async (release) => {
     await infra?.down("clickhouse");
     release();
     await sleep(2000);
