@@ -16,6 +16,7 @@ import { checkAdminKey, isLoopbackHost } from "../api/admin-key.ts";
 import { parseCorsOrigins } from "../api/cors.ts";
 import { keys } from "../pipeline/topology.ts";
 import { openInfrastructure } from "./infrastructure.ts";
+import { compileAll } from "../schemas/index.ts";
 import { startMetricsServer } from "./metrics-server.ts";
 import type { ScreenshotStore } from "../pipeline/store/screenshot-store.ts";
 import { startApi, startConvert, startExtractJson, startFetchRender, startFrontier, startRender, startSink, startWebhookEmit, sweepExpired, type Wiring } from "./roles.ts";
@@ -60,6 +61,7 @@ function checkSettings(roles: readonly RoleName[], config: Config): void {
 /** Starts the given roles in this process. */
 export async function start(roles: readonly RoleName[], config: Config, log: Logger): Promise<Running> {
   checkSettings(roles, config);
+  compileAll();
   const clock = systemClock;
   const roleName = roles.length === 1 ? (roles[0] as string) : "all";
   const infra = await openInfrastructure(config, log, clock, roleName);

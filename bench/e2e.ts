@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensurePostgresManual, serveDirectory } from "./corpus.ts";
 import { startSyntheticSite } from "./synthetic-site.ts";
-import { cpuSeconds, descendants, peakBrowserMemory, peakRss } from "./proc.ts";
+import { cpuSeconds, descendants, peakBrowserMemory, peakRss, systemCpuSeconds, threadCpuSeconds } from "./proc.ts";
 import { freePort, startOwnInfra, type OwnInfra } from "../test/integration/own-infra.ts";
 
 const ROOT = join(import.meta.dirname, "..");
@@ -60,11 +60,22 @@ function statusReaders(url: string, count: number): { stop(): Promise<number[]> 
   };
 }
 
+/** Queries the server ran, grouped by their first words (type 2 = finished), heaviest first. */
+async function clickhouseQuerySummary(url: string): Promise<string> {
+  await new Promise((r) => setTimeout(r, 1500)); // the log is flushed every second
+  const sql = `SELECT replaceRegexpAll(substring(query, 1, 70), '[0-9a-f-]{20,}|[0-9]+', 'N') AS q, count() AS n, sum(query_duration_ms) AS ms,
+    sum(read_rows) AS read, sum(written_rows) AS written FROM system.query_log WHERE type = 2 GROUP BY q ORDER BY ms DESC LIMIT 25 FORMAT PrettyCompactNoEscapes`;
+  return (await fetch(url, { method: "POST", body: sql })).text();
+}
+
 export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrapeOptions?: Record<string, unknown>, opts: E2eOptions = {}) {
   const site = siteSpec === "pg" ? await serveDirectory(ensurePostgresManual()) : await startSyntheticSite(Number(siteSpec.split(":")[1] ?? 1000));
   const start = siteSpec === "pg" ? `${site.origin}/docs/index.html` : `${site.origin}/site/p0.html`;
   const expected = siteSpec === "pg" ? undefined : Number(siteSpec.split(":")[1]);
   let infra: OwnInfra | null = null;
+  // BENCH_CLICKHOUSE_QUERIES=1: the private ClickHouse logs its queries, and the run ends with a summary of them
+  const queryLog = mode === "cluster" && process.env.BENCH_CLICKHOUSE_QUERIES === "1";
+  if (queryLog) process.env.TRAWL_CLICKHOUSE_QUERY_LOG = "1";
   if (mode === "cluster") infra = await startOwnInfra();
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), "trawl-bench-"));
@@ -91,6 +102,8 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
   const crawlOnce = async () => {
     // every process's CPU over the crawl (Kafka and ClickHouse too in cluster mode): the per-process cost of a page
     const cpuStart = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
+    const sysStart = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, systemCpuSeconds(pid)]));
+    const threadsStart = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, threadCpuSeconds(pid)]));
     const browserCpu0 = descendants(child.pid as number).reduce((n, p) => n + cpuSeconds(p), 0);
     const t1 = performance.now();
     const res = await fetch(`${api}/v2/crawl`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: start, limit: opts.limit ?? 200_000, crawlEntireDomain: true, ...(scrapeOptions ? { scrapeOptions } : {}) }) });
@@ -117,16 +130,26 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
     const perPageMs = (s: number) => +((1000 * s) / Math.max(1, status.completed)).toFixed(2);
     const cpuMsPerPage: Record<string, number> = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, perPageMs(cpuSeconds(pid) - (cpuStart[k] ?? 0) + (k === "trawl" ? browserCpu : 0))]));
     cpuMsPerPage.total = +Object.values(cpuMsPerPage).reduce((a, b) => a + b, 0).toFixed(2);
+    // the kernel's part of each process's CPU
+    const systemMsPerPage = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, perPageMs(systemCpuSeconds(pid) - (sysStart[k] ?? 0))]));
+    // per process, its thread groups over 5 % of its CPU (threads that ended during the crawl are not counted)
+    const threadMsPerPage = Object.fromEntries(Object.entries(pids).map(([k, pid]) => {
+      const before = threadsStart[k] ?? {};
+      const spent = Object.entries(threadCpuSeconds(pid)).map(([name, s]) => [name, s - (before[name] ?? 0)] as const);
+      const sum = spent.reduce((n, [, s]) => n + s, 0);
+      return [k, Object.fromEntries(spent.filter(([, s]) => s > 0.05 * sum).sort((a, b) => b[1] - a[1]).map(([name, s]) => [name, perPageMs(s)]))];
+    }));
     return {
       pages: status.completed, status: status.status, seconds: +seconds.toFixed(2), pagesPerSecond: +(status.completed / seconds).toFixed(1), firstPageMs,
       statusReads: latencies.length, statusReaders: opts.readers ?? 1, statusP50Ms: quantile(latencies, 0.5), statusP99Ms: quantile(latencies, 0.99),
-      cpuSecondsPerPage: +((cpuMsPerPage.trawl ?? 0) / 1000).toFixed(4), cpuMsPerPage, ...(browserCpu > 0 ? { browserCpuSeconds: +browserCpu.toFixed(1) } : {}),
+      cpuSecondsPerPage: +((cpuMsPerPage.trawl ?? 0) / 1000).toFixed(4), cpuMsPerPage, systemMsPerPage, threadMsPerPage, ...(browserCpu > 0 ? { browserCpuSeconds: +browserCpu.toFixed(1) } : {}),
       ...(expected ? { rssMBAt10pct: rssAt["0.1"], rssMBAt50pct: rssAt["0.5"], rssMBAt100pct: rssAt["1"] } : {}),
     };
   };
 
   const runs = [];
   for (let i = 0; i < (opts.crawls ?? 1); i++) runs.push(await crawlOnce());
+  if (queryLog && infra) console.error(await clickhouseQuerySummary(infra.clickhouseUrl));
   const browser = browserMemory.stop();
   const peak = rss.stop();
   child.kill("SIGTERM");

@@ -12,6 +12,16 @@ export function rssMB(pid: number): number {
   }
 }
 
+/** System (kernel) CPU seconds of a pid: syscalls, page faults, the file system. */
+export function systemCpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[12]) / TICKS;
+  } catch {
+    return 0;
+  }
+}
+
 export function cpuSeconds(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -129,4 +139,27 @@ export function peakBrowserMemory(pid: number, everyMs = 300): { stop(): Record<
       };
     },
   };
+}
+
+/** CPU seconds of each thread group of a pid, by thread name with its digits dropped ("C2 CompilerThre",
+ * "data-plane-kafka-request-handler-", "BackgrProcPool"…): where a server's CPU goes without a profiler. */
+export function threadCpuSeconds(pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tasks) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).replace(/[\d]+/g, "#").trim();
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      out[name] = (out[name] ?? 0) + (Number(fields[11]) + Number(fields[12])) / TICKS;
+    } catch {
+      continue; // the thread ended while we read
+    }
+  }
+  return out;
 }

@@ -44,6 +44,7 @@ configure() {
   <default_database>default</default_database>
   <timezone>UTC</timezone>
   <mlock_executable>false</mlock_executable>
+$( [ "${TRAWL_CLICKHOUSE_QUERY_LOG:-0}" = 1 ] && echo "  <query_log><database>system</database><table>query_log</table><flush_interval_milliseconds>1000</flush_interval_milliseconds></query_log>")
 </yandex>
 XML
   cat >"$CDIR/users.xml" <<XML
@@ -53,6 +54,7 @@ XML
     <default>
       <max_memory_usage>4000000000</max_memory_usage>
       <load_balancing>random</load_balancing>
+$( [ "${TRAWL_CLICKHOUSE_QUERY_LOG:-0}" = 1 ] && echo "      <log_queries>1</log_queries>")
     </default>
   </profiles>
   <users>

@@ -71,7 +71,11 @@ up() {
   install
   configure
   log "kafka: starting on $HOST:$PORT"
-  nohup java -Xms256m -Xmx768m -XX:+UseG1GC -Djava.awt.headless=true \
+  # TRAWL_KAFKA_JVM_OPTS (default -XX:TieredStopAtLevel=1): the JIT stops at C1. C2 compiling the broker's hot
+  # paths took about half of its CPU over the first crawls after a start on two cores (bench/README.md, issue 19);
+  # a broker that runs for days on more cores may want C2 back: set TRAWL_KAFKA_JVM_OPTS=" ".
+  # shellcheck disable=SC2086 # word splitting of the options is meant
+  nohup java -Xms256m -Xmx768m -XX:+UseG1GC ${TRAWL_KAFKA_JVM_OPTS:--XX:TieredStopAtLevel=1} -Djava.awt.headless=true \
     -Dlog4j.configuration="file:$KDIR/log4j.properties" -cp "$KDIR/libs/*" kafka.Kafka "$KDIR/server.properties" \
     >"$KDIR/logs/stdout.log" 2>&1 &
   echo $! >"$PIDFILE"

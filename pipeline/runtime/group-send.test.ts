@@ -72,6 +72,38 @@ describe("GroupSender", () => {
   });
 });
 
+describe("GroupSender sending alone on failure", () => {
+  it("a failed request of several calls is tried once per call: only the call the server refuses fails", async () => {
+    const sent: string[][] = [];
+    let release: () => void = () => undefined;
+    const first = new Promise<void>((r) => (release = r));
+    const g = new GroupSender<string>(async (items) => {
+      sent.push(items);
+      if (sent.length === 1) return first;
+      if (items.includes("bad")) throw new Error("refused");
+    }, () => 1, 100, 0, true);
+    const a = g.submit(["a"]);
+    const b = g.submit(["b1", "b2"]);
+    const bad = g.submit(["bad"]);
+    const c = g.submit(["c"]);
+    release();
+    await a;
+    await expect(bad).rejects.toThrow("refused");
+    await Promise.all([b, c]);
+    expect(sent).toEqual([["a"], ["b1", "b2", "bad", "c"], ["b1", "b2"], ["bad"], ["c"]]);
+  });
+
+  it("a call alone that fails is not sent again", async () => {
+    let calls = 0;
+    const g = new GroupSender<string>(async () => {
+      calls++;
+      throw new Error("down");
+    }, () => 1, 100, 0, true);
+    await expect(g.submit(["a"])).rejects.toThrow("down");
+    expect(calls).toBe(1);
+  });
+});
+
 describe("GroupSender with a linger", () => {
   it("an idle sender waits the linger for company; a full request goes at once", async () => {
     const s = server();

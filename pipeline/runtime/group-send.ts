@@ -20,12 +20,18 @@ export class GroupSender<T> {
   private readonly lingerMs: number;
   private queuedBytes = 0;
   private lingering: NodeJS.Timeout | undefined;
+  private readonly aloneOnFailure: boolean;
   /** Requests sent and calls they carried (for tests and metrics). */
   readonly stats = { requests: 0, calls: 0 };
 
-  /** `maxBytes`: a request takes further calls only while it stays under this size (a call is never split). */
-  constructor(send: (items: T[]) => Promise<void>, sizeOf: (item: T) => number, maxBytes: number, lingerMs = 0) {
+  /**
+   * `maxBytes`: a request takes further calls only while it stays under this size (a call is never split).
+   * `aloneOnFailure`: when a request carrying several calls fails, each is sent once more on its own, so a call the
+   * server refuses (bad data) fails only its own caller; a server that is down fails them all again.
+   */
+  constructor(send: (items: T[]) => Promise<void>, sizeOf: (item: T) => number, maxBytes: number, lingerMs = 0, aloneOnFailure = false) {
     this.send = send;
+    this.aloneOnFailure = aloneOnFailure;
     this.lingerMs = lingerMs;
     this.sizeOf = sizeOf;
     this.maxBytes = maxBytes;
@@ -58,6 +64,14 @@ export class GroupSender<T> {
     this.sendNext();
   }
 
+  private sendSafely(items: T[]): Promise<void> {
+    try {
+      return this.send(items);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
   private sendNext(): void {
     const take: Pending<T>[] = [];
     let bytes = 0;
@@ -72,15 +86,15 @@ export class GroupSender<T> {
     this.inflight = true;
     this.stats.requests++;
     this.stats.calls += take.length;
-    let sent: Promise<void>;
-    try {
-      sent = this.send(take.flatMap((p) => p.items));
-    } catch (err) {
-      sent = Promise.reject(err);
-    }
-    sent.then(
+    this.sendSafely(take.flatMap((p) => p.items)).then(
       () => take.forEach((p) => p.resolve()),
-      (err: unknown) => take.forEach((p) => p.reject(err)),
+      async (err: unknown) => {
+        if (!this.aloneOnFailure || take.length === 1) return take.forEach((p) => p.reject(err));
+        for (const p of take) {
+          this.stats.requests++;
+          await this.sendSafely(p.items).then(p.resolve, p.reject);
+        }
+      },
     ).finally(() => {
       this.inflight = false;
       this.pump();

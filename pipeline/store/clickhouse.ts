@@ -1,6 +1,7 @@
 // ClickHouse connection (the `clickhouse` package over HTTP). SQL text comes from sql.ts only.
 import { ClickHouse } from "clickhouse";
 import { InfrastructureError, TrawlError } from "../runtime/errors.ts";
+import { GroupSender } from "../runtime/group-send.ts";
 import { type SqlFragment, ident, tuple } from "./sql.ts";
 
 export interface ClickHouseOptions {
@@ -10,6 +11,9 @@ export interface ClickHouseOptions {
   database: string;
 }
 
+/** Rows of the INSERTs into one table made while one is in flight go out together, up to this much SQL text. */
+const GROUP_INSERT_BYTES = 8 * 1024 * 1024;
+
 const RETRIABLE_NET = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|socket hang up|ENOTFOUND|EAI_AGAIN/;
 
 export class ClickHouseClient {
@@ -18,6 +22,12 @@ export class ClickHouseClient {
   private readonly ch: InstanceType<typeof ClickHouse>;
   /** INSERTs: statement in the URL, rows in the body (the package cannot combine a form field with a body). */
   private readonly chInsert: InstanceType<typeof ClickHouse>;
+  /**
+   * One group sender per table and column list. Every INSERT makes a part on the server (files per column, merged
+   * later), so the server's CPU follows the number of INSERTs far more than their rows: the stages of a process
+   * that write one table at once share one INSERT (the crawl's status counters, URL states, documents).
+   */
+  private readonly inserts = new Map<string, GroupSender<string>>();
 
   constructor(opts: ClickHouseOptions) {
     const u = new URL(opts.url);
@@ -63,12 +73,26 @@ export class ClickHouseClient {
     }
   }
 
-  /** One INSERT … VALUES of many rows: atomic on the server for blocks below max_insert_block_size. */
+  /**
+   * INSERT … VALUES of many rows, atomic on the server for blocks below max_insert_block_size: the rows of one call
+   * are stored together or not at all. Calls for the same table made while an INSERT into it is in flight travel
+   * together in the next one (a call that failed with others is tried once more alone, so one bad row fails only its
+   * own caller).
+   */
   async insert(table: string, columns: string[], rows: unknown[][]): Promise<void> {
     if (rows.length === 0) return;
-    const body = rows.map(tuple).join(",\n");
+    const statement = `INSERT INTO ${this.table(table)} (${columns.map(ident).join(", ")}) VALUES`;
+    let sender = this.inserts.get(statement);
+    if (!sender) {
+      sender = new GroupSender<string>((bodies) => this.insertText(statement, table, bodies.join(",\n")), (b) => b.length, GROUP_INSERT_BYTES, 0, true);
+      this.inserts.set(statement, sender);
+    }
+    await sender.submit([rows.map(tuple).join(",\n")]);
+  }
+
+  private async insertText(statement: string, table: string, body: string): Promise<void> {
     try {
-      await this.chInsert.insert(`INSERT INTO ${this.table(table)} (${columns.map(ident).join(", ")}) VALUES`, [body]).toPromise();
+      await this.chInsert.insert(statement, [body]).toPromise();
     } catch (err) {
       throw this.wrap(err, `insert into ${table}`);
     }
