@@ -60,6 +60,17 @@ function statusReaders(url: string, count: number): { stop(): Promise<number[]> 
   };
 }
 
+/** BENCH_LAG=1: each second, the messages every stage has not yet committed, by topic and group (stderr). */
+async function printLag(api: string): Promise<void> {
+  const text = await fetch(`${api}/metrics`).then((r) => r.text(), () => "");
+  const lag = new Map<string, number>();
+  for (const m of text.matchAll(/^trawl_consumer_lag\{topic="([^"]+)",group="([^"]+)"[^}]*\} (\d+)/gm)) {
+    const key = `${m[1]}/${m[2]}`;
+    lag.set(key, (lag.get(key) ?? 0) + Number(m[3]));
+  }
+  console.error([...lag].filter(([, n]) => n > 0).map(([k, n]) => `${k}=${n}`).join(" ") || "(no lag)");
+}
+
 /** Queries the server ran, grouped by their first words (type 2 = finished), heaviest first. */
 async function clickhouseQuerySummary(url: string): Promise<string> {
   await new Promise((r) => setTimeout(r, 1500)); // the log is flushed every second
@@ -108,6 +119,7 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
     const t1 = performance.now();
     const res = await fetch(`${api}/v2/crawl`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: start, limit: opts.limit ?? 200_000, crawlEntireDomain: true, ...(scrapeOptions ? { scrapeOptions } : {}) }) });
     const { id } = (await res.json()) as { id: string };
+    const lagTimer = process.env.BENCH_LAG === "1" ? setInterval(() => void printLag(api), 1000) : undefined;
     const readers = opts.readers ? statusReaders(`${api}/v2/crawl/${id}?limit=1`, opts.readers) : null;
     const polls: number[] = [];
     let firstPageMs = 0;
@@ -123,6 +135,7 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
       await new Promise((r) => setTimeout(r, 100));
     }
     const seconds = (performance.now() - t1) / 1000;
+    clearInterval(lagTimer);
     rssAt["1"] = rss.now();
     const latencies = (readers ? await readers.stop() : polls).sort((a, b) => a - b);
     // the browser processes are Trawl's children: their CPU counts (they run from the first rendered page on)

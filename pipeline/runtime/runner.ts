@@ -9,10 +9,12 @@ import { batchHandler, type RunnerHandle } from "./batch.ts";
 import type { Config } from "./config.ts";
 import { errorMessage } from "./errors.ts";
 import type { Logger } from "./logger.ts";
-import { MAX_MESSAGE_BYTES } from "./kafka-bus.ts";
 import { messageText } from "./registry.ts";
 import { backoffMs, retry, sleep } from "./retry.ts";
 import { OffsetCommits } from "./offset-commits.ts";
+
+/** Bytes a stage's fetch asks for per partition (see the consumer's settings). */
+const FETCH_BYTES_PER_PARTITION = 1024 * 1024;
 
 export type { RunnerHandle };
 
@@ -31,8 +33,11 @@ export async function startRunner<T, B>(
     groupId: group,
     sessionTimeout: config.kafkaSessionTimeoutMs,
     heartbeatInterval: 3000,
-    maxBytesPerPartition: MAX_MESSAGE_BYTES,
-    maxBytes: 4 * MAX_MESSAGE_BYTES,
+    // a fetch brings at most ~1 MB per partition and 4 MB in all (the broker still returns a first record batch that is
+    // larger, KIP-74, so a 16 MB page gets through): a batch is decoded and handled in one turn of the event loop, and
+    // 16 MB of pages at once stalled the API sharing it (status p99) and inflated the heap
+    maxBytesPerPartition: FETCH_BYTES_PER_PARTITION,
+    maxBytes: 4 * FETCH_BYTES_PER_PARTITION,
     // an idle fetch blocks up to maxWait; a graceful stop waits for it. minBytes > 1 trades latency for bigger batches
     minBytes: processor.broadcast ? 1 : config.kafkaFetchMinBytes,
     maxWaitTimeInMs: processor.broadcast ? 1000 : config.kafkaFetchMaxWaitMs,
