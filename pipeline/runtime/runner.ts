@@ -109,7 +109,9 @@ export async function startRunner<T, B>(
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: processor.mode === "ordered" ? 4 : 2,
+      // batches of up to 4 partitions in flight at once (parallel stages had 2: a convert process then had at most 2
+      // batches' pages to keep its workers busy with while the others waited for their deliveries)
+      partitionsConsumedConcurrently: 4,
       eachBatch,
     });
   }
