@@ -12,8 +12,8 @@ interface Job {
 
 // Conversion yields to the main thread when the cores are contended: on Linux a nice value is per thread, and
 // setPriority(n) (pid 0) sets this worker thread's only. The main thread answers API requests and moves every stage's
-// batches; with two workers converting at full speed on two cores, status p99 under 200 readers went from ~50 to
-// 115-190 ms. Ignored where not permitted.
+// batches. (With two workers converting at full speed on two cores, status p99 under 200 readers rose from ~50 to
+// 60-220 ms; this priority's own effect on it was within the benchmark's noise: bench/README.md.)
 const WORKER_NICE = 10;
 try {
   setPriority(WORKER_NICE);

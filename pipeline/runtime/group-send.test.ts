@@ -81,7 +81,7 @@ describe("GroupSender sending alone on failure", () => {
       sent.push(items);
       if (sent.length === 1) return first;
       if (items.includes("bad")) throw new Error("refused");
-    }, () => 1, 100, 0, true);
+    }, () => 1, 100, 0, (err) => (err as Error).message === "refused");
     const a = g.submit(["a"]);
     const b = g.submit(["b1", "b2"]);
     const bad = g.submit(["bad"]);
@@ -97,10 +97,29 @@ describe("GroupSender sending alone on failure", () => {
     let calls = 0;
     const g = new GroupSender<string>(async () => {
       calls++;
-      throw new Error("down");
-    }, () => 1, 100, 0, true);
-    await expect(g.submit(["a"])).rejects.toThrow("down");
+      throw new Error("refused");
+    }, () => 1, 100, 0, () => true);
+    await expect(g.submit(["a"])).rejects.toThrow("refused");
     expect(calls).toBe(1);
+  });
+
+  it("an error it does not accept (the server is away) fails every call of the group without sending them again", async () => {
+    const sent: string[][] = [];
+    let release: () => void = () => undefined;
+    const first = new Promise<void>((r) => (release = r));
+    const g = new GroupSender<string>(async (items) => {
+      sent.push(items);
+      if (sent.length === 1) return first;
+      throw new Error("down");
+    }, () => 1, 100, 0, (err) => (err as Error).message === "refused");
+    const a = g.submit(["a"]);
+    const b = g.submit(["b"]);
+    const c = g.submit(["c"]);
+    release();
+    await a;
+    await expect(b).rejects.toThrow("down");
+    await expect(c).rejects.toThrow("down");
+    expect(sent).toEqual([["a"], ["b", "c"]]);
   });
 });
 

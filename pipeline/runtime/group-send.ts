@@ -20,16 +20,16 @@ export class GroupSender<T> {
   private readonly lingerMs: number;
   private queuedBytes = 0;
   private lingering: NodeJS.Timeout | undefined;
-  private readonly aloneOnFailure: boolean;
+  private readonly aloneOnFailure: (err: unknown) => boolean;
   /** Requests sent and calls they carried (for tests and metrics). */
   readonly stats = { requests: 0, calls: 0 };
 
   /**
    * `maxBytes`: a request takes further calls only while it stays under this size (a call is never split).
-   * `aloneOnFailure`: when a request carrying several calls fails, each is sent once more on its own, so a call the
-   * server refuses (bad data) fails only its own caller; a server that is down fails them all again.
+   * `aloneOnFailure(err)`: when a request carrying several calls fails with an error it accepts (data the server
+   * refused, not a server that is away), each call is sent once more on its own, so only the refused call fails.
    */
-  constructor(send: (items: T[]) => Promise<void>, sizeOf: (item: T) => number, maxBytes: number, lingerMs = 0, aloneOnFailure = false) {
+  constructor(send: (items: T[]) => Promise<void>, sizeOf: (item: T) => number, maxBytes: number, lingerMs = 0, aloneOnFailure: (err: unknown) => boolean = () => false) {
     this.send = send;
     this.aloneOnFailure = aloneOnFailure;
     this.lingerMs = lingerMs;
@@ -89,7 +89,7 @@ export class GroupSender<T> {
     this.sendSafely(take.flatMap((p) => p.items)).then(
       () => take.forEach((p) => p.resolve()),
       async (err: unknown) => {
-        if (!this.aloneOnFailure || take.length === 1) return take.forEach((p) => p.reject(err));
+        if (take.length === 1 || !this.aloneOnFailure(err)) return take.forEach((p) => p.reject(err));
         for (const p of take) {
           this.stats.requests++;
           await this.sendSafely(p.items).then(p.resolve, p.reject);

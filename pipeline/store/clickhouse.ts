@@ -76,7 +76,7 @@ export class ClickHouseClient {
   /**
    * INSERT … VALUES of many rows, atomic on the server for blocks below max_insert_block_size: the rows of one call
    * are stored together or not at all. Calls for the same table made while an INSERT into it is in flight travel
-   * together in the next one (a call that failed with others is tried once more alone, so one bad row fails only its
+   * together in the next one (a group the server refused is tried again call by call, so one bad row fails only its
    * own caller).
    */
   async insert(table: string, columns: string[], rows: unknown[][]): Promise<void> {
@@ -84,7 +84,9 @@ export class ClickHouseClient {
     const statement = `INSERT INTO ${this.table(table)} (${columns.map(ident).join(", ")}) VALUES`;
     let sender = this.inserts.get(statement);
     if (!sender) {
-      sender = new GroupSender<string>((bodies) => this.insertText(statement, table, bodies.join(",\n")), (b) => b.length, GROUP_INSERT_BYTES, 0, true);
+      // a group the server refused is sent again call by call; one that failed because the server is away is not
+      const refused = (err: unknown) => !(err instanceof InfrastructureError);
+      sender = new GroupSender<string>((bodies) => this.insertText(statement, table, bodies.join(",\n")), (b) => b.length, GROUP_INSERT_BYTES, 0, refused);
       this.inserts.set(statement, sender);
     }
     await sender.submit([rows.map(tuple).join(",\n")]);

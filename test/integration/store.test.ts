@@ -47,6 +47,20 @@ describe("ClickHouse", () => {
   });
 });
 
+describe("ClickHouse INSERTs made at once", () => {
+  it("are all stored, and a call the server refuses fails alone (the calls sharing its INSERT are stored)", async () => {
+    await ch.exec(raw(`CREATE TABLE IF NOT EXISTS ${ch.table("group_probe")} (k String, n UInt32) ENGINE = MergeTree() ORDER BY k`));
+    const good = Array.from({ length: 20 }, (_, i) => ch.insert("group_probe", ["k", "n"], [[`k${i}`, i], [`k${i}b`, i]]));
+    const bad = ch.insert("group_probe", ["k", "n"], [["bad", "not a number"]]);
+    const more = Array.from({ length: 5 }, (_, i) => ch.insert("group_probe", ["k", "n"], [[`m${i}`, i]]));
+    await expect(bad).rejects.toThrow(/insert into group_probe failed/);
+    await Promise.all([...good, ...more]);
+    const rows = await ch.query<{ k: string }>(raw(`SELECT k FROM ${ch.table("group_probe")} ORDER BY k`));
+    expect(rows).toHaveLength(45);
+    expect(rows.map((r) => r.k)).not.toContain("bad");
+  });
+});
+
 describe("ClickHouse migrations", () => {
   it("adds the columns of later releases to the tables of an earlier one, once, even when roles migrate at the same time", async () => {
     const old = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: `trawl_mig_${Date.now().toString(36)}` });
