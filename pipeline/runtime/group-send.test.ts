@@ -72,16 +72,26 @@ describe("GroupSender", () => {
   });
 });
 
+/**
+ * A sender that retries refused calls alone, whose first request stays in flight until `release()` (so the calls made
+ * meanwhile form one group), and whose later requests fail with `fail(items)`'s error when it returns one.
+ */
+function heldFirst(fail: (items: string[]) => string | undefined) {
+  const sent: string[][] = [];
+  let release: () => void = () => undefined;
+  const first = new Promise<void>((r) => (release = r));
+  const g = new GroupSender<string>(async (items) => {
+    sent.push(items);
+    if (sent.length === 1) return first;
+    const error = fail(items);
+    if (error) throw new Error(error);
+  }, () => 1, 100, 0, (err) => (err as Error).message === "refused");
+  return { g, sent, release: () => release() };
+}
+
 describe("GroupSender sending alone on failure", () => {
   it("a failed request of several calls is tried once per call: only the call the server refuses fails", async () => {
-    const sent: string[][] = [];
-    let release: () => void = () => undefined;
-    const first = new Promise<void>((r) => (release = r));
-    const g = new GroupSender<string>(async (items) => {
-      sent.push(items);
-      if (sent.length === 1) return first;
-      if (items.includes("bad")) throw new Error("refused");
-    }, () => 1, 100, 0, (err) => (err as Error).message === "refused");
+    const { g, sent, release } = heldFirst((items) => (items.includes("bad") ? "refused" : undefined));
     const a = g.submit(["a"]);
     const b = g.submit(["b1", "b2"]);
     const bad = g.submit(["bad"]);
@@ -104,14 +114,7 @@ describe("GroupSender sending alone on failure", () => {
   });
 
   it("an error it does not accept (the server is away) fails every call of the group without sending them again", async () => {
-    const sent: string[][] = [];
-    let release: () => void = () => undefined;
-    const first = new Promise<void>((r) => (release = r));
-    const g = new GroupSender<string>(async (items) => {
-      sent.push(items);
-      if (sent.length === 1) return first;
-      throw new Error("down");
-    }, () => 1, 100, 0, (err) => (err as Error).message === "refused");
+    const { g, sent, release } = heldFirst(() => "down");
     const a = g.submit(["a"]);
     const b = g.submit(["b"]);
     const c = g.submit(["c"]);
