@@ -1,8 +1,9 @@
 // The wiring of each role: which processors it runs and with which ports. start.ts calls the ones asked for.
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { WebSocketServer } from "ws";
 import { createApp } from "../api/app.ts";
 import { ApiEventsProcessor, EventHub } from "../api/event-hub.ts";
+import { listenApi } from "../api/listen.ts";
 import { StatusCache } from "../api/status-cache.ts";
 import { attachWatch } from "../api/ws.ts";
 import { ConvertProcessor } from "../pipeline/convert/convert.ts";
@@ -190,7 +191,7 @@ export async function startWebhookEmit(w: Wiring): Promise<void> {
 }
 
 /** The HTTP and WebSocket API, listening on HOST:PORT. */
-export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSocketServer }> {
+export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSocketServer; closeListeners: () => Promise<void> }> {
   const { infra, clock, log, config } = w;
   const hub = new EventHub();
   const statusCache = new StatusCache(config.statusCacheMs, () => clock.now());
@@ -220,11 +221,10 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
     queueStats: () => infra.queueStats(), metrics: w.metrics, authStore: infra.auth, ...(access ? { access } : {}), robots, searchBackend,
     ...(config.screenshots === "url" ? { screenshots: infra.screenshots } : {}), statusCache,
   });
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(config.port, config.host, () => resolve(s));
-    s.once("error", reject);
-  });
+  const server = createServer(app.callback());
+  const sockets = process.platform === "linux" ? config.apiAcceptSockets : 1;
+  const closeListeners = await listenApi(server, { port: config.port, host: config.host, sockets });
   const wss = attachWatch(server, { store: infra.store, hub, clock, log, ...(access ? { access } : {}) });
-  log.info({ address: server.address() }, "api listening");
-  return { server, wss };
+  log.info({ address: server.address(), sockets }, "api listening");
+  return { server, wss, closeListeners };
 }

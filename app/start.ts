@@ -99,7 +99,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
       if (stopped) return;
       stopped = true;
       log.info("shutting down: draining in-flight work");
-      if (api) await closeApi(api.server, api.wss);
+      if (api) await closeApi(api.server, api.wss, api.closeListeners);
       if (metricsServer) await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
       for (const prepare of w.beforeStop) prepare();
       await Promise.all(w.runners.map((r) => r.stop()));
@@ -118,7 +118,8 @@ async function resumeCrawls(w: Wiring): Promise<void> {
 }
 
 /** Stops accepting: WebSocket watchers are told the server is going away, then the HTTP server closes. */
-async function closeApi(server: Server, wss: WebSocketServer): Promise<void> {
+async function closeApi(server: Server, wss: WebSocketServer, closeListeners: () => Promise<void>): Promise<void> {
+  await closeListeners();
   for (const client of wss.clients) client.close(1001, JSON.stringify({ type: "error", error: "server shutting down" }));
   wss.close();
   await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -36,26 +36,18 @@ export interface E2eOptions {
 
 const quantile = (sorted: number[], x: number) => +(sorted[Math.min(sorted.length - 1, Math.floor(x * sorted.length))] ?? 0).toFixed(1);
 
-/** Readers that each GET the crawl's status about once a second (jittered) until stopped; their latencies. */
+/** Readers that each GET the crawl's status about once a second (jittered) until stopped, in their own process
+ * (bench/status-readers.ts); their latencies. */
 function statusReaders(url: string, count: number): { stop(): Promise<number[]> } {
-  const latencies: number[] = [];
-  let running = true;
-  const one = async () => {
-    await new Promise((r) => setTimeout(r, Math.random() * 1000));
-    while (running) {
-      const t = performance.now();
-      const res = await fetch(url).catch(() => null);
-      await res?.arrayBuffer().catch(() => null);
-      if (res?.ok) latencies.push(performance.now() - t);
-      await new Promise((r) => setTimeout(r, 750 + Math.random() * 500));
-    }
-  };
-  const all = Array.from({ length: count }, one);
+  const child = spawn(join(ROOT, "node_modules/.bin/node"), [join(ROOT, "bench/status-readers.ts"), url, String(count)], { stdio: ["pipe", "pipe", "inherit"] });
+  let out = "";
+  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  const exited = new Promise((r) => child.on("exit", r));
   return {
     stop: async () => {
-      running = false;
-      await Promise.all(all);
-      return latencies;
+      child.stdin.end();
+      await exited;
+      return JSON.parse(out) as number[];
     },
   };
 }
