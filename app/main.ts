@@ -4,7 +4,7 @@ import { configTable, ConfigError, loadConfig, type Config } from "../pipeline/r
 import { createLogger, type Logger } from "../pipeline/runtime/logger.ts";
 import { ROLES, start, type RoleName, type Running } from "./start.ts";
 
-const USAGE = `usage: trawl <role> | trawl crawl <url> [options] | trawl scrape <url>
+const USAGE = `usage: trawl <role>[,<role>...] | trawl crawl <url> [options] | trawl scrape <url>
 
 commands:
   crawl <url>    crawl a site to files, in this process, no server needed (trawl crawl --help)
@@ -14,6 +14,8 @@ commands:
 
 roles:
   all            every role in one process (add --embedded: no Kafka, no ClickHouse)
+  a,b,...        these roles in one process (cluster mode), e.g. the API alone and every other role in a second
+                 process: trawl api & trawl frontier,fetch-render,render,convert,extract-json,sink,webhook-emit
   api            HTTP API (POST/GET/DELETE /v2/crawl)
   frontier       crawl state machine over frontier.inbox
   fetch-render   fetches pages (fetch.tasks -> pages.fetched)
@@ -24,6 +26,15 @@ roles:
   config         print the configuration variables as a markdown table
 
 Configuration comes from environment variables; see README.md.`;
+
+/** `all`, one role, or several joined by commas (`frontier,fetch-render,convert`); a message when one is unknown. */
+export function parseRoles(arg: string): RoleName[] | string {
+  if (arg === "all") return [...ROLES];
+  const names = [...new Set(arg.split(","))];
+  const unknown = names.filter((n) => !ROLES.includes(n as RoleName));
+  if (unknown.length > 0 || names.length === 0) return `unknown role ${unknown.map((n) => `"${n}"`).join(", ") || `"${arg}"`}`;
+  return ROLES.filter((r) => names.includes(r)); // in start order, whatever order they were given in
+}
 
 export async function main(argv: string[]): Promise<void> {
   const embedded = argv.includes("--embedded");
@@ -46,9 +57,9 @@ export async function main(argv: string[]): Promise<void> {
     process.exitCode = await command(argv.slice(1), process.env);
     return;
   }
-  const roles: RoleName[] = role === "all" ? [...ROLES] : ROLES.includes(role as RoleName) ? [role as RoleName] : [];
-  if (roles.length === 0) {
-    console.error(`unknown role "${role}"\n\n${USAGE}`);
+  const roles = parseRoles(role);
+  if (typeof roles === "string") {
+    console.error(`${roles}\n\n${USAGE}`);
     process.exitCode = 2;
     return;
   }

@@ -63,7 +63,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   checkSettings(roles, config);
   compileAll();
   const clock = systemClock;
-  const roleName = roles.length === 1 ? (roles[0] as string) : "all";
+  const roleName = roles.length === ROLES.length ? "all" : roles.join("+");
   const infra = await openInfrastructure(config, log, clock, roleName);
   const metrics = new Metrics({
     role: roleName, queueStats: () => infra.queueStats(),

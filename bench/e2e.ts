@@ -3,7 +3,7 @@
 // and ClickHouse included in cluster mode) and peak RSS per process.
 // Cluster mode starts its own Kafka and ClickHouse (private ports and data directory, through the project's scripts),
 // so the first crawl is the first after the servers started and no other work on the machine counts as theirs.
-// usage: node bench/e2e.ts embedded|cluster pg|synthetic:<pages> [RENDER|-] [limit|-] [crawls] [readers]
+// usage: node bench/e2e.ts embedded|cluster|cluster-api pg|synthetic:<pages> [RENDER|-] [limit|-] [crawls] [readers]
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -32,6 +32,8 @@ export interface E2eOptions {
   crawls?: number;
   /** status readers polling GET /v2/crawl/:id?limit=1 about once a second each during every crawl (0: one poller) */
   readers?: number;
+  /** cluster mode: the API in a process of its own (`trawl api`), every other role in a second one, as deployed */
+  apiProcess?: boolean;
 }
 
 const quantile = (sorted: number[], x: number) => +(sorted[Math.min(sorted.length - 1, Math.floor(x * sorted.length))] ?? 0).toFixed(1);
@@ -89,15 +91,22 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
     ...opts.env,
   };
   const t0 = performance.now();
-  const child = spawn(join(ROOT, "node_modules/.bin/node"), [join(ROOT, "bin/trawl.js"), "all"], { env, stdio: ["ignore", "ignore", "inherit"] });
+  const trawl = (role: string, extra: Record<string, string> = {}) => spawn(join(ROOT, "node_modules/.bin/node"), [join(ROOT, "bin/trawl.js"), role], { env: { ...env, ...extra }, stdio: ["ignore", "ignore", "inherit"] });
+  const split = mode === "cluster" && opts.apiProcess === true;
+  // split: the pipeline process answers /ready on its METRICS_PORT
+  const pipelinePort = split ? await freePort() : 0;
+  const child = split ? trawl("frontier,fetch-render,render,convert,extract-json,sink,webhook-emit", { METRICS_PORT: String(pipelinePort) }) : trawl("all");
+  const apiChild = split ? trawl("api") : null;
   const api = `http://127.0.0.1:${port}`;
-  for (;;) {
-    if (await fetch(`${api}/ready`).then((r) => r.ok, () => false)) break;
-    if (child.exitCode !== null) throw new Error(`trawl exited with ${child.exitCode} before it was ready`);
-    await new Promise((r) => setTimeout(r, 100));
+  for (const [proc, url] of [[child, split ? `http://127.0.0.1:${pipelinePort}` : api], ...(apiChild ? [[apiChild, api] as const] : [])] as const) {
+    for (;;) {
+      if (await fetch(`${url}/ready`).then((r) => r.ok, () => false)) break;
+      if (proc.exitCode !== null) throw new Error(`trawl exited with ${proc.exitCode} before it was ready`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
   const readyMs = Math.round(performance.now() - t0);
-  const pids: Record<string, number> = { trawl: child.pid as number };
+  const pids: Record<string, number> = { trawl: child.pid as number, ...(apiChild ? { "trawl-api": apiChild.pid as number } : {}) };
   if (infra) Object.assign(pids, { kafka: pidIn(join(infra.dir, "kafka", "kafka.pid")), clickhouse: pidIn(join(infra.dir, "clickhouse", "clickhouse.pid")) });
   const rss = peakRss(pids);
   const browserMemory = peakBrowserMemory(child.pid as number);
@@ -145,6 +154,7 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
       return [k, Object.fromEntries(spent.filter(([, s]) => s > 0.05 * sum).sort((a, b) => b[1] - a[1]).map(([name, s]) => [name, perPageMs(s)]))];
     }));
     return {
+      latencies,
       pages: status.completed, status: status.status, seconds: +seconds.toFixed(2), pagesPerSecond: +(status.completed / seconds).toFixed(1), firstPageMs,
       statusReads: latencies.length, statusReaders: opts.readers ?? 1, statusP50Ms: quantile(latencies, 0.5), statusP99Ms: quantile(latencies, 0.99),
       cpuSecondsPerPage: +((cpuMsPerPage.trawl ?? 0) / 1000).toFixed(4), cpuMsPerPage, systemMsPerPage, threadMsPerPage, ...(browserCpu > 0 ? { browserCpuSeconds: +browserCpu.toFixed(1) } : {}),
@@ -157,22 +167,31 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
   if (queryLog && infra) console.error(await clickhouseQuerySummary(infra.clickhouseUrl));
   const browser = browserMemory.stop();
   const peak = rss.stop();
-  child.kill("SIGTERM");
-  await new Promise((r) => child.on("exit", r));
+  for (const proc of [child, apiChild]) {
+    if (!proc) continue;
+    proc.kill("SIGTERM");
+    await new Promise((r) => proc.on("exit", r));
+  }
   await site.close();
   await infra?.stop();
   rmSync(dataDir, { recursive: true, force: true });
-  const [first, ...later] = runs as [Awaited<ReturnType<typeof crawlOnce>>, ...Awaited<ReturnType<typeof crawlOnce>>[]];
-  return { mode, site: siteSpec, readyMs, ...first, peakRssMB: peak, ...(browser.browserPeakRssMB ? browser : {}), ...(later.length ? { later } : {}) };
+  const [first, ...later] = runs.map(({ latencies: _, ...run }) => run) as [Omit<Awaited<ReturnType<typeof crawlOnce>>, "latencies">, ...Omit<Awaited<ReturnType<typeof crawlOnce>>, "latencies">[]];
+  // with readers over several crawls: their reads pooled (a crawl of the manual is a few seconds: ~500 reads each)
+  const pooled = opts.readers && runs.length > 1 ? runs.flatMap((r) => r.latencies).sort((a, b) => a - b) : null;
+  const statusAll = pooled ? { statusAllReads: pooled.length, statusAllP50Ms: quantile(pooled, 0.5), statusAllP99Ms: quantile(pooled, 0.99) } : {};
+  return { mode, ...(opts.apiProcess ? { apiProcess: true } : {}), site: siteSpec, readyMs, ...first, ...statusAll, peakRssMB: peak, ...(browser.browserPeakRssMB ? browser : {}), ...(later.length ? { later } : {}) };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const [mode, site, render, limit, crawls, readers] = process.argv.slice(2);
-  if ((mode !== "embedded" && mode !== "cluster") || !site) throw new Error("usage: e2e.ts embedded|cluster pg|synthetic:<pages> [RENDER|-] [limit|-] [crawls] [readers]");
+  const [arg, site, render, limit, crawls, readers] = process.argv.slice(2);
+  // cluster-api: cluster mode with the API in a process of its own
+  const mode = arg === "cluster-api" ? "cluster" : arg;
+  if ((mode !== "embedded" && mode !== "cluster") || !site) throw new Error("usage: e2e.ts embedded|cluster|cluster-api pg|synthetic:<pages> [RENDER|-] [limit|-] [crawls] [readers]");
   const opts: E2eOptions = {};
   if (render && render !== "-") opts.env = { RENDER: render, RENDER_CONCURRENCY: "2" };
   if (limit && limit !== "-") opts.limit = Number(limit);
   if (crawls) opts.crawls = Number(crawls);
   if (readers) opts.readers = Number(readers);
+  if (arg === "cluster-api") opts.apiProcess = true;
   console.log(JSON.stringify(await e2e(mode, site, undefined, opts)));
 }

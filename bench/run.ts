@@ -108,13 +108,18 @@ const benches: Record<string, Bench> = {
     },
   },
   status: {
-    describe: "GET /v2/crawl/:id?limit=1 latency during a crawl of the manual with 200 concurrent readers (each reads about once a second), embedded and cluster",
-    run: () => ({ embedded: script("e2e.ts", "embedded", "pg", "-", "-", "1", "200")(), cluster: script("e2e.ts", "cluster", "pg", "-", "-", "1", "200")() }),
-    summary: (r) => (["embedded", "cluster"] as const).map((m) => {
+    describe: "GET /v2/crawl/:id?limit=1 latency during 3 crawls of the manual one after the other (the first after start), 200 concurrent readers in a process of their own (each reads about once a second); p99 over every read of the 3 crawls, and per crawl. Embedded: one process. Cluster as deployed: the API in a process of its own (`trawl api`), every other role in a second. Cluster all-in-one (`trawl all`, API sharing its event loop with every stage) is shown, not a target",
+    run: () => ({
+      embedded: script("e2e.ts", "embedded", "pg", "-", "-", "3", "200")(),
+      cluster: script("e2e.ts", "cluster-api", "pg", "-", "-", "3", "200")(),
+      clusterAllInOne: script("e2e.ts", "cluster", "pg", "-", "-", "3", "200")(),
+    }),
+    summary: (r) => ([["embedded", "embedded"], ["cluster", "cluster (API process)"], ["clusterAllInOne", "cluster all-in-one"]] as const).map(([m, label]) => {
       const x = r[m] as Record<string, number>;
-      return `${m}: ${x.statusReads} reads, p50 ${x.statusP50Ms} ms, p99 ${x.statusP99Ms} ms; crawl ${x.pagesPerSecond} pages/s`;
+      const crawls = runsOf(r[m] as Record<string, unknown>).map((c) => `${c.statusP99Ms} ms at ${c.pagesPerSecond} pages/s`).join(", ");
+      return `${label}: ${x.statusAllReads} reads, p50 ${x.statusAllP50Ms} ms, p99 ${x.statusAllP99Ms} ms (p99 per crawl: ${crawls})`;
     }).join("<br>"),
-    targets: (r) => (["embedded", "cluster"] as const).map((m) => met(Number((r[m] as Record<string, number>).statusP99Ms) < 50, `${m} p99 < 50 ms with 200 readers`)),
+    targets: (r) => (["embedded", "cluster"] as const).map((m) => met(Number((r[m] as Record<string, number>).statusAllP99Ms) < 50, `${m} p99 < 50 ms with 200 readers`)),
   },
   scale10k: {
     describe: "embedded mode, synthetic site of 10,000 pages: pages/s and RSS at 10/50/100%",
