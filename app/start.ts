@@ -17,6 +17,7 @@ import { parseCorsOrigins } from "../api/cors.ts";
 import { keys } from "../pipeline/topology.ts";
 import { openInfrastructure } from "./infrastructure.ts";
 import { compileAll } from "../schemas/index.ts";
+import { lowerThreads } from "../pipeline/runtime/thread-priority.ts";
 import { startMetricsServer } from "./metrics-server.ts";
 import type { ScreenshotStore } from "../pipeline/store/screenshot-store.ts";
 import { startApi, startConvert, startExtractJson, startFetchRender, startFrontier, startRender, startSink, startWebhookEmit, sweepExpired, type Wiring } from "./roles.ts";
@@ -62,6 +63,7 @@ function checkSettings(roles: readonly RoleName[], config: Config): void {
 export async function start(roles: readonly RoleName[], config: Config, log: Logger): Promise<Running> {
   checkSettings(roles, config);
   compileAll();
+  lowerThreads();
   const clock = systemClock;
   const roleName = roles.length === ROLES.length ? "all" : roles.join("+");
   const infra = await openInfrastructure(config, log, clock, roleName);
