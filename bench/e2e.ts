@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensurePostgresManual, serveDirectory } from "./corpus.ts";
 import { startSyntheticSite } from "./synthetic-site.ts";
-import { cpuSeconds, descendants, peakBrowserMemory, peakRss, systemCpuSeconds, threadCpuSeconds } from "./proc.ts";
+import { cpuSeconds, descendants, peakBrowserMemory, peakRss, rssMB, systemCpuSeconds, threadCpuSeconds } from "./proc.ts";
 import { freePort, startOwnInfra, type OwnInfra } from "../test/integration/own-infra.ts";
 
 const ROOT = join(import.meta.dirname, "..");
@@ -63,6 +63,15 @@ async function printLag(api: string): Promise<void> {
     lag.set(key, (lag.get(key) ?? 0) + Number(m[3]));
   }
   console.error([...lag].filter(([, n]) => n > 0).map(([k, n]) => `${k}=${n}`).join(" ") || "(no lag)");
+}
+
+/** BENCH_MEM=1: every 5 s, the API process's heap by V8 space, external memory and each process's RSS (stderr). */
+async function printMemory(api: string, pids: Record<string, number>): Promise<void> {
+  const text = await fetch(`${api}/metrics`).then((r) => r.text(), () => "");
+  const mb = (re: RegExp) => Math.round(Number(re.exec(text)?.[1] ?? 0) / 1e6);
+  const spaces = [...text.matchAll(/^nodejs_heap_space_size_used_bytes\{space="([^"]+)"[^}]*\} (\d+)/gm)].map((m) => `${m[1]}=${Math.round(Number(m[2]) / 1e6)}`);
+  const completed = await fetch(api + "/v2/crawl/ongoing").then((r) => r.json() as Promise<{ crawls?: { completed?: number }[] }>, () => ({ crawls: [] }));
+  console.error(`rss ${JSON.stringify(Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, rssMB(pid)])))} heapUsed ${mb(/^nodejs_heap_size_used_bytes\S* (\d+)/m)} heapTotal ${mb(/^nodejs_heap_size_total_bytes\S* (\d+)/m)} external ${mb(/^nodejs_external_memory_bytes\S* (\d+)/m)} MB; used by space ${spaces.join(" ")}; ${JSON.stringify(completed.crawls?.map((c) => c.completed))}`);
 }
 
 /** Queries the server ran, grouped by their first words (type 2 = finished), heaviest first. */
@@ -121,6 +130,7 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
     const res = await fetch(`${api}/v2/crawl`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: start, limit: opts.limit ?? 200_000, crawlEntireDomain: true, ...(scrapeOptions ? { scrapeOptions } : {}) }) });
     const { id } = (await res.json()) as { id: string };
     const lagTimer = process.env.BENCH_LAG === "1" ? setInterval(() => void printLag(api), 1000) : undefined;
+    const memTimer = process.env.BENCH_MEM === "1" ? setInterval(() => void printMemory(api, pids), 5000) : undefined;
     const readers = opts.readers ? statusReaders(`${api}/v2/crawl/${id}?limit=1`, opts.readers) : null;
     const polls: number[] = [];
     let firstPageMs = 0;
@@ -137,6 +147,7 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
     }
     const seconds = (performance.now() - t1) / 1000;
     clearInterval(lagTimer);
+    clearInterval(memTimer);
     rssAt["1"] = rss.now();
     const latencies = (readers ? await readers.stop() : polls).sort((a, b) => a - b);
     // the browser processes are Trawl's children: their CPU counts (they run from the first rendered page on)

@@ -183,6 +183,50 @@ describe("EmbeddedBus", () => {
   });
 });
 
+describe("a topic bounded in memory", () => {
+  it("holds its producer until consumers bring it under the bound, loses nothing, and releases producers when its consumer stops", async () => {
+    const bus = await EmbeddedBus.open({ partitions: 2, dir: null, log, topicMemoryChars: 2000, boundedTopics: new Set(["frontier.inbox"]) });
+    let open = false;
+    const seen: string[] = [];
+    const { p } = recorder();
+    const gated: Processor<Msg, void> = {
+      ...p,
+      async handle(m) {
+        await until(() => open);
+        seen.push(m.value.crawlId);
+        return [];
+      },
+    };
+    const run = bus.consume(gated, log);
+    // each message holds ~50 characters: 100 of them pass the bound, and the consumer takes none while closed
+    let produced = 0;
+    const producing = (async () => {
+      for (let i = 0; i < 100; i++) {
+        await bus.produce([cancel(`m-${i}`)]);
+        produced++;
+      }
+    })();
+    await until(() => bus.heldChars("frontier.inbox") >= 2000);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(produced).toBeLessThan(100); // held at the bound
+    expect(bus.heldChars("frontier.inbox")).toBeLessThan(2000 + 100);
+    open = true;
+    await producing;
+    await until(() => seen.length === 100);
+    expect(new Set(seen).size).toBe(100);
+
+    // a consumer that stops lets its producers through (shutdown never waits on the bound)
+    open = false;
+    const more = (async () => {
+      for (let i = 0; i < 100; i++) await bus.produce([cancel(`n-${i}`)]);
+    })();
+    await until(() => bus.heldChars("frontier.inbox") >= 2000);
+    open = true;
+    await run.stop();
+    await more;
+  });
+});
+
 describe("bus records", () => {
   it("hold the value's JSON as it is and read back exactly, whatever the key and value contain; format 2 records still read", () => {
     const keys = ["plain", 'qu"ote', ',"j":{}', "tab\tnew\nline", "é✓𝄞", ""];
