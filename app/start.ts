@@ -18,6 +18,7 @@ import { keys } from "../pipeline/topology.ts";
 import { openInfrastructure } from "./infrastructure.ts";
 import { compileAll } from "../schemas/index.ts";
 import { lowerThreads } from "../pipeline/runtime/thread-priority.ts";
+import { setHeapGrowth } from "../pipeline/runtime/heap-growth.ts";
 import { startMetricsServer } from "./metrics-server.ts";
 import type { ScreenshotStore } from "../pipeline/store/screenshot-store.ts";
 import { startApi, startConvert, startExtractJson, startFetchRender, startFrontier, startRender, startSink, startWebhookEmit, sweepExpired, type Wiring } from "./roles.ts";
@@ -62,6 +63,7 @@ function checkSettings(roles: readonly RoleName[], config: Config): void {
 /** Starts the given roles in this process. */
 export async function start(roles: readonly RoleName[], config: Config, log: Logger): Promise<Running> {
   checkSettings(roles, config);
+  setHeapGrowth(config.heapGrowthPercent);
   compileAll();
   lowerThreads();
   const clock = systemClock;
