@@ -1,7 +1,8 @@
 // Starts the real local infrastructure (Kafka in KRaft mode, ClickHouse, the Schema Registry) through the project's scripts,
-// and at the end stops only what it started.
+// removes what earlier runs left in it (leftovers.ts), and at the end stops only what it started.
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
+import { removeLeftovers } from "./leftovers.ts";
 
 const script = join(import.meta.dirname, "..", "..", "scripts", "infra.sh");
 const services = ["kafka", "clickhouse", "registry"] as const;
@@ -11,11 +12,17 @@ function running(service: string): boolean {
   return out.includes("running");
 }
 
-export default function setup(): () => void {
+export default async function setup(): Promise<() => void> {
   const externally = process.env.KAFKA_BROKERS !== undefined && process.env.CLICKHOUSE_URL !== undefined;
   if (externally) return () => {};
   const started = services.filter((s) => !running(s));
   if (started.length) execFileSync("bash", [script, "up", ...started], { stdio: "inherit" });
+  try {
+    const removed = await removeLeftovers();
+    if (removed.topics || removed.databases) console.log(`[test setup] removed what earlier runs left: ${removed.topics} topics, ${removed.databases} databases`);
+  } catch (err) {
+    console.warn(`[test setup] could not remove earlier runs' topics and databases: ${(err as Error).message}`);
+  }
   return () => {
     if (started.length && !process.env.TRAWL_KEEP_INFRA) execFileSync("bash", [script, "down", ...started], { stdio: "inherit" });
   };
