@@ -77,7 +77,9 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   const providers = chooseProviders(config, parseHtml, log);
   // with the rules provider, the json format's extraction runs in the convert workers on the tree they parsed anyway
   const analyzer = providers.provider.name === "rules" ? RULES_ANALYZER : undefined;
-  const pool = needsPool ? new ConvertPool({ size: config.convertWorkers, timeoutMs: config.convertTimeoutMs, ...(analyzer ? { analyzer: analyzer.url } : {}) }) : null;
+  // without the convert role (an API process) the pool serves only /v2/scrape and extract jobs: workers start on first use
+  const lazy = !roles.includes("convert");
+  const pool = needsPool ? new ConvertPool({ size: config.convertWorkers, timeoutMs: config.convertTimeoutMs, lazy, ...(analyzer ? { analyzer: analyzer.url } : {}) }) : null;
   const w: Wiring = { config, log, clock, infra, metrics, pool, ...(analyzer ? { analyze: analyzer.analyze } : {}), providers, runners: [], beforeStop: [], closers: [] };
   if (pool) w.closers.push(() => pool.close());
 

@@ -31,6 +31,18 @@ describe("ConvertPool", () => {
     expect(after.document.markdown).toBe("still here");
   });
 
+  it("a lazy pool starts its workers with the first page", async () => {
+    const lazy = new ConvertPool({ size: 2, timeoutMs: 20_000, lazy: true });
+    try {
+      expect(lazy.workers).toBe(0);
+      expect((await lazy.convert(page("<h2>Later</h2>"), options)).document.markdown).toBe("## Later");
+      expect(lazy.workers).toBe(2);
+    } finally {
+      await lazy.close();
+    }
+    expect(pool.workers).toBe(2); // the default starts them at once
+  }, 30_000);
+
   it("reports a page that cannot be converted", async () => {
     await expect(pool.convert(page("", { contentType: "application/pdf", bytes: new Uint8Array([1, 2, 3]) }), options)).rejects.toThrow(ConvertFailedError);
   });

@@ -44,11 +44,24 @@ export class ConvertPool {
    * analyzer: URL of a module whose `analyze` export is a PageAnalyzer (document.ts); each worker loads it and runs it
    * on every HTML page it parses, under the same time limit. A module, not a function: functions do not cross threads.
    */
-  constructor(opts: { size: number; timeoutMs: number; analyzer?: string }) {
+  /**
+   * lazy: the workers start with the first page instead of at once (the API process converts only for /v2/scrape and
+   * extract jobs: two idle workers cost it ~60 MB of RSS).
+   */
+  constructor(opts: { size: number; timeoutMs: number; analyzer?: string; lazy?: boolean }) {
     this.size = Math.max(1, opts.size);
     this.timeoutMs = opts.timeoutMs;
     this.analyzer = opts.analyzer;
-    for (let i = 0; i < this.size; i++) this.slots.push(this.spawn());
+    if (!opts.lazy) this.start();
+  }
+
+  private start(): void {
+    while (this.slots.length < this.size) this.slots.push(this.spawn());
+  }
+
+  /** Worker threads running (0 for a lazy pool that has converted nothing yet). */
+  get workers(): number {
+    return this.slots.length;
   }
 
   private spawn(): Slot {
@@ -106,6 +119,7 @@ export class ConvertPool {
 
   convert(page: FetchedPage, options: ConvertOptions): Promise<Converted> {
     if (this.closed) return Promise.reject(new Error("convert pool closed"));
+    this.start();
     return new Promise((resolve, reject) => {
       this.queue.push({ id: this.nextId++, page, options, resolve, reject });
       this.pump();
