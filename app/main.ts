@@ -32,7 +32,7 @@ export function parseRoles(arg: string): RoleName[] | string {
   if (arg === "all") return [...ROLES];
   const names = [...new Set(arg.split(","))];
   const unknown = names.filter((n) => !ROLES.includes(n as RoleName));
-  if (unknown.length > 0 || names.length === 0) return `unknown role ${unknown.map((n) => `"${n}"`).join(", ") || `"${arg}"`}`;
+  if (unknown.length > 0) return `unknown role ${unknown.map((n) => `"${n}"`).join(", ")}`;
   return ROLES.filter((r) => names.includes(r)); // in start order, whatever order they were given in
 }
 

@@ -3,6 +3,7 @@ import { setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import { convertAny, type ConvertOptions, type FetchedPage, type PageAnalyzer } from "./document.ts";
 import { PageError } from "../runtime/errors.ts";
+import { BACKGROUND_THREAD_NICE } from "../runtime/thread-priority.ts";
 
 interface Job {
   id: number;
@@ -14,9 +15,8 @@ interface Job {
 // setPriority(n) (pid 0) sets this worker thread's only. The main thread answers API requests and moves every stage's
 // batches. (With two workers converting at full speed on two cores, status p99 under 200 readers rose from ~50 to
 // 60-220 ms; this priority's own effect on it was within the benchmark's noise: bench/README.md.)
-const WORKER_NICE = 10;
 try {
-  setPriority(WORKER_NICE);
+  setPriority(BACKGROUND_THREAD_NICE);
 } catch {
   // not permitted (or not supported): the worker keeps the process's priority
 }

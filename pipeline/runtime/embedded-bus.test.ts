@@ -224,6 +224,23 @@ describe("a topic bounded in memory", () => {
     open = true;
     await run.stop();
     await more;
+
+    // a consumer of the topic again: its producers are held at the bound again
+    open = false;
+    const again = bus.consume(gated, log);
+    let producedAgain = 0;
+    const third = (async () => {
+      for (let i = 0; i < 100; i++) {
+        await bus.produce([cancel(`o-${i}`)]);
+        producedAgain++;
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(producedAgain).toBe(0); // what the stopped consumer left already fills the topic
+    open = true;
+    await third;
+    await until(() => bus.heldChars("frontier.inbox") === 0);
+    await again.stop();
   });
 });
 

@@ -277,6 +277,7 @@ export class EmbeddedBus implements Bus, QueueStats {
     const log = parentLog.child({ component: processor.name, topic });
     const groups = this.consumersOf.get(topic) ?? new Set();
     groups.add(group);
+    this.released.delete(topic); // a consumer again: producers wait for room again
     this.consumersOf.set(topic, groups);
     const stopping = new AbortController();
     const handle = batchHandler(processor, this, log, stopping.signal);

@@ -2,7 +2,7 @@
 // of the process) run at a lower priority than the main thread, as the convert workers do (convert-worker.ts). On two
 // cores the main thread answers API requests and moves every stage's batches; in the first crawl after start these
 // threads compile the hot code (0.8 ms of CPU per page, against 0.25 in later crawls) and took the core from status
-// reads. Paired A/B, embedded, 3 crawls x 200 readers, 6 pairs: pooled p99 lower with the priority in all 6
+// reads. Paired A/B, embedded, 3 crawls x 200 readers: pooled p99 lower with the priority in 8 pairs of 9
 // (bench/README.md, "Third session"). On Linux a nice value is per thread and a process may lower its own threads'.
 import { readdirSync, readFileSync } from "node:fs";
 import { getPriority, setPriority } from "node:os";
