@@ -24,6 +24,7 @@ import { migrate } from "../pipeline/store/migrations.ts";
 import { EmbeddedPageCache, type PageCache } from "../pipeline/store/page-cache.ts";
 import { raw } from "../pipeline/store/sql.ts";
 import { ClickHouseScreenshotStore, EmbeddedScreenshotStore, type ScreenshotStore } from "../pipeline/store/screenshot-store.ts";
+import type { KafkaCompression } from "../pipeline/runtime/kafka-compression.ts";
 
 export interface Infrastructure {
   bus: Bus;
@@ -56,7 +57,7 @@ async function clusterInfrastructure(config: Config, log: Logger, client: string
   const kafka = createKafka(config, client, log);
   await retry(() => ensureTopics(kafka, config, log), patient);
   const registry = config.schemaRegistryUrl ? await retry(() => connectRegistry(config.schemaRegistryUrl, config.topicPrefix, log), { ...patient, retriable: (err) => !(err instanceof TrawlError) || err.retriable }) : undefined;
-  const bus = new KafkaBus(kafka, config.topicPrefix, registry, config.kafkaLingerMs);
+  const bus = new KafkaBus(kafka, config.topicPrefix, registry, { lingerMs: config.kafkaLingerMs, compression: config.kafkaCompression as KafkaCompression, publicCompression: config.kafkaPublicCompression as KafkaCompression });
   await bus.connect();
   const cache = new ClickHousePageCache(ch, log);
   return {

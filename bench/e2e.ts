@@ -39,17 +39,30 @@ export interface E2eOptions {
 const quantile = (sorted: number[], x: number) => +(sorted[Math.min(sorted.length - 1, Math.floor(x * sorted.length))] ?? 0).toFixed(1);
 
 /** Readers that each GET the crawl's status about once a second (jittered) until stopped, in their own process
- * (bench/status-readers.ts); their latencies. */
-function statusReaders(url: string, count: number): { stop(): Promise<number[]> } {
-  const child = spawn(join(ROOT, "node_modules/.bin/node"), [join(ROOT, "bench/status-readers.ts"), url, String(count)], { stdio: ["pipe", "pipe", "inherit"] });
+ * (bench/status-readers.ts), warmed up before the crawl starts; `start` gives them the URL, `stop` their latencies and
+ * their own worst event-loop stall. */
+async function statusReaders(count: number): Promise<{ start(url: string): void; stop(): Promise<{ latencies: number[]; loopMaxMs: number }> }> {
+  const child = spawn(join(ROOT, "node_modules/.bin/node"), [join(ROOT, "bench/status-readers.ts"), String(count)], { stdio: ["pipe", "pipe", "inherit"] });
   let out = "";
-  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
   const exited = new Promise((r) => child.on("exit", r));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+      if (out.startsWith("ready\n")) {
+        out = out.slice("ready\n".length);
+        child.stdout.removeAllListeners("data");
+        child.stdout.on("data", (more: Buffer) => (out += more.toString()));
+        resolve();
+      }
+    });
+    void exited.then(() => reject(new Error("status readers exited before they were ready")));
+  });
   return {
+    start: (url) => child.stdin.write(url + "\n"),
     stop: async () => {
       child.stdin.end();
       await exited;
-      return JSON.parse(out) as number[];
+      return JSON.parse(out) as { latencies: number[]; loopMaxMs: number };
     },
   };
 }
@@ -121,6 +134,7 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
   const browserMemory = peakBrowserMemory(child.pid as number);
 
   const crawlOnce = async () => {
+    const readers = opts.readers ? await statusReaders(opts.readers) : null;
     // every process's CPU over the crawl (Kafka and ClickHouse too in cluster mode): the per-process cost of a page
     const cpuStart = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
     const sysStart = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, systemCpuSeconds(pid)]));
@@ -131,7 +145,7 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
     const { id } = (await res.json()) as { id: string };
     const lagTimer = process.env.BENCH_LAG === "1" ? setInterval(() => void printLag(api), 1000) : undefined;
     const memTimer = process.env.BENCH_MEM === "1" ? setInterval(() => void printMemory(api, pids), 5000) : undefined;
-    const readers = opts.readers ? statusReaders(`${api}/v2/crawl/${id}?limit=1`, opts.readers) : null;
+    readers?.start(`${api}/v2/crawl/${id}?limit=1`);
     const polls: number[] = [];
     let firstPageMs = 0;
     let status: { status: string; completed: number };
@@ -149,7 +163,8 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
     clearInterval(lagTimer);
     clearInterval(memTimer);
     rssAt["1"] = rss.now();
-    const latencies = (readers ? await readers.stop() : polls).sort((a, b) => a - b);
+    const read = readers ? await readers.stop() : { latencies: polls, loopMaxMs: undefined };
+    const latencies = read.latencies.sort((a, b) => a - b);
     // the browser processes are Trawl's children: their CPU counts (they run from the first rendered page on)
     const browserCpu = descendants(child.pid as number).reduce((n, p) => n + cpuSeconds(p), 0) - browserCpu0;
     const perPageMs = (s: number) => +((1000 * s) / Math.max(1, status.completed)).toFixed(2);
@@ -168,6 +183,7 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
       latencies,
       pages: status.completed, status: status.status, seconds: +seconds.toFixed(2), pagesPerSecond: +(status.completed / seconds).toFixed(1), firstPageMs,
       statusReads: latencies.length, statusReaders: opts.readers ?? 1, statusP50Ms: quantile(latencies, 0.5), statusP99Ms: quantile(latencies, 0.99),
+      ...(read.loopMaxMs !== undefined ? { readersLoopMaxMs: read.loopMaxMs } : {}),
       cpuSecondsPerPage: +((cpuMsPerPage.trawl ?? 0) / 1000).toFixed(4), cpuMsPerPage, systemMsPerPage, threadMsPerPage, ...(browserCpu > 0 ? { browserCpuSeconds: +browserCpu.toFixed(1) } : {}),
       ...(expected ? { rssMBAt10pct: rssAt["0.1"], rssMBAt50pct: rssAt["0.5"], rssMBAt100pct: rssAt["1"] } : {}),
     };

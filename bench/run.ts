@@ -1,7 +1,7 @@
 // `npm run bench [-- name ...]`: runs benchmarks, prints one table with targets (met / not met), and writes
 // bench/results/<date>-<name>.json with the machine's core count, the Node version and the git commit.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 
@@ -27,6 +27,31 @@ interface ConvertCorpus {
   ratio: number;
   fidelity: { pages: number; markdownDiffers: number };
   mainContent: { pagesWithNavListOnly: number; pagesWithNavScored: number; firstHeadingKept: number; pagesWithHeading: number };
+}
+
+/** Busy share of all cores over `ms`, from /proc/stat. */
+function busyShare(ms: number): number {
+  const read = () => (readFileSync("/proc/stat", "utf8").split("\n")[0] as string).trim().split(/\s+/).slice(1).map(Number);
+  const a = read();
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+  const d = read().map((x, i) => x - (a[i] ?? 0));
+  const total = d.reduce((n, x) => n + x, 0);
+  const idle = (d[3] ?? 0) + (d[4] ?? 0);
+  return total > 0 ? 1 - idle / total : 0;
+}
+
+/** Before each benchmark: dirty pages written out and the machine quiet (under 15 % busy for two seconds in a row,
+ * at most 60 s): the one before (its servers' shutdown, deleted files, writeback) is not counted in the next. */
+function settle(): { waitedS: number; busy: number } {
+  execFileSync("sync");
+  const t0 = performance.now();
+  let quiet = 0;
+  let busy = 1;
+  while (quiet < 2 && performance.now() - t0 < 60_000) {
+    busy = busyShare(1000);
+    quiet = busy < 0.15 ? quiet + 1 : 0;
+  }
+  return { waitedS: +((performance.now() - t0) / 1000).toFixed(1), busy: +busy.toFixed(2) };
 }
 
 const met = (ok: boolean, what: string) => `${ok ? "met" : "NOT met"}: ${what}`;
@@ -115,11 +140,13 @@ const benches: Record<string, Bench> = {
   },
   status: {
     describe: "GET /v2/crawl/:id?limit=1 latency during 3 crawls of the manual one after the other (the first after start), 200 concurrent readers in a process of their own (each reads about once a second); p99 over every read of the 3 crawls, and per crawl. Embedded: one process. Cluster as deployed: the API in a process of its own (`trawl api`), every other role in a second. Cluster all-in-one (`trawl all`, API sharing its event loop with every stage) is shown, not a target",
-    run: () => ({
-      embedded: script("e2e.ts", "embedded", "pg", "-", "-", "3", "200")(),
-      cluster: script("e2e.ts", "cluster-api", "pg", "-", "-", "3", "200")(),
-      clusterAllInOne: script("e2e.ts", "cluster", "pg", "-", "-", "3", "200")(),
-    }),
+    run: () => {
+      const embedded = script("e2e.ts", "embedded", "pg", "-", "-", "3", "200")();
+      settle();
+      const cluster = script("e2e.ts", "cluster-api", "pg", "-", "-", "3", "200")();
+      settle();
+      return { embedded, cluster, clusterAllInOne: script("e2e.ts", "cluster", "pg", "-", "-", "3", "200")() };
+    },
     summary: (r) => ([["embedded", "embedded"], ["cluster", "cluster (API process)"], ["clusterAllInOne", "cluster all-in-one"]] as const).map(([m, label]) => {
       const x = r[m] as Record<string, number>;
       const crawls = runsOf(r[m] as Record<string, unknown>).map((c) => `${c.statusP99Ms} ms at ${c.pagesPerSecond} pages/s`).join(", ");
@@ -188,10 +215,11 @@ const rows: string[] = [];
 for (const name of wanted) {
   const b = benches[name];
   if (!b) throw new Error(`unknown benchmark ${name}; known: ${Object.keys(benches).join(", ")}`);
+  const settled = settle();
   const result = b.run();
   results[name] = result;
   const targets = b.targets?.(result, results) ?? [];
-  const record = { name, describe: b.describe, date: new Date().toISOString(), commit, cores: cpus().length, node: process.version, result, targets };
+  const record = { name, describe: b.describe, date: new Date().toISOString(), commit, cores: cpus().length, node: process.version, settled, result, targets };
   writeFileSync(join(here, "results", `${date}-${name}.json`), JSON.stringify(record, null, 2) + "\n");
   const flat = b.summary?.(result) ?? Object.entries(result).map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`).join(", ");
   rows.push(`| ${name} | ${b.describe} | ${flat} | ${targets.join("; ")} |`);

@@ -3,10 +3,12 @@ import { Kafka, Partitioners, logLevel as kafkaLogLevel, type Producer, type Adm
 import type { Bus, Emission, QueueStat } from "./bus.ts";
 import type { Config } from "./config.ts";
 import type { Logger } from "./logger.ts";
-import { physicalTopic, processors, topics, type ProcessorSpec } from "../topology.ts";
+import { physicalTopic, processors, topicSpec, topics, type ProcessorSpec } from "../topology.ts";
 import { InfrastructureError } from "./errors.ts";
 import type { RegistryCodec } from "./registry.ts";
 import { GroupSender } from "./group-send.ts";
+import { compressionType, type KafkaCompression } from "./kafka-compression.ts";
+import "./kafkajs-request-queue.ts";
 
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
@@ -94,6 +96,16 @@ interface Outgoing {
   topic: string;
   key: string;
   value: string | Buffer;
+  /** a public topic (crawl.pages, crawl.events): its own compression */
+  public: boolean;
+}
+
+export interface KafkaBusOptions {
+  /** A produce call waits this long for others to share its request. */
+  lingerMs?: number;
+  /** Compression of the internal topics' batches and of the public topics' ones. */
+  compression?: KafkaCompression;
+  publicCompression?: KafkaCompression;
 }
 
 export class KafkaBus implements Bus {
@@ -103,11 +115,16 @@ export class KafkaBus implements Bus {
   private readonly registry: RegistryCodec | undefined;
   /** Produce calls made while a request is in flight go out together in the next one (group-send.ts). */
   private readonly sender: GroupSender<Outgoing>;
+  private readonly compression: KafkaCompression;
+  private readonly publicCompression: KafkaCompression;
 
   /** With a registry, the public topics carry the Confluent wire format; every other topic plain JSON. */
-  constructor(kafka: Kafka, prefix: string, registry?: RegistryCodec, lingerMs = 0) {
+  constructor(kafka: Kafka, prefix: string, registry?: RegistryCodec, options: KafkaBusOptions = {}) {
+    const { lingerMs = 0, compression = "none", publicCompression = "none" } = options;
     this.prefix = prefix;
     this.registry = registry;
+    this.compression = compression;
+    this.publicCompression = publicCompression;
     this.producer = kafka.producer({
       createPartitioner: Partitioners.DefaultPartitioner,
       allowAutoTopicCreation: false,
@@ -127,24 +144,30 @@ export class KafkaBus implements Bus {
     const out: Outgoing[] = [];
     for (const m of messages) {
       const encode = m.deadLetter ? undefined : this.registry?.encoderFor(m.topic);
-      out.push({ topic: physicalTopic(this.prefix, m.topic, m.deadLetter), key: m.key, value: encode ? await encode(m.value) : JSON.stringify(m.value) });
+      out.push({ topic: physicalTopic(this.prefix, m.topic, m.deadLetter), key: m.key, value: encode ? await encode(m.value) : JSON.stringify(m.value), public: topicSpec(m.topic).public && !m.deadLetter });
     }
     await this.sender.submit(out);
   }
 
+  /** One request per compression in use (kafkajs compresses a whole request alike); each topic stays in one of them,
+   * so its order is kept. */
   private async send(out: Outgoing[]): Promise<void> {
-    const byTopic = new Map<string, { key: string; value: string | Buffer }[]>();
+    const requests = new Map<KafkaCompression, Map<string, { key: string; value: string | Buffer }[]>>();
     for (const m of out) {
+      const compression = m.public ? this.publicCompression : this.compression;
+      const byTopic = requests.get(compression) ?? new Map<string, { key: string; value: string | Buffer }[]>();
+      requests.set(compression, byTopic);
       const list = byTopic.get(m.topic) ?? [];
       list.push({ key: m.key, value: m.value });
       byTopic.set(m.topic, list);
     }
     try {
-      await this.producer.sendBatch({
+      await Promise.all([...requests].map(([compression, byTopic]) => this.producer.sendBatch({
         acks: -1,
         timeout: 30000,
+        compression: compressionType(compression),
         topicMessages: [...byTopic].map(([topic, msgs]) => ({ topic, messages: msgs })),
-      });
+      })));
     } catch (err) {
       throw new InfrastructureError("BUS_UNAVAILABLE", `kafka produce failed: ${(err as Error).message}`, err);
     }
