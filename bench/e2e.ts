@@ -111,6 +111,8 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
     MAX_CPU: "1", MAX_RAM: "1", HOST_MAX_CONCURRENCY: "16",
     ...(infra ? { KAFKA_BROKERS: infra.kafkaBrokers, CLICKHOUSE_URL: infra.clickhouseUrl } : {}),
     ...opts.env,
+    // BENCH_TRAWL_NODE_OPTIONS: Node/V8 flags for Trawl's processes only (not the bench's site server or readers)
+    ...(process.env.BENCH_TRAWL_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_TRAWL_NODE_OPTIONS } : {}),
   };
   const t0 = performance.now();
   const trawl = (role: string, extra: Record<string, string> = {}) => spawn(join(ROOT, "node_modules/.bin/node"), [join(ROOT, "bin/trawl.js"), role], { env: { ...env, ...extra }, stdio: ["ignore", "ignore", "inherit"] });
