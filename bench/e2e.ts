@@ -95,6 +95,13 @@ async function clickhouseQuerySummary(url: string): Promise<string> {
   return (await fetch(url, { method: "POST", body: sql })).text();
 }
 
+/** Asks a process started with --heapsnapshot-signal=SIGUSR2 for a heap snapshot; resolves once it answers /ready again. */
+async function heapSnapshot(pid: number, api: string): Promise<void> {
+  process.kill(pid, "SIGUSR2");
+  await new Promise((r) => setTimeout(r, 200)); // the signal is handled on the process's next turn
+  await fetch(`${api}/ready`);
+}
+
 export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrapeOptions?: Record<string, unknown>, opts: E2eOptions = {}) {
   const site = siteSpec === "pg" ? await serveDirectory(ensurePostgresManual()) : await startSyntheticSite(Number(siteSpec.split(":")[1] ?? 1000));
   const start = siteSpec === "pg" ? `${site.origin}/docs/index.html` : `${site.origin}/site/p0.html`;
@@ -106,13 +113,16 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
   if (mode === "cluster") infra = await startOwnInfra();
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), "trawl-bench-"));
+  // BENCH_HEAPSNAPSHOT=<dir>: heap snapshots of the trawl process where its RSS is sampled (synthetic sites: 10, 50 and
+  // 100 % of each crawl), written by the process itself on SIGUSR2; its API answers again once one is written
+  const snapshotDir = process.env.BENCH_HEAPSNAPSHOT;
   const env = {
     ...process.env, TRAWL_MODE: mode, PORT: String(port), DATA_DIR: dataDir, ALLOW_PRIVATE_CRAWL_TARGETS: "true", LOG_LEVEL: "warn",
     MAX_CPU: "1", MAX_RAM: "1", HOST_MAX_CONCURRENCY: "16",
     ...(infra ? { KAFKA_BROKERS: infra.kafkaBrokers, CLICKHOUSE_URL: infra.clickhouseUrl } : {}),
     ...opts.env,
     // BENCH_TRAWL_NODE_OPTIONS: Node/V8 flags for Trawl's processes only (not the bench's site server or readers)
-    ...(process.env.BENCH_TRAWL_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_TRAWL_NODE_OPTIONS } : {}),
+    ...(process.env.BENCH_TRAWL_NODE_OPTIONS || snapshotDir ? { NODE_OPTIONS: [process.env.BENCH_TRAWL_NODE_OPTIONS, snapshotDir && `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${snapshotDir}`].filter(Boolean).join(" ") } : {}),
   };
   const t0 = performance.now();
   const trawl = (role: string, extra: Record<string, string> = {}) => spawn(join(ROOT, "node_modules/.bin/node"), [join(ROOT, "bin/trawl.js"), role], { env: { ...env, ...extra }, stdio: ["ignore", "ignore", "inherit"] });
@@ -157,7 +167,13 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
       status = (await (await fetch(`${api}/v2/crawl/${id}?limit=1`)).json()) as typeof status;
       polls.push(performance.now() - t);
       if (!firstPageMs && status.completed > 0) firstPageMs = Math.round(performance.now() - t1);
-      if (expected) for (const f of [0.1, 0.5]) if (!rssAt[f] && status.completed >= expected * f) rssAt[f] = rss.now();
+      if (expected) {
+        for (const f of [0.1, 0.5]) {
+          if (rssAt[f] || status.completed < expected * f) continue;
+          rssAt[f] = rss.now();
+          if (snapshotDir) await heapSnapshot(child.pid as number, api);
+        }
+      }
       if (status.status !== "scraping") break;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -165,6 +181,7 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
     clearInterval(lagTimer);
     clearInterval(memTimer);
     rssAt["1"] = rss.now();
+    if (snapshotDir && expected) await heapSnapshot(child.pid as number, api);
     const read = readers ? await readers.stop() : { latencies: polls, loopMaxMs: undefined };
     const latencies = read.latencies.sort((a, b) => a - b);
     // the browser processes are Trawl's children: their CPU counts (they run from the first rendered page on)

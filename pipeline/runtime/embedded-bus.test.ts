@@ -1,12 +1,13 @@
 // The in-process bus keeps the semantics the processors rely on: per-key order, redelivery of what was not
 // committed, and (with a directory) logs and offsets that survive a restart.
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { getEventListeners } from "node:events";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Consumed, Emission, Processor } from "./bus.ts";
 import { unframe } from "./append-log.ts";
-import { busRecord, EmbeddedBus, parseBusRecord, partitionOf } from "./embedded-bus.ts";
+import { busRecord, EmbeddedBus, nextWake, parseBusRecord, partitionOf } from "./embedded-bus.ts";
 import { createLogger } from "./logger.ts";
 import { errorCode, errorMessage, InfrastructureError } from "./errors.ts";
 
@@ -180,6 +181,24 @@ describe("EmbeddedBus", () => {
     expect(c.seen).toEqual(["c"]);
     await run.stop();
     await bus.close();
+  });
+});
+
+describe("an idle consumer's wait", () => {
+  it("leaves no abort listener behind once woken, and ends when the consumer stops", async () => {
+    const stopping = new AbortController();
+    const waiters: (() => void)[] = [];
+    for (let i = 0; i < 1000; i++) {
+      const woken = nextWake(waiters, stopping.signal);
+      for (const wake of waiters.splice(0)) wake();
+      await woken;
+    }
+    expect(getEventListeners(stopping.signal, "abort")).toHaveLength(0);
+    const pending = nextWake(waiters, stopping.signal);
+    expect(getEventListeners(stopping.signal, "abort")).toHaveLength(1);
+    stopping.abort();
+    await pending;
+    await nextWake(waiters, stopping.signal); // already stopped: at once
   });
 });
 
