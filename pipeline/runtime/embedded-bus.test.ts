@@ -7,7 +7,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Consumed, Emission, Processor } from "./bus.ts";
 import { unframe } from "./append-log.ts";
-import { busRecord, EmbeddedBus, nextWake, parseBusRecord, partitionOf } from "./embedded-bus.ts";
+import { busRecord, EmbeddedBus, parseBusRecord, partitionOf } from "./embedded-bus.ts";
+import { nextWake } from "./next-wake.ts";
 import { createLogger } from "./logger.ts";
 import { errorCode, errorMessage, InfrastructureError } from "./errors.ts";
 
