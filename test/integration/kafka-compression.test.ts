@@ -4,7 +4,7 @@
 // consumer's client) reads them too.
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,9 +16,17 @@ import { physicalTopic } from "../../pipeline/topology.ts";
 const run = promisify(execFile);
 const infraDir = process.env.TRAWL_INFRA_DIR ?? join(import.meta.dirname, "..", "..", ".infra");
 
-/** Bytes of a partition's log segments on the local broker's disk. */
-function logBytes(topic: string, partition = 0): number {
-  const dir = join(infraDir, "kafka", "data", `${topic}-${partition}`);
+/**
+ * Bytes of a partition's log segments on the local broker's disk. The broker creates the directory when it applies the
+ * topic's metadata, which once came after this read in a loaded CI run (ENOENT): wait for it, naming what is there.
+ */
+async function logBytes(topic: string, partition = 0): Promise<number> {
+  const data = join(infraDir, "kafka", "data");
+  const dir = join(data, `${topic}-${partition}`);
+  for (let i = 0; !existsSync(dir); i++) {
+    if (i >= 150) throw new Error(`no ${dir}; the broker's data directory holds ${readdirSync(data).filter((d) => d.startsWith(topic.split(".")[0] as string)).join(", ") || "nothing of this test"}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
   return readdirSync(dir).filter((f) => f.endsWith(".log")).reduce((n, f) => n + statSync(join(dir, f)).size, 0);
 }
 
@@ -47,9 +55,9 @@ describe("Kafka compression (cluster mode)", () => {
     await bus?.close();
   });
 
-  it("stores the internal topic zstd-compressed and the public one as the public setting says", () => {
-    const internal = logBytes(physicalTopic(config.topicPrefix, "pages.fetched"));
-    const pub = logBytes(physicalTopic(config.topicPrefix, "crawl.pages"));
+  it("stores the internal topic zstd-compressed and the public one as the public setting says", async () => {
+    const internal = await logBytes(physicalTopic(config.topicPrefix, "pages.fetched"));
+    const pub = await logBytes(physicalTopic(config.topicPrefix, "crawl.pages"));
     const raw = JSON.stringify(page(0)).length * 100;
     expect(pub).toBeGreaterThan(raw); // uncompressed: the values and their record overhead
     expect(internal).toBeLessThan(raw / 4);
