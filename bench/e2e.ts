@@ -4,7 +4,7 @@
 // Cluster mode starts its own Kafka and ClickHouse (private ports and data directory, through the project's scripts),
 // so the first crawl is the first after the servers started and no other work on the machine counts as theirs.
 // usage: node bench/e2e.ts embedded|cluster|cluster-api pg|synthetic:<pages> [RENDER|-] [limit|-] [crawls] [readers]
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -111,121 +111,139 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
   const queryLog = mode === "cluster" && process.env.BENCH_CLICKHOUSE_QUERIES === "1";
   if (queryLog) process.env.TRAWL_CLICKHOUSE_QUERY_LOG = "1";
   if (mode === "cluster") infra = await startOwnInfra();
-  const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), "trawl-bench-"));
-  // BENCH_HEAPSNAPSHOT=<dir>: heap snapshots of the trawl process where its RSS is sampled (synthetic sites: 10, 50 and
-  // 100 % of each crawl), written by the process itself on SIGUSR2; its API answers again once one is written
-  const snapshotDir = process.env.BENCH_HEAPSNAPSHOT;
-  const env = {
-    ...process.env, TRAWL_MODE: mode, PORT: String(port), DATA_DIR: dataDir, ALLOW_PRIVATE_CRAWL_TARGETS: "true", LOG_LEVEL: "warn",
-    MAX_CPU: "1", MAX_RAM: "1", HOST_MAX_CONCURRENCY: "16",
-    ...(infra ? { KAFKA_BROKERS: infra.kafkaBrokers, CLICKHOUSE_URL: infra.clickhouseUrl } : {}),
-    ...opts.env,
-    // BENCH_TRAWL_NODE_OPTIONS: Node/V8 flags for Trawl's processes only (not the bench's site server or readers)
-    ...(process.env.BENCH_TRAWL_NODE_OPTIONS || snapshotDir ? { NODE_OPTIONS: [process.env.BENCH_TRAWL_NODE_OPTIONS, snapshotDir && `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${snapshotDir}`].filter(Boolean).join(" ") } : {}),
+  const children: ChildProcess[] = [];
+  // also on a failed run: the private Kafka and ClickHouse and Trawl's processes would outlive the bench otherwise
+  const stopAll = async () => {
+    for (const proc of children) {
+      if (proc.exitCode !== null || proc.signalCode !== null) continue;
+      proc.kill("SIGTERM");
+      await new Promise((r) => proc.on("exit", r));
+    }
+    await site.close();
+    await infra?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
   };
-  const t0 = performance.now();
-  const trawl = (role: string, extra: Record<string, string> = {}) => spawn(join(ROOT, "node_modules/.bin/node"), [join(ROOT, "bin/trawl.js"), role], { env: { ...env, ...extra }, stdio: ["ignore", "ignore", "inherit"] });
-  const split = mode === "cluster" && opts.apiProcess === true;
-  // split: the pipeline process answers /ready on its METRICS_PORT
-  const pipelinePort = split ? await freePort() : 0;
-  const child = split ? trawl("frontier,fetch-render,render,convert,extract-json,sink,webhook-emit", { METRICS_PORT: String(pipelinePort) }) : trawl("all");
-  const apiChild = split ? trawl("api") : null;
-  const api = `http://127.0.0.1:${port}`;
-  for (const [proc, url] of [[child, split ? `http://127.0.0.1:${pipelinePort}` : api], ...(apiChild ? [[apiChild, api] as const] : [])] as const) {
-    for (;;) {
-      if (await fetch(`${url}/ready`).then((r) => r.ok, () => false)) break;
-      if (proc.exitCode !== null) throw new Error(`trawl exited with ${proc.exitCode} before it was ready`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+  try {
+    return await measure();
+  } catch (err) {
+    await stopAll().catch((e: unknown) => console.error(`bench cleanup after a failure: ${(e as Error).message}`));
+    throw err;
   }
-  const readyMs = Math.round(performance.now() - t0);
-  const pids: Record<string, number> = { trawl: child.pid as number, ...(apiChild ? { "trawl-api": apiChild.pid as number } : {}) };
-  if (infra) Object.assign(pids, { kafka: pidIn(join(infra.dir, "kafka", "kafka.pid")), clickhouse: pidIn(join(infra.dir, "clickhouse", "clickhouse.pid")) });
-  const rss = peakRss(pids);
-  const browserMemory = peakBrowserMemory(child.pid as number);
 
-  const crawlOnce = async () => {
-    const readers = opts.readers ? await statusReaders(opts.readers) : null;
-    // every process's CPU over the crawl (Kafka and ClickHouse too in cluster mode): the per-process cost of a page
-    const cpuStart = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
-    const sysStart = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, systemCpuSeconds(pid)]));
-    const threadsStart = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, threadCpuSeconds(pid)]));
-    const browserCpu0 = descendants(child.pid as number).reduce((n, p) => n + cpuSeconds(p), 0);
-    const t1 = performance.now();
-    const res = await fetch(`${api}/v2/crawl`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: start, limit: opts.limit ?? 200_000, crawlEntireDomain: true, ...(scrapeOptions ? { scrapeOptions } : {}) }) });
-    const { id } = (await res.json()) as { id: string };
-    const lagTimer = process.env.BENCH_LAG === "1" ? setInterval(() => void printLag(api), 1000) : undefined;
-    const memTimer = process.env.BENCH_MEM === "1" ? setInterval(() => void printMemory(api, pids), 5000) : undefined;
-    readers?.start(`${api}/v2/crawl/${id}?limit=1`);
-    const polls: number[] = [];
-    let firstPageMs = 0;
-    let status: { status: string; completed: number };
-    const rssAt: Record<string, Record<string, number>> = {};
-    for (;;) {
-      const t = performance.now();
-      status = (await (await fetch(`${api}/v2/crawl/${id}?limit=1`)).json()) as typeof status;
-      polls.push(performance.now() - t);
-      if (!firstPageMs && status.completed > 0) firstPageMs = Math.round(performance.now() - t1);
-      if (expected) {
-        for (const f of [0.1, 0.5]) {
-          if (rssAt[f] || status.completed < expected * f) continue;
-          rssAt[f] = rss.now();
-          if (snapshotDir) await heapSnapshot(child.pid as number, api);
-        }
-      }
-      if (status.status !== "scraping") break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const seconds = (performance.now() - t1) / 1000;
-    clearInterval(lagTimer);
-    clearInterval(memTimer);
-    rssAt["1"] = rss.now();
-    if (snapshotDir && expected) await heapSnapshot(child.pid as number, api);
-    const read = readers ? await readers.stop() : { latencies: polls, loopMaxMs: undefined };
-    const latencies = read.latencies.sort((a, b) => a - b);
-    // the browser processes are Trawl's children: their CPU counts (they run from the first rendered page on)
-    const browserCpu = descendants(child.pid as number).reduce((n, p) => n + cpuSeconds(p), 0) - browserCpu0;
-    const perPageMs = (s: number) => +((1000 * s) / Math.max(1, status.completed)).toFixed(2);
-    const cpuMsPerPage: Record<string, number> = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, perPageMs(cpuSeconds(pid) - (cpuStart[k] ?? 0) + (k === "trawl" ? browserCpu : 0))]));
-    cpuMsPerPage.total = +Object.values(cpuMsPerPage).reduce((a, b) => a + b, 0).toFixed(2);
-    // the kernel's part of each process's CPU
-    const systemMsPerPage = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, perPageMs(systemCpuSeconds(pid) - (sysStart[k] ?? 0))]));
-    // per process, its thread groups over 5 % of its CPU (threads that ended during the crawl are not counted)
-    const threadMsPerPage = Object.fromEntries(Object.entries(pids).map(([k, pid]) => {
-      const before = threadsStart[k] ?? {};
-      const spent = Object.entries(threadCpuSeconds(pid)).map(([name, s]) => [name, s - (before[name] ?? 0)] as const);
-      const sum = spent.reduce((n, [, s]) => n + s, 0);
-      return [k, Object.fromEntries(spent.filter(([, s]) => s > 0.05 * sum).sort((a, b) => b[1] - a[1]).map(([name, s]) => [name, perPageMs(s)]))];
-    }));
-    return {
-      latencies,
-      pages: status.completed, status: status.status, seconds: +seconds.toFixed(2), pagesPerSecond: +(status.completed / seconds).toFixed(1), firstPageMs,
-      statusReads: latencies.length, statusReaders: opts.readers ?? 1, statusP50Ms: quantile(latencies, 0.5), statusP99Ms: quantile(latencies, 0.99),
-      ...(read.loopMaxMs !== undefined ? { readersLoopMaxMs: read.loopMaxMs } : {}),
-      cpuSecondsPerPage: +((cpuMsPerPage.trawl ?? 0) / 1000).toFixed(4), cpuMsPerPage, systemMsPerPage, threadMsPerPage, ...(browserCpu > 0 ? { browserCpuSeconds: +browserCpu.toFixed(1) } : {}),
-      ...(expected ? { rssMBAt10pct: rssAt["0.1"], rssMBAt50pct: rssAt["0.5"], rssMBAt100pct: rssAt["1"] } : {}),
+  async function measure() {
+    const port = await freePort();
+    // BENCH_HEAPSNAPSHOT=<dir>: heap snapshots of the trawl process where its RSS is sampled (synthetic sites: 10, 50 and
+    // 100 % of each crawl), written by the process itself on SIGUSR2; its API answers again once one is written
+    const snapshotDir = process.env.BENCH_HEAPSNAPSHOT;
+    const env = {
+      ...process.env, TRAWL_MODE: mode, PORT: String(port), DATA_DIR: dataDir, ALLOW_PRIVATE_CRAWL_TARGETS: "true", LOG_LEVEL: "warn",
+      MAX_CPU: "1", MAX_RAM: "1", HOST_MAX_CONCURRENCY: "16",
+      ...(infra ? { KAFKA_BROKERS: infra.kafkaBrokers, CLICKHOUSE_URL: infra.clickhouseUrl } : {}),
+      ...opts.env,
+      // BENCH_TRAWL_NODE_OPTIONS: Node/V8 flags for Trawl's processes only (not the bench's site server or readers)
+      ...(process.env.BENCH_TRAWL_NODE_OPTIONS || snapshotDir ? { NODE_OPTIONS: [process.env.BENCH_TRAWL_NODE_OPTIONS, snapshotDir && `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${snapshotDir}`].filter(Boolean).join(" ") } : {}),
     };
-  };
+    const t0 = performance.now();
+    const trawl = (role: string, extra: Record<string, string> = {}) => {
+      const proc = spawn(join(ROOT, "node_modules/.bin/node"), [join(ROOT, "bin/trawl.js"), role], { env: { ...env, ...extra }, stdio: ["ignore", "ignore", "inherit"] });
+      children.push(proc);
+      return proc;
+    };
+    const split = mode === "cluster" && opts.apiProcess === true;
+    // split: the pipeline process answers /ready on its METRICS_PORT
+    const pipelinePort = split ? await freePort() : 0;
+    const child = split ? trawl("frontier,fetch-render,render,convert,extract-json,sink,webhook-emit", { METRICS_PORT: String(pipelinePort) }) : trawl("all");
+    const apiChild = split ? trawl("api") : null;
+    const api = `http://127.0.0.1:${port}`;
+    for (const [proc, url] of [[child, split ? `http://127.0.0.1:${pipelinePort}` : api], ...(apiChild ? [[apiChild, api] as const] : [])] as const) {
+      for (;;) {
+        if (await fetch(`${url}/ready`).then((r) => r.ok, () => false)) break;
+        if (proc.exitCode !== null) throw new Error(`trawl exited with ${proc.exitCode} before it was ready`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    const readyMs = Math.round(performance.now() - t0);
+    const pids: Record<string, number> = { trawl: child.pid as number, ...(apiChild ? { "trawl-api": apiChild.pid as number } : {}) };
+    if (infra) Object.assign(pids, { kafka: pidIn(join(infra.dir, "kafka", "kafka.pid")), clickhouse: pidIn(join(infra.dir, "clickhouse", "clickhouse.pid")) });
+    const rss = peakRss(pids);
+    const browserMemory = peakBrowserMemory(child.pid as number);
 
-  const runs = [];
-  for (let i = 0; i < (opts.crawls ?? 1); i++) runs.push(await crawlOnce());
-  if (queryLog && infra) console.error(await clickhouseQuerySummary(infra.clickhouseUrl));
-  const browser = browserMemory.stop();
-  const peak = rss.stop();
-  for (const proc of [child, apiChild]) {
-    if (!proc) continue;
-    proc.kill("SIGTERM");
-    await new Promise((r) => proc.on("exit", r));
+    const crawlOnce = async () => {
+      const readers = opts.readers ? await statusReaders(opts.readers) : null;
+      // every process's CPU over the crawl (Kafka and ClickHouse too in cluster mode): the per-process cost of a page
+      const cpuStart = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
+      const sysStart = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, systemCpuSeconds(pid)]));
+      const threadsStart = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, threadCpuSeconds(pid)]));
+      const browserCpu0 = descendants(child.pid as number).reduce((n, p) => n + cpuSeconds(p), 0);
+      const t1 = performance.now();
+      const res = await fetch(`${api}/v2/crawl`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: start, limit: opts.limit ?? 200_000, crawlEntireDomain: true, ...(scrapeOptions ? { scrapeOptions } : {}) }) });
+      const { id } = (await res.json()) as { id: string };
+      const lagTimer = process.env.BENCH_LAG === "1" ? setInterval(() => void printLag(api), 1000) : undefined;
+      const memTimer = process.env.BENCH_MEM === "1" ? setInterval(() => void printMemory(api, pids), 5000) : undefined;
+      readers?.start(`${api}/v2/crawl/${id}?limit=1`);
+      const polls: number[] = [];
+      let firstPageMs = 0;
+      let status: { status: string; completed: number };
+      const rssAt: Record<string, Record<string, number>> = {};
+      for (;;) {
+        const t = performance.now();
+        status = (await (await fetch(`${api}/v2/crawl/${id}?limit=1`)).json()) as typeof status;
+        polls.push(performance.now() - t);
+        if (!firstPageMs && status.completed > 0) firstPageMs = Math.round(performance.now() - t1);
+        if (expected) {
+          for (const f of [0.1, 0.5]) {
+            if (rssAt[f] || status.completed < expected * f) continue;
+            rssAt[f] = rss.now();
+            if (snapshotDir) await heapSnapshot(child.pid as number, api);
+          }
+        }
+        if (status.status !== "scraping") break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const seconds = (performance.now() - t1) / 1000;
+      clearInterval(lagTimer);
+      clearInterval(memTimer);
+      rssAt["1"] = rss.now();
+      if (snapshotDir && expected) await heapSnapshot(child.pid as number, api);
+      const read = readers ? await readers.stop() : { latencies: polls, loopMaxMs: undefined };
+      const latencies = read.latencies.sort((a, b) => a - b);
+      // the browser processes are Trawl's children: their CPU counts (they run from the first rendered page on)
+      const browserCpu = descendants(child.pid as number).reduce((n, p) => n + cpuSeconds(p), 0) - browserCpu0;
+      const perPageMs = (s: number) => +((1000 * s) / Math.max(1, status.completed)).toFixed(2);
+      const cpuMsPerPage: Record<string, number> = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, perPageMs(cpuSeconds(pid) - (cpuStart[k] ?? 0) + (k === "trawl" ? browserCpu : 0))]));
+      cpuMsPerPage.total = +Object.values(cpuMsPerPage).reduce((a, b) => a + b, 0).toFixed(2);
+      // the kernel's part of each process's CPU
+      const systemMsPerPage = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, perPageMs(systemCpuSeconds(pid) - (sysStart[k] ?? 0))]));
+      // per process, its thread groups over 5 % of its CPU (threads that ended during the crawl are not counted)
+      const threadMsPerPage = Object.fromEntries(Object.entries(pids).map(([k, pid]) => {
+        const before = threadsStart[k] ?? {};
+        const spent = Object.entries(threadCpuSeconds(pid)).map(([name, s]) => [name, s - (before[name] ?? 0)] as const);
+        const sum = spent.reduce((n, [, s]) => n + s, 0);
+        return [k, Object.fromEntries(spent.filter(([, s]) => s > 0.05 * sum).sort((a, b) => b[1] - a[1]).map(([name, s]) => [name, perPageMs(s)]))];
+      }));
+      return {
+        latencies,
+        pages: status.completed, status: status.status, seconds: +seconds.toFixed(2), pagesPerSecond: +(status.completed / seconds).toFixed(1), firstPageMs,
+        statusReads: latencies.length, statusReaders: opts.readers ?? 1, statusP50Ms: quantile(latencies, 0.5), statusP99Ms: quantile(latencies, 0.99),
+        ...(read.loopMaxMs !== undefined ? { readersLoopMaxMs: read.loopMaxMs } : {}),
+        cpuSecondsPerPage: +((cpuMsPerPage.trawl ?? 0) / 1000).toFixed(4), cpuMsPerPage, systemMsPerPage, threadMsPerPage, ...(browserCpu > 0 ? { browserCpuSeconds: +browserCpu.toFixed(1) } : {}),
+        ...(expected ? { rssMBAt10pct: rssAt["0.1"], rssMBAt50pct: rssAt["0.5"], rssMBAt100pct: rssAt["1"] } : {}),
+      };
+    };
+
+    const runs = [];
+    for (let i = 0; i < (opts.crawls ?? 1); i++) runs.push(await crawlOnce());
+    if (queryLog && infra) console.error(await clickhouseQuerySummary(infra.clickhouseUrl));
+    const browser = browserMemory.stop();
+    const peak = rss.stop();
+    await stopAll();
+    const [first, ...later] = runs.map(({ latencies: _, ...run }) => run) as [Omit<Awaited<ReturnType<typeof crawlOnce>>, "latencies">, ...Omit<Awaited<ReturnType<typeof crawlOnce>>, "latencies">[]];
+    // with readers over several crawls: their reads pooled (a crawl of the manual is a few seconds: ~500 reads each)
+    const pooled = opts.readers && runs.length > 1 ? runs.flatMap((r) => r.latencies).sort((a, b) => a - b) : null;
+    const statusAll = pooled ? { statusAllReads: pooled.length, statusAllP50Ms: quantile(pooled, 0.5), statusAllP99Ms: quantile(pooled, 0.99) } : {};
+    return { mode, ...(opts.apiProcess ? { apiProcess: true } : {}), site: siteSpec, readyMs, ...first, ...statusAll, peakRssMB: peak, ...(browser.browserPeakRssMB ? browser : {}), ...(later.length ? { later } : {}) };
   }
-  await site.close();
-  await infra?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-  const [first, ...later] = runs.map(({ latencies: _, ...run }) => run) as [Omit<Awaited<ReturnType<typeof crawlOnce>>, "latencies">, ...Omit<Awaited<ReturnType<typeof crawlOnce>>, "latencies">[]];
-  // with readers over several crawls: their reads pooled (a crawl of the manual is a few seconds: ~500 reads each)
-  const pooled = opts.readers && runs.length > 1 ? runs.flatMap((r) => r.latencies).sort((a, b) => a - b) : null;
-  const statusAll = pooled ? { statusAllReads: pooled.length, statusAllP50Ms: quantile(pooled, 0.5), statusAllP99Ms: quantile(pooled, 0.99) } : {};
-  return { mode, ...(opts.apiProcess ? { apiProcess: true } : {}), site: siteSpec, readyMs, ...first, ...statusAll, peakRssMB: peak, ...(browser.browserPeakRssMB ? browser : {}), ...(later.length ? { later } : {}) };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
