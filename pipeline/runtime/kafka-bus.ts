@@ -8,6 +8,7 @@ import { InfrastructureError } from "./errors.ts";
 import type { RegistryCodec } from "./registry.ts";
 import { GroupSender } from "./group-send.ts";
 import { compressionType, type KafkaCompression } from "./kafka-compression.ts";
+import "./kafkajs-crc32c.ts";
 import "./kafkajs-request-queue.ts";
 
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
