@@ -57,9 +57,14 @@ function settle(): { waitedS: number; busy: number } {
 const met = (ok: boolean, what: string) => `${ok ? "met" : "NOT met"}: ${what}`;
 
 /** RSS at 50 % and 100 % of a synthetic crawl within 20 % of RSS at 10 %. */
+/** RSS of every process the run measured (trawl; in cluster mode Kafka and ClickHouse too) within 20 % of its 10 % point. */
 function rssFlat(r: Record<string, unknown>) {
-  const [a, mid, b] = ["rssMBAt10pct", "rssMBAt50pct", "rssMBAt100pct"].map((k) => Number((r[k] as Record<string, number> | undefined)?.trawl)) as [number, number, number];
-  return met([mid, b].every((x) => Math.abs(x - a) <= 0.2 * a), `RSS flat within 20% from 10% to 100% (${a} -> ${mid} -> ${b} MB)`);
+  const at = ["rssMBAt10pct", "rssMBAt50pct", "rssMBAt100pct"].map((k) => (r[k] as Record<string, number> | undefined) ?? {});
+  const procs = Object.keys(at[0] as Record<string, number>);
+  return procs.map((p) => {
+    const [a, mid, b] = at.map((x) => Number(x[p])) as [number, number, number];
+    return met([mid, b].every((x) => Math.abs(x - a) <= 0.2 * a), `${procs.length > 1 ? `${p} ` : ""}RSS flat within 20% from 10% to 100% (${a} -> ${mid} -> ${b} MB)`);
+  });
 }
 
 /** The crawls of an end-to-end result: the first after start, then the later ones. */
@@ -162,7 +167,7 @@ const benches: Record<string, Bench> = {
   scale10k: {
     describe: "embedded mode, synthetic site of 10,000 pages: pages/s and RSS at 10/50/100% (a quick proxy of scale100k; its 10% point is taken before the heap reached its working size)",
     run: script("e2e.ts", "embedded", "synthetic:10000"),
-    targets: (r) => [rssFlat(r), met(Number(r.statusP99Ms) < 50, "status p99 < 50 ms")],
+    targets: (r) => [...rssFlat(r), met(Number(r.statusP99Ms) < 50, "status p99 < 50 ms")],
   },
   render: {
     describe: "rendering, embedded, PostgreSQL manual: RENDER=always on the first 100 pages (2 browser pages at once); RENDER=never and RENDER=auto on the whole manual, alternated twice, the faster run of each kept (a shared machine is noisy)",
@@ -193,7 +198,12 @@ const benches: Record<string, Bench> = {
   scale100k: {
     describe: "embedded mode, synthetic site of 100,000 pages (about 2 minutes here): pages/s, RSS at 10/50/100 %, status p99 with the documents stored",
     run: script("e2e.ts", "embedded", "synthetic:100000"),
-    targets: (r) => [rssFlat(r), met(Number(r.statusP99Ms) < 50, "status p99 < 50 ms with 100,000 documents")],
+    targets: (r) => [...rssFlat(r), met(Number(r.statusP99Ms) < 50, "status p99 < 50 ms with 100,000 documents")],
+  },
+  "scale100k-cluster": {
+    describe: "cluster mode (every role in one process, on its own Kafka + ClickHouse), synthetic site of 100,000 pages (about 3 minutes here): pages/s, RSS of each process at 10/50/100 %",
+    run: script("e2e.ts", "cluster", "synthetic:100000"),
+    targets: (r) => rssFlat(r),
   },
   "map-search": {
     describe: "POST /v2/map on the PostgreSQL manual's ~1,170-URL sitemap; search index: ClickHouse query + BM25 vs embedded scan vs in-memory index, 10,000 docs",
@@ -208,7 +218,7 @@ const benches: Record<string, Bench> = {
 // --from=<date>: the table again from the results saved that day (targets re-evaluated, nothing run or rewritten)
 const fromDate = process.argv.find((a) => a.startsWith("--from="))?.slice("--from=".length);
 const names = process.argv.slice(2).filter((a) => !a.startsWith("--from="));
-const wanted = names.length ? names : ["frontier", "convert", "peer", "embedded", "cluster", "status", "scale10k", "scale100k"];
+const wanted = names.length ? names : ["frontier", "convert", "peer", "embedded", "cluster", "status", "scale10k", "scale100k", "scale100k-cluster"];
 const commit = (() => {
   try {
     return execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
