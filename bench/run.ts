@@ -56,7 +56,6 @@ function settle(): { waitedS: number; busy: number } {
 
 const met = (ok: boolean, what: string) => `${ok ? "met" : "NOT met"}: ${what}`;
 
-/** RSS at 50 % and 100 % of a synthetic crawl within 20 % of RSS at 10 %. */
 /** RSS of every process the run measured (trawl; in cluster mode Kafka and ClickHouse too) within 20 % of its 10 % point. */
 function rssFlat(r: Record<string, unknown>) {
   const at = ["rssMBAt10pct", "rssMBAt50pct", "rssMBAt100pct"].map((k) => (r[k] as Record<string, number> | undefined) ?? {});

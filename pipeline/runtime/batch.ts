@@ -75,8 +75,6 @@ export async function mapPool<A, B>(items: A[], limit: number, fn: (a: A) => Pro
   return results.slice(0, next);
 }
 
-const DELIVERED: Emission[] = [];
-
 /** Handles a batch; resolves with how many of its first messages are done (the caller commits that far). */
 export type BatchHandler = (partition: number, messages: RawMessage[]) => Promise<number>;
 
@@ -146,22 +144,25 @@ export function batchHandler<T, B>(processor: Processor<T, B>, bus: Bus, log: Lo
       retryForever(async () => {
         for (const phase of phases(list)) await bus.produce(phase);
       }, "delivery");
-    let results: Emission[][];
+    // messages started, always a prefix of `ok` (all of them unless stopping)
+    let started: number;
     if (processor.mode === "parallel" && !processor.beforeProduce && !processor.afterProduce && !processor.afterPhase) {
       // stateless stages pass each message on as soon as it is done (the batch's slowest page holds nobody up);
       // the offset still moves only when the whole batch is delivered. Nothing of a delivered message is kept: a
       // fetch.tasks batch is thousands of tasks, and holding each one's emissions (the fetched page) until the last
       // was done grew the heap by the pages of a whole batch (a cluster crawl of 40,000 pages: 250 -> 510 MB)
       await deliver(emissions);
+      // (a started message leaves `ok`; the first one not started stays, for the offset below)
       const open = ok as (Consumed<T> | undefined)[];
-      results = await mapPool(ok.map((_, i) => i), processor.concurrency, async (i) => {
+      const done = await mapPool(ok.map((_, i) => i), processor.concurrency, async (i) => {
         const m = open[i] as Consumed<T>;
         open[i] = undefined;
         await deliver(await handleOne(m, scratch));
-        return DELIVERED;
       }, stopping);
+      started = done.length;
     } else {
-      results = await mapPool(ok, processor.mode === "ordered" ? 1 : processor.concurrency, (m) => handleOne(m, scratch), stopping);
+      const results = await mapPool(ok, processor.mode === "ordered" ? 1 : processor.concurrency, (m) => handleOne(m, scratch), stopping);
+      started = results.length;
       for (const list of results) emissions.push(...list);
       await retryForever(async () => {
         await processor.beforeProduce?.(scratch);
@@ -174,9 +175,9 @@ export function batchHandler<T, B>(processor: Processor<T, B>, bus: Bus, log: Lo
         await processor.afterProduce?.(scratch);
       }, "delivery");
     }
-    if (results.length === ok.length) return messages.length;
+    if (started === ok.length) return messages.length;
     // stopped part-way: done up to (not including) the first message that was not started
-    const firstUndone = ok[results.length]?.offset;
+    const firstUndone = ok[started]?.offset;
     return messages.findIndex((m) => m.offset === firstUndone);
   };
 }

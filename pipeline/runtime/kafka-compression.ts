@@ -42,24 +42,20 @@ export function ownBuffer(buf: Buffer): Buffer {
   return own;
 }
 
+/** A synchronous call as kafkajs expects a codec to answer: a promise, rejected (never thrown) on a bad batch. */
+function promised(fn: () => Buffer): Promise<Buffer> {
+  try {
+    return Promise.resolve(fn());
+  } catch (err) {
+    return Promise.reject(err as Error);
+  }
+}
+
 export const zstdCodec = {
-  compress: (encoder: { buffer: Buffer }) => {
-    const input = encoder.buffer;
-    if (input.length > ZSTD_SYNC_MAX_BYTES) return compress(input, compressOptions(input.length));
-    try {
-      return Promise.resolve(zstdCompressSync(input, compressOptions(input.length)));
-    } catch (err) {
-      return Promise.reject(err as Error);
-    }
-  },
-  decompress: (buffer: Buffer) => {
-    if (buffer.length > ZSTD_SYNC_MAX_BYTES / 4) return decompress(buffer, decompressOptions(buffer.length)).then(ownBuffer);
-    try {
-      return Promise.resolve(ownBuffer(zstdDecompressSync(buffer, decompressOptions(buffer.length))));
-    } catch (err) {
-      return Promise.reject(err as Error);
-    }
-  },
+  compress: ({ buffer }: { buffer: Buffer }) =>
+    buffer.length > ZSTD_SYNC_MAX_BYTES ? compress(buffer, compressOptions(buffer.length)) : promised(() => zstdCompressSync(buffer, compressOptions(buffer.length))),
+  decompress: (buffer: Buffer) =>
+    (buffer.length > ZSTD_SYNC_MAX_BYTES / 4 ? decompress(buffer, decompressOptions(buffer.length)) : promised(() => zstdDecompressSync(buffer, decompressOptions(buffer.length)))).then(ownBuffer),
 };
 CompressionCodecs[CompressionTypes.ZSTD] = () => zstdCodec;
 
