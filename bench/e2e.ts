@@ -106,6 +106,9 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
   const site = siteSpec === "pg" ? await serveDirectory(ensurePostgresManual()) : await startSyntheticSite(Number(siteSpec.split(":")[1] ?? 1000));
   const start = siteSpec === "pg" ? `${site.origin}/docs/index.html` : `${site.origin}/site/p0.html`;
   const expected = siteSpec === "pg" ? undefined : Number(siteSpec.split(":")[1]);
+  // when the site answered each request: where a crawl's time goes between the POST, the first and last fetch and the end
+  const requestTimes: number[] = [];
+  site.server.on("request", () => requestTimes.push(performance.now()));
   let infra: OwnInfra | null = null;
   // BENCH_CLICKHOUSE_QUERIES=1: the private ClickHouse logs its queries, and the run ends with a summary of them
   const queryLog = mode === "cluster" && process.env.BENCH_CLICKHOUSE_QUERIES === "1";
@@ -202,6 +205,10 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
         await new Promise((r) => setTimeout(r, 100));
       }
       const seconds = (performance.now() - t1) / 1000;
+      const fetched = requestTimes.filter((t) => t >= t1);
+      const sinceStart = (t: number | undefined) => (t === undefined ? undefined : Math.round(t - t1));
+      // POST to the site's first request, to its last one, and to the status that said the crawl was done
+      const timeline = { firstRequestMs: sinceStart(fetched[0]), lastRequestMs: sinceStart(fetched.at(-1)), doneMs: Math.round(1000 * seconds) };
       clearInterval(lagTimer);
       clearInterval(memTimer);
       rssAt["1"] = rss.now();
@@ -224,7 +231,7 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
       }));
       return {
         latencies,
-        pages: status.completed, status: status.status, seconds: +seconds.toFixed(2), pagesPerSecond: +(status.completed / seconds).toFixed(1), firstPageMs,
+        pages: status.completed, status: status.status, seconds: +seconds.toFixed(2), pagesPerSecond: +(status.completed / seconds).toFixed(1), firstPageMs, timeline,
         statusReads: latencies.length, statusReaders: opts.readers ?? 1, statusP50Ms: quantile(latencies, 0.5), statusP99Ms: quantile(latencies, 0.99),
         ...(read.loopMaxMs !== undefined ? { readersLoopMaxMs: read.loopMaxMs } : {}),
         cpuSecondsPerPage: +((cpuMsPerPage.trawl ?? 0) / 1000).toFixed(4), cpuMsPerPage, systemMsPerPage, threadMsPerPage, ...(browserCpu > 0 ? { browserCpuSeconds: +browserCpu.toFixed(1) } : {}),
@@ -235,6 +242,15 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
     const runs = [];
     for (let i = 0; i < (opts.crawls ?? 1); i++) runs.push(await crawlOnce());
     if (queryLog && infra) console.error(await clickhouseQuerySummary(infra.clickhouseUrl));
+    // BENCH_IDLE_S=<s>: each process's CPU while nothing is crawled, ms per second over <s> seconds after the last crawl
+    // (the fixed cost every crawl pays on top of its pages: polling consumers, heartbeats, timers, background merges)
+    const idleSeconds = Number(process.env.BENCH_IDLE_S ?? 0);
+    let idleCpuMsPerSecond: Record<string, number> | undefined;
+    if (idleSeconds > 0) {
+      const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
+      await new Promise((r) => setTimeout(r, idleSeconds * 1000));
+      idleCpuMsPerSecond = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, +((1000 * (cpuSeconds(pid) - (before[k] ?? 0))) / idleSeconds).toFixed(1)]));
+    }
     const browser = browserMemory.stop();
     const peak = rss.stop();
     await stopAll();
@@ -242,7 +258,7 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
     // with readers over several crawls: their reads pooled (a crawl of the manual is a few seconds: ~500 reads each)
     const pooled = opts.readers && runs.length > 1 ? runs.flatMap((r) => r.latencies).sort((a, b) => a - b) : null;
     const statusAll = pooled ? { statusAllReads: pooled.length, statusAllP50Ms: quantile(pooled, 0.5), statusAllP99Ms: quantile(pooled, 0.99) } : {};
-    return { mode, ...(opts.apiProcess ? { apiProcess: true } : {}), site: siteSpec, readyMs, ...first, ...statusAll, peakRssMB: peak, ...(browser.browserPeakRssMB ? browser : {}), ...(later.length ? { later } : {}) };
+    return { mode, ...(opts.apiProcess ? { apiProcess: true } : {}), site: siteSpec, readyMs, ...first, ...statusAll, peakRssMB: peak, ...(idleCpuMsPerSecond ? { idleCpuMsPerSecond } : {}), ...(browser.browserPeakRssMB ? browser : {}), ...(later.length ? { later } : {}) };
   }
 }
 

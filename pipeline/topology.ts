@@ -157,29 +157,38 @@ export interface ProcessorSpec {
   group: string;
   /** Every process gets every message (its own group per process, from the end of the topic). */
   broadcast?: boolean;
+  /**
+   * A topic that is empty most of the time, or whose every message takes long to handle (render: a browser page), so
+   * that bigger batches gain nothing: the loop's fetch is answered as soon as one message is there, and while there is
+   * none it waits up to KAFKA_SPARSE_FETCH_MAX_WAIT_MS on the broker instead of KAFKA_FETCH_MAX_WAIT_MS. Every other
+   * loop asks Kafka ten times a second when idle, and an empty fetch costs the broker and Trawl about a millisecond of
+   * CPU each (bench/README.md, issue 19). Not for a topic that carries every page and is handled fast: its loop would
+   * fetch a few messages at a time, as fast as the broker answers.
+   */
+  sparse?: boolean;
 }
 
 export const processors = {
   frontier: { role: "frontier", topic: "frontier.inbox", group: "frontier" },
   "fetch-render": { role: "fetch-render", topic: "fetch.tasks", group: "fetch-render" },
-  render: { role: "render", topic: "render.tasks", group: "render" },
+  render: { role: "render", topic: "render.tasks", group: "render", sparse: true },
   convert: { role: "convert", topic: "pages.fetched", group: "convert" },
   "extract-json": { role: "extract-json", topic: "pages.extract", group: "extract-json" },
   sink: { role: "sink", topic: "crawl.pages", group: "sink" },
   "webhook-emit": { role: "webhook-emit", topic: "crawl.events", group: "webhook-emit" },
-  "webhook-deliver": { role: "webhook-emit", topic: "webhook.deliveries", group: "webhook-deliver" },
-  "webhook-retry": { role: "webhook-emit", topic: "webhook.retries", group: "webhook-retry" },
+  "webhook-deliver": { role: "webhook-emit", topic: "webhook.deliveries", group: "webhook-deliver", sparse: true },
+  "webhook-retry": { role: "webhook-emit", topic: "webhook.retries", group: "webhook-retry", sparse: true },
   "api-events": { role: "api", topic: "crawl.events", group: "api-events", broadcast: true },
-  "extract-jobs": { role: "api", topic: "extract.jobs", group: "extract-jobs" },
-  admission: { role: "frontier", topic: "team.admission", group: "admission" },
+  "extract-jobs": { role: "api", topic: "extract.jobs", group: "extract-jobs", sparse: true },
+  admission: { role: "frontier", topic: "team.admission", group: "admission", sparse: true },
 } as const satisfies Record<string, ProcessorSpec>;
 
 export type ProcessorName = keyof typeof processors;
 
-/** A processor's identity as the runner needs it: name, topic, the topic's schema, and whether it broadcasts. */
+/** A processor's identity as the runner needs it: name, topic, the topic's schema, whether it broadcasts, whether it is sparse. */
 export function processorIdentity<N extends ProcessorName>(name: N) {
   const spec: ProcessorSpec = processors[name];
-  return { name, topic: spec.topic as (typeof processors)[N]["topic"], schema: topicSpec(spec.topic).schema, group: spec.group, broadcast: spec.broadcast === true };
+  return { name, topic: spec.topic as (typeof processors)[N]["topic"], schema: topicSpec(spec.topic).schema, group: spec.group, broadcast: spec.broadcast === true, sparse: spec.sparse === true };
 }
 
 export function topicSpec(name: LogicalTopic): TopicSpec {

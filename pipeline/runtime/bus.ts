@@ -41,6 +41,8 @@ export interface Processor<T, B = void> {
    * processes sharing the partitions. For API replicas that fan events out to their WebSocket clients.
    */
   broadcast: boolean;
+  /** Its topic is empty most of the time: fetched without waiting for bytes, polled less often when idle (Kafka only). */
+  sparse?: boolean;
   /** Per-batch scratch space (pending writes of this batch only; partitions run concurrently). */
   createBatch(): B;
   /** Called once per batch before any handle, with every decoded message (e.g. one store read for the batch). */

@@ -1,4 +1,4 @@
-// The identity of a processor (name, topic, the topic's schema, consumer group, broadcast) as pipeline/topology.ts
+// The identity of a processor (name, topic, the topic's schema, consumer group, broadcast, sparse) as pipeline/topology.ts
 // declares it. Every stage's processor extends this, so none restates its topic or group.
 import type { SchemaName } from "../../schemas/index.ts";
 import { processorIdentity, type LogicalTopic, type ProcessorName } from "../topology.ts";
@@ -9,6 +9,7 @@ export abstract class DeclaredProcessor {
   readonly schema: SchemaName;
   readonly group: string;
   readonly broadcast: boolean;
+  readonly sparse: boolean;
 
   constructor(name: ProcessorName) {
     const id = processorIdentity(name);
@@ -17,5 +18,6 @@ export abstract class DeclaredProcessor {
     this.schema = id.schema;
     this.group = id.group;
     this.broadcast = id.broadcast;
+    this.sparse = id.sparse;
   }
 }

@@ -29,6 +29,8 @@ export async function startRunner<T, B>(
   const group = processor.broadcast
     ? `${config.groupPrefix}${processor.group}.${hostname()}.${process.pid}.${randomBytes(3).toString("hex")}`
     : `${config.groupPrefix}${processor.group}`;
+  // a broadcast loop (the API's event feed) is fetched like a sparse one: it must see each event without delay
+  const sparse = processor.broadcast || processor.sparse === true;
   const consumer: Consumer = kafka.consumer({
     groupId: group,
     sessionTimeout: config.kafkaSessionTimeoutMs,
@@ -38,9 +40,10 @@ export async function startRunner<T, B>(
     // 16 MB of pages at once stalled the API sharing it (status p99) and inflated the heap
     maxBytesPerPartition: FETCH_BYTES_PER_PARTITION,
     maxBytes: 4 * FETCH_BYTES_PER_PARTITION,
-    // an idle fetch blocks up to maxWait; a graceful stop waits for it. minBytes > 1 trades latency for bigger batches
-    minBytes: processor.broadcast ? 1 : config.kafkaFetchMinBytes,
-    maxWaitTimeInMs: processor.broadcast ? 1000 : config.kafkaFetchMaxWaitMs,
+    // an idle fetch blocks up to maxWait; a graceful stop waits for it. minBytes > 1 trades latency for bigger batches.
+    // A sparse topic's fetch is answered by its first message, so its longer wait only spaces out the idle polls.
+    minBytes: sparse ? 1 : config.kafkaFetchMinBytes,
+    maxWaitTimeInMs: sparse ? config.kafkaSparseFetchMaxWaitMs : config.kafkaFetchMaxWaitMs,
     allowAutoTopicCreation: false,
   });
   const handle = batchHandler(processor, bus, log, stopping.signal);
