@@ -159,11 +159,11 @@ export interface ProcessorSpec {
   broadcast?: boolean;
   /**
    * A topic that is empty most of the time, or whose every message takes long to handle (render: a browser page), so
-   * that bigger batches gain nothing: the loop's fetch is answered as soon as one message is there, and while there is
-   * none it waits up to KAFKA_SPARSE_FETCH_MAX_WAIT_MS on the broker instead of KAFKA_FETCH_MAX_WAIT_MS. Every other
-   * loop asks Kafka ten times a second when idle, and an empty fetch costs the broker and Trawl about a millisecond of
-   * CPU each (bench/README.md, issue 19). Not for a topic that carries every page and is handled fast: its loop would
-   * fetch a few messages at a time, as fast as the broker answers.
+   * that bigger batches gain nothing: the loop's fetch never waits for KAFKA_FETCH_MIN_BYTES, it is answered as soon
+   * as one message is there, and while there is none it waits up to KAFKA_IDLE_FETCH_MAX_WAIT_MS on the broker. The
+   * other (bulk) loops wait for bytes while messages flow and fetch this way only after a fetch that brought nothing
+   * (kafkajs-idle-fetch.ts). Not for a topic that carries every page and is handled fast: its loop would fetch a few
+   * messages at a time, as fast as the broker answers.
    */
   sparse?: boolean;
 }

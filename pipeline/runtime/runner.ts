@@ -12,6 +12,7 @@ import type { Logger } from "./logger.ts";
 import { messageText } from "./registry.ts";
 import { backoffMs, retry, sleep } from "./retry.ts";
 import { OffsetCommits } from "./offset-commits.ts";
+import { fetchWhenIdle } from "./kafkajs-idle-fetch.ts";
 
 /** Bytes a stage's fetch asks for per partition (see the consumer's settings). */
 const FETCH_BYTES_PER_PARTITION = 1024 * 1024;
@@ -43,9 +44,13 @@ export async function startRunner<T, B>(
     // an idle fetch blocks up to maxWait; a graceful stop waits for it. minBytes > 1 trades latency for bigger batches.
     // A sparse topic's fetch is answered by its first message, so its longer wait only spaces out the idle polls.
     minBytes: sparse ? 1 : config.kafkaFetchMinBytes,
-    maxWaitTimeInMs: sparse ? config.kafkaSparseFetchMaxWaitMs : config.kafkaFetchMaxWaitMs,
+    maxWaitTimeInMs: sparse ? config.kafkaIdleFetchMaxWaitMs : config.kafkaFetchMaxWaitMs,
     allowAutoTopicCreation: false,
   });
+  // a bulk loop whose last fetch brought nothing fetches like a sparse one until a message comes (kafkajs-idle-fetch.ts)
+  const endIdleFetch = sparse
+    ? () => {}
+    : fetchWhenIdle(group, { minBytes: config.kafkaFetchMinBytes, maxWaitTimeInMs: config.kafkaFetchMaxWaitMs, idleWaitMs: config.kafkaIdleFetchMaxWaitMs });
   const handle = batchHandler(processor, bus, log, stopping.signal);
   // after every rebalance, before any batch of the new assignment: forget the state of partitions that moved away
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
@@ -155,6 +160,7 @@ export async function startRunner<T, B>(
       await Promise.allSettled([...inflight]);
       await commits.flush();
       await consumer.disconnect();
+      endIdleFetch();
       log.info("consumer stopped");
     },
   };

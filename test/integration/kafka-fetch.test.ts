@@ -1,7 +1,8 @@
 // How a consume loop fetches on a real broker. A sparse loop (topology.ts: render, webhook deliveries and retries, extract
-// jobs, team admission) asks Kafka about once per KAFKA_SPARSE_FETCH_MAX_WAIT_MS while its topic is empty, and its fetch
-// is answered by the first message that arrives; a bulk loop polls every KAFKA_FETCH_MAX_WAIT_MS and waits for
-// KAFKA_FETCH_MIN_BYTES. The fetch requests are counted with kafkajs' own request events on the real consumers.
+// jobs, team admission) never waits for bytes: its fetch is answered by the first message, and an idle one waits up to
+// KAFKA_IDLE_FETCH_MAX_WAIT_MS. A bulk loop waits for KAFKA_FETCH_MIN_BYTES or KAFKA_FETCH_MAX_WAIT_MS while messages
+// flow, and fetches like a sparse loop after a fetch that brought nothing (kafkajs-idle-fetch.ts). The fetch requests
+// are counted with kafkajs' own request events on the real consumers.
 import { randomBytes } from "node:crypto";
 import type { Kafka } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,8 +13,8 @@ import { createKafka, ensureTopics, KafkaBus } from "../../pipeline/runtime/kafk
 import { createLogger } from "../../pipeline/runtime/logger.ts";
 import { startRunner, type RunnerHandle } from "../../pipeline/runtime/runner.ts";
 
-const SPARSE_WAIT_MS = 3000;
-const BULK_WAIT_MS = 100;
+const IDLE_WAIT_MS = 3000;
+const BULK_WAIT_MS = 200;
 
 /** The Kafka client, with every consumer it makes counting its Fetch requests under its group id. */
 function countingFetches(kafka: Kafka, fetches: Map<string, number>): Kafka {
@@ -51,7 +52,7 @@ describe("consume loops' fetches (cluster mode)", () => {
 
   beforeAll(async () => {
     config = loadConfig(
-      { ...process.env, KAFKA_SPARSE_FETCH_MAX_WAIT_MS: String(SPARSE_WAIT_MS), KAFKA_FETCH_MAX_WAIT_MS: String(BULK_WAIT_MS) },
+      { ...process.env, KAFKA_IDLE_FETCH_MAX_WAIT_MS: String(IDLE_WAIT_MS), KAFKA_FETCH_MAX_WAIT_MS: String(BULK_WAIT_MS) },
       { topicPrefix: `${tag}.`, groupPrefix: `${tag}.`, topicPartitions: 1 },
     );
     const kafka = countingFetches(createKafka(config, "fetch-test", log), fetches);
@@ -65,7 +66,23 @@ describe("consume loops' fetches (cluster mode)", () => {
     await bus?.close();
   });
 
-  it("an idle sparse loop asks the broker once per sparse wait, a bulk one every fetch wait", async () => {
+  /** Resolves right after the loop of `group` got a fetch response (its next fetch has just been sent). */
+  async function afterFetch(group: string): Promise<void> {
+    const seen = fetches.get(`${tag}.${group}`) ?? 0;
+    while ((fetches.get(`${tag}.${group}`) ?? 0) === seen) await new Promise((r) => setTimeout(r, 5));
+  }
+
+  /** Produces one admission message; resolves with when it was sent and when each loop handled it. */
+  async function send(crawlId: string): Promise<{ sent: number; sparse: number; bulk: number }> {
+    const sent = Date.now();
+    await bus.produce([{ topic: "team.admission", key: "team-1", value: { type: "JobQueued", teamId: "team-1", crawlId, at: sent } }]);
+    const end = sent + 10_000;
+    while (handled.filter((h) => h.crawlId === crawlId).length < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
+    const at = (group: string) => handled.find((h) => h.crawlId === crawlId && h.group === group)?.at ?? Infinity;
+    return { sent, sparse: at("sparse"), bulk: at("bulk") };
+  }
+
+  it("idle loops, sparse or bulk, ask the broker once per idle wait", async () => {
     // both have joined their groups and are polling an empty topic
     await new Promise((r) => setTimeout(r, 1500));
     const before = { sparse: fetches.get(`${tag}.sparse`) ?? 0, bulk: fetches.get(`${tag}.bulk`) ?? 0 };
@@ -74,24 +91,25 @@ describe("consume loops' fetches (cluster mode)", () => {
     const bulk = (fetches.get(`${tag}.bulk`) ?? 0) - before.bulk;
     expect(sparse).toBeGreaterThanOrEqual(1);
     expect(sparse).toBeLessThanOrEqual(3); // 6 s / 3 s, plus one in flight at either end
-    expect(bulk).toBeGreaterThanOrEqual(20); // 6 s / 100 ms is 60: far more than the sparse loop even on a loaded machine
+    expect(bulk).toBeGreaterThanOrEqual(1);
+    expect(bulk).toBeLessThanOrEqual(3); // at the bulk wait of 200 ms it would be ~30
   });
 
-  it("a sparse loop's fetch is answered by the first message, not at the end of its wait", async () => {
-    // produce 300 ms into a sparse fetch: right after one came back, the loop sent the next, which waits up to 3 s
-    const sparseGroup = `${tag}.sparse`;
-    const seenFetches = fetches.get(sparseGroup) ?? 0;
-    while ((fetches.get(sparseGroup) ?? 0) === seenFetches) await new Promise((r) => setTimeout(r, 5));
+  it("the first message after a quiet spell answers the waiting fetch of either loop", async () => {
+    // 300 ms into the fetches that would otherwise wait 3 s
+    await afterFetch("bulk");
     await new Promise((r) => setTimeout(r, 300));
-    const crawlId = `c-${tag}`;
-    const sent = Date.now();
-    await bus.produce([{ topic: "team.admission", key: "team-1", value: { type: "JobQueued", teamId: "team-1", crawlId, at: sent } }]);
-    const end = sent + 10_000;
-    while (handled.filter((h) => h.crawlId === crawlId).length < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
-    const seen = handled.filter((h) => h.crawlId === crawlId);
-    expect(seen.map((h) => h.group).sort()).toEqual(["bulk", "sparse"]); // each loop is its own group: both get it
-    // answered at once; a fetch that waited for bytes would have come back ~2.7 s after the message
-    const bySparse = (seen.find((h) => h.group === "sparse")?.at ?? Infinity) - sent;
-    expect(bySparse).toBeLessThan(1000);
+    const { sent, sparse, bulk } = await send(`first-${tag}`);
+    expect(sparse - sent).toBeLessThan(1000);
+    expect(bulk - sent).toBeLessThan(1000);
+  });
+
+  it("while messages flow, a bulk loop waits for bytes again and a sparse one does not", async () => {
+    const first = await send(`flow-a-${tag}`);
+    expect(first.bulk - first.sent).toBeLessThan(IDLE_WAIT_MS); // the idle fetch answered it
+    // that fetch brought a message, so the bulk loop's next one waits for 64 KB or 200 ms; the sparse one's does not
+    const second = await send(`flow-b-${tag}`);
+    expect(second.bulk - second.sent).toBeGreaterThanOrEqual(BULK_WAIT_MS - 60);
+    expect(second.sparse).toBeLessThan(second.bulk);
   });
 });
