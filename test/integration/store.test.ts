@@ -158,6 +158,26 @@ describe.each(stores)("%s store", (_name, open) => {
     expect(p2.docs.map((d) => JSON.parse(d).k)).toEqual(["c"]);
     expect(p2.more).toBe(false);
   });
+
+  it("fills a page past runs of duplicates, and says whether more follow", async () => {
+    const crawlId = randomUUID();
+    const row = (seq: number, key: string) => ({ crawlId, seq, urlKey: key, finalKey: key, scrapeId: "s", url: "u", statusCode: 200, credits: 1, storedAt: seq, doc: JSON.stringify({ k: key, seq }) });
+    // a and b come again at 2 and 3 (and a once more at 6): hidden wherever the page starts
+    await store.insertDocuments(["a", "b", "a", "b", "c", "d", "a", "e"].map((k, i) => row(i, k)));
+    const shown = (p: { docs: string[] }) => p.docs.map((d) => JSON.parse(d) as { k: string; seq: number }).map((d) => `${d.k}${d.seq}`);
+    const p1 = await store.pageDocuments(crawlId, 0, 1_000_000, 2);
+    expect(shown(p1)).toEqual(["a0", "b1"]);
+    expect(p1.more).toBe(true);
+    const p2 = await store.pageDocuments(crawlId, p1.nextSkip, 1_000_000, 2);
+    expect(shown(p2)).toEqual(["c4", "d5"]);
+    expect(p2.more).toBe(true);
+    const p3 = await store.pageDocuments(crawlId, p2.nextSkip, 1_000_000, 2);
+    expect(shown(p3)).toEqual(["e7"]);
+    expect(p3.more).toBe(false);
+    // a page that starts on a duplicate
+    expect(shown(await store.pageDocuments(crawlId, 3, 1_000_000, 10))).toEqual(["c4", "d5", "e7"]);
+    expect(shown(await store.pageDocuments(crawlId, 6, 1_000_000, 1))).toEqual(["e7"]);
+  });
 });
 
 describe("embedded store after a restart", () => {
