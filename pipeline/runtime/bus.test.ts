@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { phases, type Emission } from "./bus.ts";
+import { jsonWith, phases, type Emission } from "./bus.ts";
+
+describe("jsonWith", () => {
+  it("gives the JSON of the object with the raw JSON under the key", () => {
+    const doc = { markdown: "a \"quoted\" \\ line\nbreak \u2028 ünï", metadata: { statusCode: 200 } };
+    const text = jsonWith({ crawlId: "c", seq: 3, kind: undefined }, "document", JSON.stringify(doc));
+    expect(JSON.parse(text)).toEqual({ crawlId: "c", seq: 3, document: doc });
+    expect(JSON.parse(jsonWith({}, "document", "[1,2]"))).toEqual({ document: [1, 2] });
+  });
+});
 
 describe("phases", () => {
   it("groups emissions by phase in ascending order, keeping order inside a phase", () => {

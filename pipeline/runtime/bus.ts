@@ -10,6 +10,20 @@ export interface Emission {
   phase?: number;
   /** Send to the topic's dead-letter twin. */
   deadLetter?: boolean;
+  /**
+   * `value`'s JSON text, when the emitter has it already (`jsonWith`): the bus writes it instead of serializing `value`
+   * again. A topic whose values the schema registry encodes still encodes (and validates) `value`.
+   */
+  json?: string;
+}
+
+/**
+ * The JSON text of `{ ...obj, [key]: JSON.parse(rawJson) }` without serializing that value again: for a message that
+ * embeds a document its emitter already turned into JSON (the sink's page event carries the document it stores).
+ */
+export function jsonWith(obj: Record<string, unknown>, key: string, rawJson: string): string {
+  const head = JSON.stringify(obj);
+  return `${head.slice(0, -1)}${head === "{}" ? "" : ","}${JSON.stringify(key)}:${rawJson}}`;
 }
 
 export interface Bus {

@@ -191,7 +191,7 @@ export class EmbeddedBus implements Bus, QueueStats {
       const part = this.partitionsOf(topic)[index] as Partition;
       topicOf.set(part, topic);
       partIndex.set(part, index);
-      const value = JSON.stringify(m.value);
+      const value = m.json ?? JSON.stringify(m.value);
       const offset = part.end;
       part.entries.push({ key: m.key, value });
       part.bytes += value.length;

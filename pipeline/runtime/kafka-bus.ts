@@ -145,7 +145,7 @@ export class KafkaBus implements Bus {
     const out: Outgoing[] = [];
     for (const m of messages) {
       const encode = m.deadLetter ? undefined : this.registry?.encoderFor(m.topic);
-      out.push({ topic: physicalTopic(this.prefix, m.topic, m.deadLetter), key: m.key, value: encode ? await encode(m.value) : JSON.stringify(m.value), public: topicSpec(m.topic).public && !m.deadLetter });
+      out.push({ topic: physicalTopic(this.prefix, m.topic, m.deadLetter), key: m.key, value: encode ? await encode(m.value) : (m.json ?? JSON.stringify(m.value)), public: topicSpec(m.topic).public && !m.deadLetter });
     }
     await this.sender.submit(out);
   }

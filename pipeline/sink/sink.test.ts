@@ -35,6 +35,23 @@ describe("sink cursors", () => {
     expect((await run(page("a", "p2"))).map((e) => e.topic)).toEqual(["crawl.events", "frontier.inbox"]);
     expect((await store.pageDocuments("a", 0, 1e9, 100)).docs).toHaveLength(2);
   });
+
+  it("sends the page event as JSON text that embeds the stored document's text and parses to the event", async () => {
+    const store = await EmbeddedCrawlStore.open(null, 1);
+    const sink = new SinkProcessor({ store, cancels: new CancelCache(store, 0, () => 1), clock: { now: () => 7 }, log: createLogger("silent") });
+    const msg = page("c", "p1");
+    msg.value = { ...msg.value, teamId: "team-1", kind: "batch", document: { ...msg.value.document, markdown: "quote \" and \\ and \u2028 ünï" } };
+    const batch = sink.createBatch();
+    await sink.prepare([msg], batch);
+    const [event] = await sink.handle(msg, batch);
+    await sink.beforeProduce(batch);
+    expect(event?.topic).toBe("crawl.events");
+    expect(JSON.parse(event?.json ?? "")).toEqual(event?.value);
+    expect(event?.value).toMatchObject({ crawlId: "c", teamId: "team-1", type: "crawl.page", at: 7, seq: 0, kind: "batch", document: msg.value.document });
+    const stored = (await store.pageDocuments("c", 0, 1e9, 1)).docs[0];
+    expect(stored).toBeDefined();
+    expect(event?.json).toContain(`"document":${stored}`);
+  });
 });
 
 // The sink's per-crawl cursor (next seq, stored keys) follows the partition: when a crawl's partition moves to

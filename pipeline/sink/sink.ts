@@ -1,7 +1,7 @@
 // sink stage: crawl.pages -> documents in the store (seq = completion order), then crawl.events (page) and PageDone.
 // Idempotent: a url key is stored once per crawl; a replay re-announces without writing twice.
 import type { CrawlEvent, CrawlPage, FrontierInboxMessage } from "../../schemas/index.ts";
-import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
+import { jsonWith, type Consumed, type Emission, type Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Metrics } from "../runtime/metrics.ts";
 import type { Logger } from "../runtime/logger.ts";
@@ -129,6 +129,7 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
     batchKeys.add(page.urlKey);
     batchFinals.add(finalKey);
     const now = this.clock.now();
+    const doc = JSON.stringify(page.document);
     batch.rows.push({
       crawlId: page.crawlId,
       seq,
@@ -139,12 +140,12 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
       statusCode: Number(page.document.metadata.statusCode),
       credits: page.credits,
       storedAt: now,
-      doc: JSON.stringify(page.document),
+      doc,
     });
-    const event: CrawlEvent = {
-      crawlId: page.crawlId, ...(page.teamId ? { teamId: page.teamId } : {}), type: "crawl.page", at: now, seq, document: page.document, ...(page.kind ? { kind: page.kind } : {}),
-    };
-    return [{ topic: "crawl.events", key: keys.crawl(page.crawlId), value: event, phase: 0 }, doneEmission];
+    const head = { crawlId: page.crawlId, ...(page.teamId ? { teamId: page.teamId } : {}), type: "crawl.page" as const, at: now, seq, ...(page.kind ? { kind: page.kind } : {}) };
+    const event: CrawlEvent = { ...head, document: page.document };
+    // the event's JSON embeds the document's text stored above instead of serializing the document a second time
+    return [{ topic: "crawl.events", key: keys.crawl(page.crawlId), value: event, json: jsonWith(head, "document", doc), phase: 0 }, doneEmission];
   }
 
   /** Documents are durable before anyone hears of them. */
