@@ -29,6 +29,11 @@ describe("config", () => {
   it("the README carries the current table (regenerate with `npx trawl config`)", () => {
     expect(readFileSync(join(import.meta.dirname, "..", "..", "README.md"), "utf8")).toContain(configTable());
   });
+  it("an idle fetch wait of more than a third of the session timeout stops the start, naming both", () => {
+    expect(() => loadConfig({ KAFKA_IDLE_FETCH_MAX_WAIT_MS: "5000", KAFKA_SESSION_TIMEOUT_MS: "12000" })).toThrow(/KAFKA_IDLE_FETCH_MAX_WAIT_MS=5000 .*KAFKA_SESSION_TIMEOUT_MS=12000/);
+    expect(loadConfig({ KAFKA_IDLE_FETCH_MAX_WAIT_MS: "4000", KAFKA_SESSION_TIMEOUT_MS: "12000" }).kafkaIdleFetchMaxWaitMs).toBe(4000);
+  });
+
   it("an optional URL may be empty; a set one must be http(s)", () => {
     expect(loadConfig({ SCHEMA_REGISTRY_URL: "" }).schemaRegistryUrl).toBe("");
     expect(loadConfig({ SCHEMA_REGISTRY_URL: "http://r.test:8081/apis/ccompat/v7/" }).schemaRegistryUrl).toBe("http://r.test:8081/apis/ccompat/v7");

@@ -47,7 +47,7 @@ export const configVars = {
   kafkaSessionTimeoutMs: v({ env: "KAFKA_SESSION_TIMEOUT_MS", kind: "int", default: "60000", min: 6000, max: 300000, description: "Consumer group session timeout: how long a crashed replica keeps its partitions before the others take them over.", roles: "all (cluster)" }),
   kafkaFetchMinBytes: v({ env: "KAFKA_FETCH_MIN_BYTES", kind: "int", default: "65536", min: 1, max: 16777216, description: "A stage's fetch waits on the broker until this many bytes are ready (or KAFKA_FETCH_MAX_WAIT_MS passed): larger batches, so fewer ClickHouse INSERTs (parts), Kafka requests and commits per page, at the cost of up to KAFKA_FETCH_MAX_WAIT_MS of latency per stage. 1 = answer as soon as anything is there.", roles: "all (cluster)" }),
   kafkaFetchMaxWaitMs: v({ env: "KAFKA_FETCH_MAX_WAIT_MS", kind: "int", default: "100", min: 10, max: 30000, description: "Longest time a stage's fetch waits on the broker for KAFKA_FETCH_MIN_BYTES while messages flow (after a fetch that brought nothing, the next waits for the first message, up to KAFKA_IDLE_FETCH_MAX_WAIT_MS). A graceful stop waits for the fetch in flight.", roles: "all (cluster)" }),
-  kafkaIdleFetchMaxWaitMs: v({ env: "KAFKA_IDLE_FETCH_MAX_WAIT_MS", kind: "int", default: "1000", min: 100, max: 30000, description: "How long a consume loop's fetch waits on the broker while its topic is empty: after a fetch that brought nothing, and always for the loops whose topic is empty most of the time (render, webhook deliveries and retries, extract jobs, team admission, the API's event feed). Such a fetch is answered by the first message, so this is not latency: it sets how often an idle loop asks Kafka (each empty fetch costs the broker and Trawl about a millisecond of CPU).", roles: "all (cluster)" }),
+  kafkaIdleFetchMaxWaitMs: v({ env: "KAFKA_IDLE_FETCH_MAX_WAIT_MS", kind: "int", default: "1000", min: 100, max: 30000, description: "How long a consume loop's fetch waits on the broker while its topic is empty: after a fetch that brought nothing, and always for the loops whose topic is empty most of the time (render, webhook deliveries and retries, extract jobs, team admission, the API's event feed). Such a fetch is answered by the first message, so a message does not wait for it: it sets how often an idle loop asks Kafka (each empty fetch costs the broker and Trawl about a millisecond of CPU). A graceful stop or a rebalance waits for the fetch in flight, so up to this long; at most a third of KAFKA_SESSION_TIMEOUT_MS (a consumer heartbeats between fetches).", roles: "all (cluster)" }),
   kafkaCommitIntervalMs: v({ env: "KAFKA_COMMIT_INTERVAL_MS", kind: "int", default: "250", min: 0, max: 10000, description: "A consumer commits the offsets of handled batches together at most this often (0: after every batch). A crash redelivers at most this much work, which every stage handles idempotently.", roles: "all (cluster)" }),
   kafkaLingerMs: v({ env: "KAFKA_LINGER_MS", kind: "int", default: "5", min: 0, max: 1000, description: "A produce call waits this long for others to share its request (and calls made while a request is in flight always go together in the next one).", roles: "all (cluster)" }),
   kafkaCompression: v({ env: "KAFKA_COMPRESSION", kind: "enum", default: "zstd", values: ["none", "gzip", "zstd"], description: "Compression of the batches this process produces to Trawl's internal topics (pages.fetched carries every page's HTML). zstd (level 1; batches over 1 MB on libuv's thread pool) cuts the bytes Kafka copies, checksums and keeps about fivefold; every Trawl process reads all three whatever it writes.", roles: "all (cluster)" }),
@@ -205,7 +205,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }
     out[name] = first ? first.value : parseVar(spec, spec.default);
   }
-  return { ...(out as Config), ...overrides };
+  const config = { ...(out as Config), ...overrides };
+  // kafkajs heartbeats only between fetches: an idle fetch must leave room for several in a session
+  if (config.kafkaIdleFetchMaxWaitMs * 3 > config.kafkaSessionTimeoutMs) {
+    throw new ConfigError(
+      `config: KAFKA_IDLE_FETCH_MAX_WAIT_MS=${config.kafkaIdleFetchMaxWaitMs} must be at most a third of KAFKA_SESSION_TIMEOUT_MS=${config.kafkaSessionTimeoutMs} (a consumer heartbeats only between fetches; an idle one would lose its partitions)`,
+    );
+  }
+  return config;
 }
 
 /** Markdown table of every variable, for the README. */

@@ -150,7 +150,12 @@ export async function startRunner<T, B>(
     })().finally(() => (restarting = undefined));
   });
 
-  await begin();
+  try {
+    await begin();
+  } catch (err) {
+    endIdleFetch();
+    throw err;
+  }
   log.info({ group }, "consumer running");
 
   return {

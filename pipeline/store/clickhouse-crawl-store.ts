@@ -2,7 +2,7 @@
 import type { ClickHouseClient } from "./clickhouse.ts";
 import type { CrawlRecord, CrawlStatus, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, ExpiredCrawl, JobUsage, SearchCandidates, UrlRow, UrlState } from "./crawl-store.ts";
 import { fitChunk } from "./paging.ts";
-import { num, raw, sql } from "./sql.ts";
+import { raw, sql } from "./sql.ts";
 import { randomUUID } from "node:crypto";
 import { EXTRACT_JOB_PREFIX, SCRAPE_JOB_PREFIX, TEAM_BYPASS } from "../runtime/constants.ts";
 
@@ -18,6 +18,9 @@ interface CrawlRowJson {
 }
 
 const n = (v: unknown): number => Number(v);
+
+/** Rows a page read fetches at least per round (seq, key and size only), so runs of duplicates cost few rounds. */
+const PAGE_CANDIDATES = 256;
 
 export class ClickHouseCrawlStore implements CrawlStore {
   private readonly ch: ClickHouseClient;
@@ -93,10 +96,10 @@ export class ClickHouseCrawlStore implements CrawlStore {
     // The first url_key occurrence wins, so a duplicate row (a replay that raced a rebalance) is never shown. Only the
     // keys of the rows read are looked up, and only up to the last of them: a read costs the rows before and in the
     // page, not a GROUP BY over the whole crawl (that made a status read of a 100,000-page crawl take ~100 ms).
-    const kept: { seq: number; bytes: number }[] = [];
-    const dropped: number[] = [];
+    // Candidates come PAGE_CANDIDATES at least at a time, so a run of duplicates costs one more round, not one each.
+    const kept: { seq: number; urlKey: string; bytes: number }[] = [];
     for (let from = skip; kept.length <= maxDocs; ) {
-      const want = maxDocs + 1 - kept.length;
+      const want = Math.max(maxDocs + 1 - kept.length, PAGE_CANDIDATES);
       const rows = await this.ch.query<{ seq: number; url_key: string; bytes: number }>(
         sql`SELECT seq, url_key, bytes FROM ${this.t("documents")} WHERE crawl_id = ${crawlId} AND seq >= ${from} ORDER BY seq LIMIT ${want}`,
       );
@@ -109,21 +112,23 @@ export class ClickHouseCrawlStore implements CrawlStore {
       );
       const first = new Map(firsts.map((f) => [f.url_key, n(f.first)]));
       for (const r of rows) {
-        if (first.get(r.url_key) === n(r.seq)) kept.push({ seq: n(r.seq), bytes: n(r.bytes) });
-        else dropped.push(n(r.seq));
+        if (kept.length > maxDocs) break;
+        if (first.get(r.url_key) === n(r.seq)) kept.push({ seq: n(r.seq), urlKey: r.url_key, bytes: n(r.bytes) });
       }
       if (rows.length < want) break;
       from = last + 1;
     }
     const take = fitChunk(kept.map((k) => k.bytes), maxBytes, maxDocs);
     if (take === 0) return { docs: [], nextSkip: skip, more: false };
-    const lastSeq = n(kept[take - 1]?.seq);
-    const hidden = dropped.filter((d) => d < lastSeq);
-    const docs = await this.ch.query<{ doc: string }>(
-      sql`SELECT doc FROM ${this.t("documents")} WHERE crawl_id = ${crawlId} AND seq >= ${skip} AND seq <= ${lastSeq}
-          ${hidden.length ? sql`AND seq NOT IN (${raw(hidden.map(num).join(", "))})` : raw("")} ORDER BY seq`,
+    const shown = kept.slice(0, take);
+    const lastSeq = n(shown[take - 1]?.seq);
+    // the rows of the range whose (seq, url_key) was kept: a duplicate is left out even when it shares a seq
+    const wanted = new Set(shown.map((k) => `${k.seq}\n${k.urlKey}`));
+    const rows = await this.ch.query<{ seq: number; url_key: string; doc: string }>(
+      sql`SELECT seq, url_key, doc FROM ${this.t("documents")} WHERE crawl_id = ${crawlId} AND seq >= ${n(shown[0]?.seq)} AND seq <= ${lastSeq} ORDER BY seq`,
     );
-    return { docs: docs.map((d) => d.doc), nextSkip: lastSeq + 1, more: kept.length > take };
+    const docs = rows.filter((r) => wanted.has(`${n(r.seq)}\n${r.url_key}`)).map((r) => r.doc);
+    return { docs, nextSkip: lastSeq + 1, more: kept.length > take };
   }
 
   async activeCrawls(teamId: string): Promise<CrawlRecord[]> {

@@ -178,6 +178,15 @@ describe.each(stores)("%s store", (_name, open) => {
     expect(shown(await store.pageDocuments(crawlId, 3, 1_000_000, 10))).toEqual(["c4", "d5", "e7"]);
     expect(shown(await store.pageDocuments(crawlId, 6, 1_000_000, 1))).toEqual(["e7"]);
   });
+
+  it("hides a duplicate that shares its seq with a document shown", async () => {
+    const crawlId = randomUUID();
+    const row = (seq: number, key: string) => ({ crawlId, seq, urlKey: key, finalKey: key, scrapeId: "s", url: "u", statusCode: 200, credits: 1, storedAt: seq, doc: JSON.stringify({ k: key, seq }) });
+    await store.insertDocuments([row(0, "a"), row(1, "b"), row(1, "a"), row(2, "c")]);
+    const page = await store.pageDocuments(crawlId, 0, 1_000_000, 10);
+    expect(page.docs.map((d) => JSON.parse(d) as { k: string; seq: number }).map((d) => `${d.k}${d.seq}`)).toEqual(["a0", "b1", "c2"]);
+    expect(page.more).toBe(false);
+  });
 });
 
 describe("embedded store after a restart", () => {
