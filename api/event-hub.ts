@@ -6,6 +6,12 @@ import { DeclaredProcessor } from "../pipeline/runtime/declared-processor.ts";
 
 type Listener = (e: CrawlEvent) => void;
 
+/**
+ * The start of a page event as the sink writes it (`jsonWith`: crawlId, teamId, type, then the rest): the top-level
+ * type is crawl.page. Any other layout does not match and is decoded as usual.
+ */
+const PAGE_EVENT = /^\{"crawlId":"([^"\\]*)",(?:"teamId":"[^"\\]*",)?"type":"crawl\.page"/;
+
 export class EventHub {
   private readonly listeners = new Map<string, Set<Listener>>();
   private readonly everyEvent = new Set<Listener>();
@@ -13,6 +19,11 @@ export class EventHub {
   /** Every event of every crawl (e.g. the status cache drops a crawl's answers when it ends). */
   onEvent(fn: Listener): void {
     this.everyEvent.add(fn);
+  }
+
+  /** Whether a WebSocket of this process watches the crawl. */
+  watched(crawlId: string): boolean {
+    return this.listeners.has(crawlId);
   }
 
   subscribe(crawlId: string, fn: Listener): () => void {
@@ -42,6 +53,16 @@ export class ApiEventsProcessor extends DeclaredProcessor implements Processor<C
   }
 
   createBatch(): void {}
+
+  /**
+   * A page event of a crawl no WebSocket here watches: only watchers use page events (every-event listeners want the
+   * ends of crawls), and decoding one means parsing and validating its whole document. A watcher that subscribes
+   * later reads the stored documents first, and the sink stores a document before its event.
+   */
+  skip(_key: string | null, text: string | null): boolean {
+    const crawlId = text === null ? undefined : PAGE_EVENT.exec(text)?.[1];
+    return crawlId !== undefined && !this.hub.watched(crawlId);
+  }
 
   async handle(msg: Consumed<CrawlEvent>): Promise<Emission[]> {
     this.hub.publish(msg.value);

@@ -132,7 +132,8 @@ export function batchHandler<T, B>(processor: Processor<T, B>, bus: Bus, log: Lo
   }
 
   return async (partition, messages) => {
-    const { ok, deadLetters, invalidPages } = decodeBatch<T>(processor.topic, processor.schema, partition, messages);
+    const wanted = processor.skip ? messages.filter((m) => !processor.skip?.(m.key, m.value)) : messages;
+    const { ok, deadLetters, invalidPages } = decodeBatch<T>(processor.topic, processor.schema, partition, wanted);
     for (const d of deadLetters) log.error({ partition, ...(d.value as object) }, "undecodable message dead-lettered");
     const emissions: Emission[] = [...deadLetters];
     for (const { msg, reason } of invalidPages) {

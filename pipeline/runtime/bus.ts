@@ -57,6 +57,11 @@ export interface Processor<T, B = void> {
   broadcast: boolean;
   /** Its topic is empty most of the time: fetched without waiting for bytes, polled less often when idle (Kafka only). */
   sparse?: boolean;
+  /**
+   * A message this processor has no use for, told from its key and JSON text before any decoding: not decoded, not
+   * handled, committed with its batch. Must never skip a message it would act on.
+   */
+  skip?(key: string | null, text: string | null): boolean;
   /** Per-batch scratch space (pending writes of this batch only; partitions run concurrently). */
   createBatch(): B;
   /** Called once per batch before any handle, with every decoded message (e.g. one store read for the batch). */
