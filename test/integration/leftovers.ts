@@ -4,6 +4,9 @@
 // an earlier run left is removed: names carry the time their test started (harness.ts, cluster-faults, extract-crash,
 // registry tests), and only those older than two hours go, so a run going on beside this one keeps its own.
 import { Kafka, logLevel } from "kafkajs";
+// kafkajs' request queue as Trawl patches it: unpatched, every connection re-arms a 1 ms timer and Node prints a
+// TimeoutNegativeWarning (the one warning each integration run printed came from this cleanup's admin client)
+import "../../pipeline/runtime/kafkajs-request-queue.ts";
 import { loadConfig } from "../../pipeline/runtime/config.ts";
 import { ClickHouseClient } from "../../pipeline/store/clickhouse.ts";
 import { raw } from "../../pipeline/store/sql.ts";
