@@ -18,23 +18,24 @@ interface ConsumerGroupLike {
   fetch(nodeId: string): Promise<BatchLike[]>;
 }
 
-interface IdleFetch {
+/** The consumer's own settings (read from it before the first change) and the brokers whose last fetch brought nothing. */
+interface IdleState {
   minBytes: number;
   maxWaitTime: number;
-  idleWaitMs: number;
-  /** brokers whose last fetch brought no message */
   idle: Set<string>;
 }
 
-const groups = new Map<string, IdleFetch>();
+/** Idle wait per registered group id (an object per registration, so that an old one's end leaves a newer one be). */
+const groups = new Map<string, { idleWaitMs: number }>();
+const states = new WeakMap<ConsumerGroupLike, IdleState>();
 
 /**
- * From now on, the consumer of `groupId` (created with `minBytes` and `maxWaitTimeInMs`) fetches with no byte minimum
- * and a wait of `idleWaitMs` after a fetch that came back empty. Returns the function that ends it (call it when the
+ * From now on, the consumer of `groupId` fetches with no byte minimum and a wait of `idleWaitMs` after a fetch that came
+ * back empty, and with its own minBytes and maxWaitTime otherwise. Returns the function that ends it (call it when the
  * consumer is stopped: group ids are reused by the next consumer of the same stage).
  */
-export function fetchWhenIdle(groupId: string, settings: { minBytes: number; maxWaitTimeInMs: number; idleWaitMs: number }): () => void {
-  const entry: IdleFetch = { minBytes: settings.minBytes, maxWaitTime: settings.maxWaitTimeInMs, idleWaitMs: settings.idleWaitMs, idle: new Set() };
+export function fetchWhenIdle(groupId: string, idleWaitMs: number): () => void {
+  const entry = { idleWaitMs };
   groups.set(groupId, entry);
   return () => {
     if (groups.get(groupId) === entry) groups.delete(groupId);
@@ -46,15 +47,20 @@ const ConsumerGroup = require("kafkajs/src/consumer/consumerGroup.js") as { prot
 const fetch = ConsumerGroup.prototype.fetch;
 
 ConsumerGroup.prototype.fetch = async function (this: ConsumerGroupLike, nodeId: string): Promise<BatchLike[]> {
-  const entry = groups.get(this.groupId);
-  if (!entry) return fetch.call(this, nodeId);
+  const idleWaitMs = groups.get(this.groupId)?.idleWaitMs;
+  if (idleWaitMs === undefined) return fetch.call(this, nodeId);
+  let state = states.get(this);
+  if (!state) {
+    state = { minBytes: this.minBytes, maxWaitTime: this.maxWaitTime, idle: new Set() };
+    states.set(this, state);
+  }
   // Set right before the call, from the settings (never saved and restored): kafkajs reads them a few awaits later, and
   // a concurrent fetch to another broker may set them in between; that fetch then runs with the other mode once.
-  const idle = entry.idle.has(nodeId);
-  this.minBytes = idle ? 1 : entry.minBytes;
-  this.maxWaitTime = idle ? entry.idleWaitMs : entry.maxWaitTime;
+  const idle = state.idle.has(nodeId);
+  this.minBytes = idle ? 1 : state.minBytes;
+  this.maxWaitTime = idle ? idleWaitMs : state.maxWaitTime;
   const batches = await fetch.call(this, nodeId);
-  if (batches.every((b) => b.isEmpty())) entry.idle.add(nodeId);
-  else entry.idle.delete(nodeId);
+  if (batches.every((b) => b.isEmpty())) state.idle.add(nodeId);
+  else state.idle.delete(nodeId);
   return batches;
 };

@@ -50,7 +50,7 @@ export async function startRunner<T, B>(
   // a bulk loop whose last fetch brought nothing fetches like a sparse one until a message comes (kafkajs-idle-fetch.ts)
   const endIdleFetch = sparse
     ? () => {}
-    : fetchWhenIdle(group, { minBytes: config.kafkaFetchMinBytes, maxWaitTimeInMs: config.kafkaFetchMaxWaitMs, idleWaitMs: config.kafkaIdleFetchMaxWaitMs });
+    : fetchWhenIdle(group, config.kafkaIdleFetchMaxWaitMs);
   const handle = batchHandler(processor, bus, log, stopping.signal);
   // after every rebalance, before any batch of the new assignment: forget the state of partitions that moved away
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {

@@ -6,6 +6,7 @@ import { createLogger } from "../runtime/logger.ts";
 import { CancelCache } from "../store/cancel-cache.ts";
 import { EmbeddedCrawlStore } from "../store/embedded-crawl-store.ts";
 import { CURSOR_IDLE_MS, SinkProcessor } from "./sink.ts";
+import { ApiEventsProcessor, EventHub } from "../../api/event-hub.ts";
 
 const page = (crawlId: string, urlKey: string): Consumed<CrawlPage> => ({
   topic: "crawl.pages", partition: 0, offset: "0", key: crawlId,
@@ -51,6 +52,8 @@ describe("sink cursors", () => {
     const stored = (await store.pageDocuments("c", 0, 1e9, 1)).docs[0];
     expect(stored).toBeDefined();
     expect(event?.json).toContain(`"document":${stored}`);
+    // the API's event feed recognises this layout before decoding (a crawl nobody watches: skipped)
+    expect(new ApiEventsProcessor(new EventHub()).skip(null, event?.json ?? null)).toBe(true);
   });
 });
 
