@@ -87,11 +87,13 @@ async function printMemory(api: string, pids: Record<string, number>): Promise<v
   console.error(`rss ${JSON.stringify(Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, rssMB(pid)])))} heapUsed ${mb(/^nodejs_heap_size_used_bytes\S* (\d+)/m)} heapTotal ${mb(/^nodejs_heap_size_total_bytes\S* (\d+)/m)} external ${mb(/^nodejs_external_memory_bytes\S* (\d+)/m)} MB; used by space ${spaces.join(" ")}; ${JSON.stringify(completed.crawls?.map((c) => c.completed))}`);
 }
 
-/** Queries the server ran, grouped by their first words (type 2 = finished), heaviest first. */
+/** Queries the server ran, grouped by their first words (type 2 = finished), heaviest first; cpu: the query threads' user + system time. */
 async function clickhouseQuerySummary(url: string): Promise<string> {
   await new Promise((r) => setTimeout(r, 1500)); // the log is flushed every second
+  const cpuUs = (event: string) => `sum(arraySum(arrayFilter((v, k) -> k = '${event}', ProfileEvents.Values, ProfileEvents.Names)))`;
   const sql = `SELECT replaceRegexpAll(substring(query, 1, 70), '[0-9a-f-]{20,}|[0-9]+', 'N') AS q, count() AS n, sum(query_duration_ms) AS ms,
-    sum(read_rows) AS read, sum(written_rows) AS written FROM system.query_log WHERE type = 2 GROUP BY q ORDER BY ms DESC LIMIT 25 FORMAT PrettyCompactNoEscapes`;
+    round((${cpuUs("UserTimeMicroseconds")} + ${cpuUs("SystemTimeMicroseconds")}) / 1000) AS cpu_ms,
+    sum(read_rows) AS read, sum(written_rows) AS written FROM system.query_log WHERE type = 2 GROUP BY q ORDER BY cpu_ms DESC LIMIT 25 FORMAT PrettyCompactNoEscapes`;
   return (await fetch(url, { method: "POST", body: sql })).text();
 }
 

@@ -6,19 +6,8 @@ import { crawlUsage, expiredCrawl, type CrawlRecord, type CrawlStore, type Deliv
 import { AppendLog, FileReader, readLines } from "../runtime/append-log.ts";
 import { docCrawlId, journalCrawlId, sizeOf, type JournalEntry } from "./embedded-journal.ts";
 import { fitChunk } from "./paging.ts";
+import { DocIndex, type DocRef } from "./doc-index.ts";
 import { isScrapeJob, isStandaloneJob, isTeamScrape, RETENTION_MS } from "../runtime/constants.ts";
-
-interface DocRef {
-  storedAt?: number;
-  seq: number;
-  urlKey: string;
-  finalKey: string;
-  pos: number;
-  len: number;
-  /** the document's JSON sits at [pos + docStart, pos + len) of its line */
-  docStart: number;
-}
-
 
 const newer = (a: CrawlRecord, b: CrawlRecord | undefined) => !b || a.version > b.version || (a.version === b.version && a.updatedAt >= b.updatedAt);
 
@@ -29,8 +18,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
   private docsReader: FileReader | null = null;
   private readonly crawls = new Map<string, CrawlRecord>();
   private readonly cancels = new Map<string, number>();
-  private readonly docs = new Map<string, DocRef[]>();
-  private readonly docKeys = new Map<string, Set<string>>();
+  private readonly docs = new Map<string, DocIndex>();
   private readonly errors = new Map<string, Map<string, ErrorRow>>();
   private readonly deliveries = new Map<string, DeliveryRow[]>();
   /** idempotency keys (team + key) -> when claimed */
@@ -88,7 +76,6 @@ export class EmbeddedCrawlStore implements CrawlStore {
       });
       await this.compact(this.docsLog, (line) => !expired.has(docCrawlId(line)));
       this.docs.clear();
-      this.docKeys.clear();
       await this.indexDocuments();
     }
     this.journal.size = await sizeOf(this.journal.path);
@@ -150,13 +137,12 @@ export class EmbeddedCrawlStore implements CrawlStore {
   }
 
   private addDocRef(crawlId: string, ref: DocRef): void {
-    const keys = this.docKeys.get(crawlId) ?? new Set<string>();
-    this.docKeys.set(crawlId, keys);
-    if (keys.has(ref.urlKey)) return; // the first row of a url key wins
-    keys.add(ref.urlKey);
-    const list = this.docs.get(crawlId) ?? [];
-    list.push(ref);
-    this.docs.set(crawlId, list);
+    let index = this.docs.get(crawlId);
+    if (!index) {
+      index = new DocIndex();
+      this.docs.set(crawlId, index);
+    }
+    index.add(ref);
   }
 
   private async write(entry: JournalEntry): Promise<void> {
@@ -240,38 +226,33 @@ export class EmbeddedCrawlStore implements CrawlStore {
   }
 
   async documentKeys(crawlId: string): Promise<{ nextSeq: number; keys: string[]; finalKeys: string[] }> {
-    const list = this.docs.get(crawlId) ?? [];
-    return { nextSeq: list.reduce((m, d) => Math.max(m, d.seq + 1), 0), keys: [...(this.docKeys.get(crawlId) ?? [])], finalKeys: list.map((d) => d.finalKey) };
+    const index = this.docs.get(crawlId);
+    if (!index) return { nextSeq: 0, keys: [], finalKeys: [] };
+    return { nextSeq: index.seq.reduce((m, seq) => Math.max(m, seq + 1), 0), keys: [...index.keys], finalKeys: [...index.finalKey] };
   }
 
-  private async readDoc(crawlId: string, ref: DocRef): Promise<string> {
-    if (!this.docsLog) return (this.memDocs.get(crawlId) ?? [])[ref.pos] as string;
+  /** The document of row `i` of a crawl's index. */
+  private async readDoc(crawlId: string, index: DocIndex, i: number): Promise<string> {
+    const pos = index.pos[i] as number;
+    if (!this.docsLog) return (this.memDocs.get(crawlId) ?? [])[pos] as string;
     this.docsReader ??= new FileReader(this.docsLog.path);
-    const bytes = await this.docsReader.read(ref.pos, ref.len);
-    return bytes.subarray(ref.docStart, bytes.length - 1).toString("utf8");
+    const bytes = await this.docsReader.read(pos, index.len[i] as number);
+    return bytes.subarray(index.docStart[i] as number, bytes.length - 1).toString("utf8");
   }
 
   async pageDocuments(crawlId: string, skip: number, maxBytes: number, maxDocs: number): Promise<DocumentPage> {
-    // refs are appended in seq order (one sink per crawl assigns increasing seqs): binary-search the start
-    const all = this.docs.get(crawlId) ?? [];
-    let lo = 0;
-    let hi = all.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((all[mid] as DocRef).seq < skip) lo = mid + 1;
-      else hi = mid;
-    }
-    const list = all.slice(lo, lo + maxDocs + 1);
-    const candidates = list;
+    const index = this.docs.get(crawlId);
+    if (!index) return { docs: [], nextSkip: skip, more: false };
+    const first = index.firstAtLeast(skip);
+    const candidates = Math.min(index.size - first, maxDocs + 1);
     const texts: string[] = [];
-    for (const ref of candidates.slice(0, maxDocs)) {
-      texts.push(await this.readDoc(crawlId, ref));
+    for (let i = first; i < first + Math.min(candidates, maxDocs); i++) {
+      texts.push(await this.readDoc(crawlId, index, i));
       if (fitChunk(texts.map((t) => Buffer.byteLength(t)), maxBytes, maxDocs) < texts.length) break;
     }
     const take = fitChunk(texts.map((t) => Buffer.byteLength(t)), maxBytes, maxDocs);
     if (take === 0) return { docs: [], nextSkip: skip, more: false };
-    const last = candidates[take - 1] as DocRef;
-    return { docs: texts.slice(0, take), nextSkip: last.seq + 1, more: list.length > take };
+    return { docs: texts.slice(0, take), nextSkip: (index.seq[first + take - 1] as number) + 1, more: candidates > take };
   }
 
   async activeCrawls(teamId: string): Promise<CrawlRecord[]> {
@@ -296,8 +277,9 @@ export class EmbeddedCrawlStore implements CrawlStore {
     const ids = expired.map((c) => c.crawlId);
     for (const id of ids) this.forget(id);
     for (const [k, at] of this.idem) if (at < now - retentionMs) this.idem.delete(k);
-    for (const [id, refs] of this.docs) {
-      if (isStandaloneJob(id) && this.crawls.get(id) === undefined && (refs[0]?.storedAt ?? now) < now - retentionMs) this.forget(id);
+    for (const [id, index] of this.docs) {
+      const at = index.storedAt[0] ?? NaN;
+      if (isStandaloneJob(id) && this.crawls.get(id) === undefined && (Number.isNaN(at) ? now : at) < now - retentionMs) this.forget(id);
     }
     return ids;
   }
@@ -318,7 +300,6 @@ export class EmbeddedCrawlStore implements CrawlStore {
   private forget(id: string): void {
     this.crawls.delete(id);
     this.docs.delete(id);
-    this.docKeys.delete(id);
     this.errors.delete(id);
     this.deliveries.delete(id);
     this.memDocs.delete(id);
@@ -354,12 +335,13 @@ export class EmbeddedCrawlStore implements CrawlStore {
     const df = terms.map(() => 0);
     const hits: { doc: string; matched: number; at: number }[] = [];
     let corpus = 0;
-    for (const [crawlId, refs] of this.docs) {
+    for (const [crawlId, index] of this.docs) {
       if (!this.ownedBy(teamId, crawlId)) continue;
-      for (const ref of refs) {
-        if ((ref.storedAt ?? 0) < since) continue;
+      for (let i = 0; i < index.size; i++) {
+        const at = index.storedAtOf(i);
+        if (at < since) continue;
         corpus++;
-        const doc = await this.readDoc(crawlId, ref);
+        const doc = await this.readDoc(crawlId, index, i);
         const lower = doc.toLowerCase();
         let matched = 0;
         terms.forEach((t, i) => {
@@ -367,7 +349,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
           df[i] = (df[i] as number) + 1;
           matched++;
         });
-        if (matched > 0) hits.push({ doc, matched, at: ref.storedAt ?? 0 });
+        if (matched > 0) hits.push({ doc, matched, at });
       }
     }
     hits.sort((a, b) => b.matched - a.matched || b.at - a.at);

@@ -27,6 +27,7 @@ describe("EmbeddedPageCache", () => {
     expect((await cache.get("k1", 0))?.body).toBe("new \u00e9\n\"quoted\"");
     expect(await cache.get("k1", 3001)).toBeNull();
     expect(await cache.get("nope", 0)).toBeNull();
+    await cache.close(); // the reads above opened a reader
 
     const reopened = await EmbeddedPageCache.open(dir, 2000); // k1@1000 expired
     expect((await reopened.get("k1", 0))?.body).toBe("new \u00e9\n\"quoted\"");
@@ -61,6 +62,46 @@ describe("EmbeddedPageCache", () => {
       const last = await EmbeddedPageCache.open(d, 2);
       expect([await last.get("a", 0), (await last.get("c", 0))?.body, (await last.get("r1", 0))?.body]).toEqual([null, "C", "R1"]);
       await last.close();
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+
+  it("indexes many digest keys (past the index's first growth, rows of deleted entries reused) across a reopen", async () => {
+    const d = mkdtempSync(join(tmpdir(), "trawl-cache-"));
+    try {
+      const keys = Array.from({ length: 700 }, (_, i) => pageCacheKey(`http://s.test/p/${i}`));
+      const c1 = await EmbeddedPageCache.open(d, 0);
+      c1.put(keys.map((k, i) => entry(k, i < 300 ? 10 : 20, `body ${i}`)));
+      await c1.close();
+      await c1.deleteBefore(15);
+      c1.put([entry(pageCacheKey("http://s.test/new"), 30, "new")]);
+      await c1.close();
+      expect(await c1.get(keys[0] as string, 0)).toBeNull();
+      expect((await c1.get(keys[699] as string, 0))?.body).toBe("body 699");
+      expect((await c1.get(pageCacheKey("http://s.test/new"), 0))?.body).toBe("new");
+      await c1.close();
+      const c2 = await EmbeddedPageCache.open(d, 0);
+      const bodies = await Promise.all(keys.map(async (k) => (await c2.get(k, 0))?.body));
+      expect(bodies).toEqual(keys.map((_, i) => `body ${i}`));
+      await c2.close();
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+
+  it("two digest keys sharing the indexed half: a miss for the older, never the other's page", async () => {
+    const d = mkdtempSync(join(tmpdir(), "trawl-cache-"));
+    try {
+      const a = "ab".repeat(16) + "0".repeat(32);
+      const b = "ab".repeat(16) + "1".repeat(32);
+      const cache = await EmbeddedPageCache.open(d, 0);
+      cache.put([entry(a, 1, "A")]);
+      cache.put([entry(b, 2, "B")]);
+      await cache.close();
+      expect(await cache.get(a, 0)).toBeNull();
+      expect((await cache.get(b, 0))?.body).toBe("B");
+      await cache.close();
     } finally {
       rmSync(d, { recursive: true, force: true });
     }

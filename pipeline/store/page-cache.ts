@@ -38,17 +38,70 @@ export function pageCacheKey(url: string, headers?: Record<string, string>): str
   return createHash("sha256").update(JSON.stringify([u.href, h])).digest("hex");
 }
 
-interface Ref {
-  pos: number;
-  len: number;
-  storedAt: number;
+/** A 64-hex-digit key (`pageCacheKey`) as the 16 bytes of its first half, one latin1 character each. */
+const HEX_KEY = /^[0-9a-f]{64}$/;
+const indexKey = (key: string): string => (HEX_KEY.test(key) ? Buffer.from(key.slice(0, 32), "hex").toString("latin1") : key);
+
+/**
+ * Where each entry of the cache file is: one row per key, its position, length and time in three typed columns.
+ * A Map of objects keyed by the 64-character hex key took ~180 bytes of heap per cached page (the largest of the
+ * embedded mode's per-URL indexes, bench/README.md); this takes ~70 bytes of heap and 20 outside it. Keys are
+ * held as a 128-bit prefix of their digest: `get` compares the whole key it reads back, so two keys sharing a
+ * prefix could only make a miss, never a wrong page.
+ */
+class RefIndex {
+  private readonly rows = new Map<string, number>();
+  private pos = new Float64Array(256);
+  private len = new Uint32Array(256);
+  private at = new Float64Array(256);
+  private used = 0;
+  private readonly free: number[] = [];
+
+  get(key: string): { pos: number; len: number; storedAt: number } | null {
+    const row = this.rows.get(indexKey(key));
+    return row === undefined ? null : { pos: this.pos[row] as number, len: this.len[row] as number, storedAt: this.at[row] as number };
+  }
+
+  set(key: string, pos: number, len: number, storedAt: number): void {
+    const k = indexKey(key);
+    let row = this.rows.get(k);
+    if (row === undefined) {
+      row = this.free.pop() ?? this.grow();
+      this.rows.set(k, row);
+    }
+    this.pos[row] = pos;
+    this.len[row] = len;
+    this.at[row] = storedAt;
+  }
+
+  private grow(): number {
+    if (this.used === this.pos.length) {
+      const n = this.used * 2;
+      const pos = new Float64Array(n);
+      const len = new Uint32Array(n);
+      const at = new Float64Array(n);
+      pos.set(this.pos);
+      len.set(this.len);
+      at.set(this.at);
+      [this.pos, this.len, this.at] = [pos, len, at];
+    }
+    return this.used++;
+  }
+
+  deleteBefore(cutoff: number): void {
+    for (const [k, row] of this.rows) {
+      if ((this.at[row] as number) >= cutoff) continue;
+      this.rows.delete(k);
+      this.free.push(row);
+    }
+  }
 }
 
 /** Embedded mode: cache.jsonl under the data directory (memory only when `dir` is null); the index stays in memory. */
 export class EmbeddedPageCache implements PageCache {
   private readonly log: AppendLog | null;
   private reader: FileReader | null = null;
-  private readonly index = new Map<string, Ref>();
+  private readonly index = new RefIndex();
   private readonly memory = new Map<string, CachedPage>();
   private readonly logger: Logger | undefined;
 
@@ -89,7 +142,7 @@ export class EmbeddedPageCache implements PageCache {
     for (const { line, pos: at, len } of kept) {
       const { key, storedAt } = JSON.parse(line) as CachedPage;
       const prev = cache.index.get(key);
-      if (!prev || storedAt >= prev.storedAt) cache.index.set(key, { pos: at, len, storedAt });
+      if (!prev || storedAt >= prev.storedAt) cache.index.set(key, at, len, storedAt);
     }
     cache.log.size = pos;
     return cache;
@@ -104,7 +157,8 @@ export class EmbeddedPageCache implements PageCache {
     if (!ref || ref.storedAt < notBefore) return null;
     await this.log.flush();
     this.reader ??= new FileReader(this.log.path);
-    return JSON.parse((await this.reader.read(ref.pos, ref.len)).toString("utf8")) as CachedPage;
+    const page = JSON.parse((await this.reader.read(ref.pos, ref.len)).toString("utf8")) as CachedPage;
+    return page.key === key ? page : null;
   }
 
   put(pages: CachedPage[]): void {
@@ -117,13 +171,13 @@ export class EmbeddedPageCache implements PageCache {
     const { positions, written } = this.log.append(lines);
     // indexed once on disk: a reader never sees an entry that is not there yet
     void written.then(
-      () => pages.forEach((p, i) => this.index.set(p.key, { pos: positions[i] as number, len: Buffer.byteLength(lines[i] as string), storedAt: p.storedAt })),
+      () => pages.forEach((p, i) => this.index.set(p.key, positions[i] as number, Buffer.byteLength(lines[i] as string), p.storedAt)),
       () => undefined,
     );
   }
 
   async deleteBefore(cutoff: number): Promise<void> {
-    for (const [key, ref] of this.index) if (ref.storedAt < cutoff) this.index.delete(key);
+    this.index.deleteBefore(cutoff);
     for (const [key, page] of this.memory) if (page.storedAt < cutoff) this.memory.delete(key);
   }
 
