@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { CrawlPage } from "../../schemas/index.ts";
+import type { CrawlEvent, CrawlPage } from "../../schemas/index.ts";
 import type { Consumed } from "../runtime/bus.ts";
 import { InfrastructureError } from "../runtime/errors.ts";
 import { createLogger } from "../runtime/logger.ts";
@@ -7,6 +7,7 @@ import { CancelCache } from "../store/cancel-cache.ts";
 import { EmbeddedCrawlStore } from "../store/embedded-crawl-store.ts";
 import { CURSOR_IDLE_MS, SinkProcessor } from "./sink.ts";
 import { ApiEventsProcessor, EventHub } from "../../api/event-hub.ts";
+import { WebhookEmitter } from "../webhook-emit/emitter.ts";
 
 const page = (crawlId: string, urlKey: string): Consumed<CrawlPage> => ({
   topic: "crawl.pages", partition: 0, offset: "0", key: crawlId,
@@ -54,6 +55,11 @@ describe("sink cursors", () => {
     expect(event?.json).toContain(`"document":${stored}`);
     // the API's event feed recognises this layout before decoding (a crawl nobody watches: skipped)
     expect(new ApiEventsProcessor(new EventHub()).skip(null, event?.json ?? null)).toBe(true);
+    // and so does webhook-emit, for a crawl it knows has no webhook (its key is the crawl id)
+    const emitter = new WebhookEmitter({ store, clock: { now: () => 7 }, log: createLogger("silent"), secret: "s" });
+    await emitter.handle({ topic: "crawl.events", partition: 0, offset: "0", key: event?.key ?? "", value: event?.value as CrawlEvent }, emitter.createBatch());
+    expect(event?.key).toBe("c");
+    expect(emitter.skip(event?.key ?? null, event?.json ?? null)).toBe(true);
   });
 });
 

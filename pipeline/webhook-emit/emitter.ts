@@ -40,6 +40,16 @@ export class WebhookEmitter extends DeclaredProcessor implements Processor<Crawl
     this.crawls.retain(partitions);
   }
 
+  /**
+   * Events of a crawl known to have no webhook are skipped before they are decoded (every page event carries its
+   * whole document, and most crawls have no webhook). Only when the event's own crawlId, its first field, is the key:
+   * anything else is decoded and handled as usual.
+   */
+  skip(key: string | null, text: string | null): boolean {
+    if (key === null || text === null || this.crawls.get(key)?.setting !== null) return false;
+    return text.startsWith(`{"crawlId":${JSON.stringify(key)},`);
+  }
+
   private async hooks(crawlId: string, partition: number): Promise<CrawlHooks> {
     let h = this.crawls.get(crawlId);
     if (!h) {
