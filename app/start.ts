@@ -18,7 +18,7 @@ import { keys } from "../pipeline/topology.ts";
 import { openInfrastructure } from "./infrastructure.ts";
 import { compileAll } from "../schemas/index.ts";
 import { lowerThreads } from "../pipeline/runtime/thread-priority.ts";
-import { setHeapGrowth } from "../pipeline/runtime/heap-growth.ts";
+import { collectGarbage, setHeapGrowth } from "../pipeline/runtime/heap-growth.ts";
 import { startMetricsServer } from "./metrics-server.ts";
 import type { ScreenshotStore } from "../pipeline/store/screenshot-store.ts";
 import { startApi, startConvert, startExtractJson, startFetchRender, startFrontier, startRender, startSink, startWebhookEmit, sweepExpired, type Wiring } from "./roles.ts";
@@ -90,6 +90,8 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   if (roles.includes("extract-json")) await startExtractJson(w);
   if (roles.includes("sink")) await startSink(w);
   if (roles.includes("webhook-emit")) await startWebhookEmit(w);
+  // before the API listens: the first requests and the first crawl do not pay for start-up's garbage
+  log.debug({ ms: Math.round(collectGarbage()) }, "start-up garbage collected");
   const api = roles.includes("api") ? await startApi(w) : undefined;
   const metricsServer = !api && config.metricsPort > 0
     ? await startMetricsServer({ host: config.host, port: config.metricsPort, metrics, ready: () => infra.ready(), log })
