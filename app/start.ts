@@ -90,8 +90,9 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   if (roles.includes("extract-json")) await startExtractJson(w);
   if (roles.includes("sink")) await startSink(w);
   if (roles.includes("webhook-emit")) await startWebhookEmit(w);
-  // before the API listens: the first requests and the first crawl do not pay for start-up's garbage
-  log.debug({ ms: Math.round(collectGarbage()) }, "start-up garbage collected");
+  // a process that runs stages collects their start-up garbage (parsed lists, compiled schemas and modules) before the
+  // API listens, instead of in the first major GC of the first crawl; an API-only process has little of it
+  if (roles.some((r) => r !== "api")) log.debug({ ms: Math.round(collectGarbage()) }, "start-up garbage collected");
   const api = roles.includes("api") ? await startApi(w) : undefined;
   const metricsServer = !api && config.metricsPort > 0
     ? await startMetricsServer({ host: config.host, port: config.metricsPort, metrics, ready: () => infra.ready(), log })
