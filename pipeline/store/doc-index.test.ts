@@ -20,5 +20,6 @@ describe("DocIndex", () => {
     index.add(ref(0, "a"));
     index.add(ref(1, "b", 1_764_000_000_000));
     expect([index.storedAtOf(0), index.storedAtOf(1)]).toEqual([0, 1_764_000_000_000]);
+    expect([index.storedAtOf(0, 42), index.storedAtOf(1, 42)]).toEqual([42, 1_764_000_000_000]);
   });
 });

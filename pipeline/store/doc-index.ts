@@ -53,9 +53,9 @@ export class DocIndex {
     return lo;
   }
 
-  /** when row i was stored (0 if not recorded) */
-  storedAtOf(i: number): number {
+  /** when row i was stored (`absent` if not recorded) */
+  storedAtOf(i: number, absent = 0): number {
     const at = this.storedAt[i] as number;
-    return Number.isNaN(at) ? 0 : at;
+    return Number.isNaN(at) ? absent : at;
   }
 }

@@ -278,8 +278,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
     for (const id of ids) this.forget(id);
     for (const [k, at] of this.idem) if (at < now - retentionMs) this.idem.delete(k);
     for (const [id, index] of this.docs) {
-      const at = index.storedAt[0] ?? NaN;
-      if (isStandaloneJob(id) && this.crawls.get(id) === undefined && (Number.isNaN(at) ? now : at) < now - retentionMs) this.forget(id);
+      if (isStandaloneJob(id) && this.crawls.get(id) === undefined && index.storedAtOf(0, now) < now - retentionMs) this.forget(id);
     }
     return ids;
   }

@@ -6,6 +6,16 @@ import { EmbeddedPageCache, pageCacheKey, type CachedPage } from "./page-cache.t
 
 const entry = (key: string, storedAt: number, body = "b"): CachedPage => ({ key, url: "http://s.test/", finalUrl: "http://s.test/", statusCode: 200, contentType: "text/html", body, storedAt });
 
+/** Runs `fn` in a data directory of its own, removed afterwards. */
+async function inTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const d = mkdtempSync(join(tmpdir(), "trawl-cache-"));
+  try {
+    await fn(d);
+  } finally {
+    rmSync(d, { recursive: true, force: true });
+  }
+}
+
 describe("pageCacheKey", () => {
   it("ignores the fragment and header order and case; distinguishes headers", () => {
     expect(pageCacheKey("http://s.test/a#x")).toBe(pageCacheKey("http://s.test/a"));
@@ -38,9 +48,8 @@ describe("EmbeddedPageCache", () => {
     await reopened.close();
   });
 
-  it("after a torn write: the torn entry is dropped at open, entries put after it survive two reopens", async () => {
-    const d = mkdtempSync(join(tmpdir(), "trawl-cache-"));
-    try {
+  it("after a torn write: the torn entry is dropped at open, entries put after it survive two reopens", () =>
+    inTempDir(async (d) => {
       const c1 = await EmbeddedPageCache.open(d, 0);
       c1.put([entry("a", 1, "A"), entry("b", 1, "B".repeat(1_000_000))]);
       await c1.close();
@@ -62,14 +71,10 @@ describe("EmbeddedPageCache", () => {
       const last = await EmbeddedPageCache.open(d, 2);
       expect([await last.get("a", 0), (await last.get("c", 0))?.body, (await last.get("r1", 0))?.body]).toEqual([null, "C", "R1"]);
       await last.close();
-    } finally {
-      rmSync(d, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it("indexes many digest keys (past the index's first growth, rows of deleted entries reused) across a reopen", async () => {
-    const d = mkdtempSync(join(tmpdir(), "trawl-cache-"));
-    try {
+  it("indexes many digest keys (past the index's first growth, rows of deleted entries reused) across a reopen", () =>
+    inTempDir(async (d) => {
       const keys = Array.from({ length: 700 }, (_, i) => pageCacheKey(`http://s.test/p/${i}`));
       const c1 = await EmbeddedPageCache.open(d, 0);
       c1.put(keys.map((k, i) => entry(k, i < 300 ? 10 : 20, `body ${i}`)));
@@ -85,14 +90,10 @@ describe("EmbeddedPageCache", () => {
       const bodies = await Promise.all(keys.map(async (k) => (await c2.get(k, 0))?.body));
       expect(bodies).toEqual(keys.map((_, i) => `body ${i}`));
       await c2.close();
-    } finally {
-      rmSync(d, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it("two digest keys sharing the indexed half: a miss for the older, never the other's page", async () => {
-    const d = mkdtempSync(join(tmpdir(), "trawl-cache-"));
-    try {
+  it("two digest keys sharing the indexed half: a miss for the older, never the other's page", () =>
+    inTempDir(async (d) => {
       const a = "ab".repeat(16) + "0".repeat(32);
       const b = "ab".repeat(16) + "1".repeat(32);
       const cache = await EmbeddedPageCache.open(d, 0);
@@ -102,10 +103,7 @@ describe("EmbeddedPageCache", () => {
       expect(await cache.get(a, 0)).toBeNull();
       expect((await cache.get(b, 0))?.body).toBe("B");
       await cache.close();
-    } finally {
-      rmSync(d, { recursive: true, force: true });
-    }
-  });
+    }));
 
   it("memory only without a directory", async () => {
     const cache = await EmbeddedPageCache.open(null, 0);

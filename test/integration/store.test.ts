@@ -159,12 +159,14 @@ describe.each(stores)("%s store", (_name, open) => {
     expect(p2.more).toBe(false);
   });
 
+  /** A document row of url key `key` at `seq`, and how a page of them reads (key and seq of each document). */
+  const dupRow = (crawlId: string, seq: number, key: string) => ({ crawlId, seq, urlKey: key, finalKey: key, scrapeId: "s", url: "u", statusCode: 200, credits: 1, storedAt: seq, doc: JSON.stringify({ k: key, seq }) });
+  const shown = (p: { docs: string[] }) => p.docs.map((d) => JSON.parse(d) as { k: string; seq: number }).map((d) => `${d.k}${d.seq}`);
+
   it("fills a page past runs of duplicates, and says whether more follow", async () => {
     const crawlId = randomUUID();
-    const row = (seq: number, key: string) => ({ crawlId, seq, urlKey: key, finalKey: key, scrapeId: "s", url: "u", statusCode: 200, credits: 1, storedAt: seq, doc: JSON.stringify({ k: key, seq }) });
     // a and b come again at 2 and 3 (and a once more at 6): hidden wherever the page starts
-    await store.insertDocuments(["a", "b", "a", "b", "c", "d", "a", "e"].map((k, i) => row(i, k)));
-    const shown = (p: { docs: string[] }) => p.docs.map((d) => JSON.parse(d) as { k: string; seq: number }).map((d) => `${d.k}${d.seq}`);
+    await store.insertDocuments(["a", "b", "a", "b", "c", "d", "a", "e"].map((k, i) => dupRow(crawlId, i, k)));
     const p1 = await store.pageDocuments(crawlId, 0, 1_000_000, 2);
     expect(shown(p1)).toEqual(["a0", "b1"]);
     expect(p1.more).toBe(true);
@@ -181,10 +183,9 @@ describe.each(stores)("%s store", (_name, open) => {
 
   it("hides a duplicate that shares its seq with a document shown", async () => {
     const crawlId = randomUUID();
-    const row = (seq: number, key: string) => ({ crawlId, seq, urlKey: key, finalKey: key, scrapeId: "s", url: "u", statusCode: 200, credits: 1, storedAt: seq, doc: JSON.stringify({ k: key, seq }) });
-    await store.insertDocuments([row(0, "a"), row(1, "b"), row(1, "a"), row(2, "c")]);
+    await store.insertDocuments([dupRow(crawlId, 0, "a"), dupRow(crawlId, 1, "b"), dupRow(crawlId, 1, "a"), dupRow(crawlId, 2, "c")]);
     const page = await store.pageDocuments(crawlId, 0, 1_000_000, 10);
-    expect(page.docs.map((d) => JSON.parse(d) as { k: string; seq: number }).map((d) => `${d.k}${d.seq}`)).toEqual(["a0", "b1", "c2"]);
+    expect(shown(page)).toEqual(["a0", "b1", "c2"]);
     expect(page.more).toBe(false);
   });
 });
