@@ -1,12 +1,15 @@
 // The Renderer on Debian's Chromium through playwright-core (no browser download: the system binary). One browser
 // process, at most `concurrency` pages at once, one fresh context per page (no cookies, storage or cache shared
-// between pages), downloads refused, every request through BrowserNetwork. A crashed or hung browser is replaced
-// and the page tried once more on the new one.
+// between pages), downloads refused. The browser has no network of its own: every request Playwright can intercept
+// is made by BrowserNetwork, and everything else Chromium would connect to goes to the page's GuardProxy (its
+// resolver answers nothing, so a connection that is not sent to the proxy cannot even find an address). A crashed or
+// hung browser is replaced and the page tried once more on the new one.
 import { existsSync } from "node:fs";
 import { chromium, devices, type Browser, type BrowserServer, type Page } from "playwright-core";
 import { errorCode, errorMessage, PageError } from "../runtime/errors.ts";
 import type { Logger } from "../runtime/logger.ts";
-import { AD_HOST, BrowserNetwork, PageTraffic } from "./browser-network.ts";
+import { BrowserNetwork, PageTraffic, type Refusal } from "./browser-network.ts";
+import { GuardProxy } from "./guard-proxy.ts";
 import { runActions, screenshotOf } from "./page-actions.ts";
 import type { Renderer, RendererStatus, RenderRequest, RenderResult } from "./renderer.ts";
 import { Slots } from "./slots.ts";
@@ -37,6 +40,12 @@ export interface ChromiumOptions {
 export const LAUNCH_FLAGS = [
   "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
   "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+  // Chromium's own resolver answers nothing but the proxies' address: with every connection sent to a proxy it needs
+  // none, and a DNS prefetch or a connection that bypassed the proxy would find no address (RESOLVE is applied by
+  // Trawl's own lookups, where the private-address rule is checked)
+  "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+  // WebRTC may only use the proxy (TCP through it), never UDP or a direct connection of its own
+  "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
 ];
 
 const DESKTOP = { viewport: { width: 1920, height: 1080 } };
@@ -54,6 +63,24 @@ function gone(live: Live, err: unknown): boolean {
 interface Live {
   server: BrowserServer;
   browser: Browser;
+  /** the browser-wide proxy: refuses everything (pages use their own) */
+  proxy: GuardProxy;
+}
+
+/**
+ * The refusal that failed a navigation: the page's own URL refused (by interception), else the first refusal that
+ * is not an ad (ads are never the main frame): a redirect Chromium followed through the proxy, a meta refresh.
+ */
+function navigationRefusal(traffic: PageTraffic): Refusal | undefined {
+  return traffic.refused.find((r) => r.kind !== "ad");
+}
+
+/** The error a page fails with when the browser refused the request that was to give its content. */
+function refusalError(r: Refusal): PageError {
+  if (r.kind === "too-large") return new PageError("SCRAPE_TOO_LARGE", `refused: ${r.reason}`);
+  if (r.kind === "dns") return new PageError("SCRAPE_DNS_RESOLUTION_ERROR", `refused: ${r.reason}`, { retriable: true });
+  if (r.kind === "private") return new PageError("SCRAPE_PRIVATE_TARGET_REFUSED", `refused: ${r.reason} (set ALLOW_PRIVATE_CRAWL_TARGETS=true to allow)`);
+  return new PageError("SCRAPE_SITE_ERROR", `refused: ${r.reason}`);
 }
 
 export class ChromiumRenderer implements Renderer {
@@ -136,25 +163,28 @@ export class ChromiumRenderer implements Renderer {
 
   private async launch(): Promise<Live> {
     const started = Date.now();
-    const rules = Object.entries(this.opts.resolve ?? {}).map(([host, address]) => `MAP ${host} ${address}`);
-    // no --proxy-server: Chromium would send its own background traffic (component updates, account checks) through
-    // it; the pages' HTTP requests are made by BrowserNetwork, through the proxy (WebSockets connect directly)
-    const server = await chromium.launchServer({
-      executablePath: this.opts.executablePath, headless: true, chromiumSandbox: false,
-      args: [...LAUNCH_FLAGS, ...(rules.length ? [`--host-resolver-rules=${rules.join(",")}`] : [])],
-    });
-    const browser = await chromium.connect(server.wsEndpoint());
-    this.launches++;
-    if (this.launches > 1) this.opts.metrics?.browserRestarts.inc();
-    const live: Live = { server, browser };
-    this.current = live;
-    server.process().once("exit", (code, signal) => {
-      if (this.live && !this.closed) this.log.warn({ code, signal }, "Chromium exited: a new one starts with the next page");
-      this.forget(live);
-    });
-    browser.once("disconnected", () => this.forget(live));
-    this.log.info({ pid: server.process().pid, ms: Date.now() - started }, "Chromium started");
-    return live;
+    const proxy = await GuardProxy.start({ network: this.network, traffic: null, skipTls: false, log: this.log });
+    try {
+      // Playwright adds --proxy-bypass-list=<-loopback>: loopback goes through the proxy too
+      const server = await chromium.launchServer({
+        executablePath: this.opts.executablePath, headless: true, chromiumSandbox: false, args: LAUNCH_FLAGS, proxy: { server: proxy.url },
+      });
+      const browser = await chromium.connect(server.wsEndpoint());
+      this.launches++;
+      if (this.launches > 1) this.opts.metrics?.browserRestarts.inc();
+      const live: Live = { server, browser, proxy };
+      this.current = live;
+      server.process().once("exit", (code, signal) => {
+        if (this.live && !this.closed) this.log.warn({ code, signal }, "Chromium exited: a new one starts with the next page");
+        this.forget(live);
+      });
+      browser.once("disconnected", () => this.forget(live));
+      this.log.info({ pid: server.process().pid, ms: Date.now() - started }, "Chromium started");
+      return live;
+    } catch (err) {
+      await proxy.close();
+      throw err;
+    }
   }
 
   /** The next page launches a new browser (when `live` is still the current one). */
@@ -162,6 +192,7 @@ export class ChromiumRenderer implements Renderer {
     if (this.current !== live) return;
     this.current = null;
     this.live = null;
+    void live.proxy.close();
   }
 
   private lost(live: Live, err: unknown): BrowserLost {
@@ -187,13 +218,16 @@ export class ChromiumRenderer implements Renderer {
     const abort = new AbortController();
     const traffic = new PageTraffic();
     const device = req.mobile ? MOBILE : { ...DESKTOP, userAgent: this.opts.userAgent };
+    const skipTls = req.skipTlsVerification ?? true;
+    const proxy = await GuardProxy.start({ network: this.network, traffic, skipTls, log: this.log });
     let context;
     try {
       context = await live.browser.newContext({
-        ...device, acceptDownloads: false, serviceWorkers: "block", ignoreHTTPSErrors: req.skipTlsVerification ?? true,
+        ...device, acceptDownloads: false, serviceWorkers: "block", ignoreHTTPSErrors: skipTls, proxy: { server: proxy.url },
         ...(req.headers ? { extraHTTPHeaders: req.headers } : {}),
       });
     } catch (err) {
+      await proxy.close();
       throw gone(live, err) ? this.lost(live, err) : err;
     }
     let timer: NodeJS.Timeout | undefined;
@@ -209,7 +243,7 @@ export class ChromiumRenderer implements Renderer {
         }
         // the page itself is never an "ad": only what it loads (subresources, frames) is checked against the list
         const blocked = ads && !(request.isNavigationRequest() && request.frame().parentFrame() === null) ? (host: string) => ads.blocks(host) : undefined;
-        return this.network.fulfil(route, traffic, req.skipTlsVerification ?? true, abort.signal, blocked).catch((err: unknown) => {
+        return this.network.fulfil(route, traffic, skipTls, abort.signal, blocked).catch((err: unknown) => {
           this.log.debug({ url: request.url(), err: errorMessage(err) }, "browser request not completed");
         });
       });
@@ -228,6 +262,7 @@ export class ChromiumRenderer implements Renderer {
       clearTimeout(timer);
       abort.abort();
       await context.close().catch((err: unknown) => this.log.debug({ err: errorMessage(err) }, "context close failed (browser gone)"));
+      await proxy.close();
     }
   }
 
@@ -237,10 +272,8 @@ export class ChromiumRenderer implements Renderer {
     try {
       response = await page.goto(req.document?.finalUrl ?? req.url, { waitUntil: "load", timeout: left() });
     } catch (err) {
-      const refused = traffic.refused.find((r) => r.url === req.url || /private address/.test(r.reason));
-      if (refused && /ERR_BLOCKED_BY_CLIENT/.test(errorMessage(err))) {
-        throw new PageError("SCRAPE_PRIVATE_TARGET_REFUSED", `refused: ${refused.reason} (set ALLOW_PRIVATE_CRAWL_TARGETS=true to allow)`);
-      }
+      const refused = navigationRefusal(traffic);
+      if (refused && /net::ERR_/.test(errorMessage(err))) throw refusalError(refused);
       if (/closed|crash/i.test(errorMessage(err))) throw err; // the browser went away: the caller decides
       throw new PageError(/Timeout/.test(errorMessage(err)) ? "SCRAPE_TIMEOUT" : "SCRAPE_CONNECTION_ERROR", `browser navigation failed: ${errorMessage(err).split("\n")[0]}`, { retriable: true, cause: err });
     }
@@ -249,17 +282,22 @@ export class ChromiumRenderer implements Renderer {
     if (req.waitForMs) await page.waitForTimeout(Math.min(req.waitForMs, left()));
     const actions = req.actions?.length ? await runActions(page, req.actions, deadline) : undefined;
     await page.waitForLoadState("load", { timeout: left() }); // a script may have navigated
+    if (page.url().startsWith("chrome-error:")) {
+      // a later navigation (meta refresh, script) failed: the browser shows its error page, which is not the site's
+      const refused = navigationRefusal(traffic);
+      throw refused ? refusalError(refused) : new PageError("SCRAPE_CONNECTION_ERROR", "the page navigated to an address that could not be loaded", { retriable: true });
+    }
     const body = await page.content();
     if (Buffer.byteLength(body) > this.opts.maxBytes) throw new PageError("SCRAPE_TOO_LARGE", `rendered page larger than ${this.opts.maxBytes} bytes`);
     const screenshot = req.screenshot ? await screenshotOf(page, req.screenshot) : undefined;
     const contentType = (response?.headers()["content-type"] ?? "text/html").split(";")[0]?.trim() ?? "text/html";
-    const adsBlocked = traffic.refused.filter((r) => r.reason === AD_HOST).length;
-    for (const r of traffic.refused) this.opts.metrics?.renderRefused.inc({ reason: r.reason === AD_HOST ? "ad" : /private address/.test(r.reason) ? "private" : "other" });
+    const adsBlocked = traffic.refused.filter((r) => r.kind === "ad").length;
+    for (const r of traffic.refused) this.opts.metrics?.renderRefused.inc({ reason: r.kind === "ad" || r.kind === "private" ? r.kind : "other" });
     this.log.debug({ url: req.url, requests: traffic.requests, refused: traffic.refused.length, adsBlocked, bytes: traffic.bytes }, "page rendered");
     return {
       url: req.url, finalUrl: page.url(), statusCode: response?.status() ?? 200, contentType, body,
       ...(screenshot ? { screenshot } : {}), ...(actions ? { actions } : {}),
-      ...(traffic.refused.length ? { refused: traffic.refused } : {}),
+      ...(traffic.refused.length ? { refused: traffic.refused.map(({ url, reason }) => ({ url, reason })) } : {}),
     };
   }
 

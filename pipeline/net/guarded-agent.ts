@@ -3,7 +3,7 @@
 // IP literals never reach a lookup, so the agent's connector checks them itself before connecting.
 // Used by the page fetcher (ALLOW_PRIVATE_CRAWL_TARGETS) and by webhook delivery (ALLOW_LOCAL_WEBHOOKS).
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
-import { isIP } from "node:net";
+import { connect, isIP, type Socket } from "node:net";
 import { Agent, buildConnector } from "undici";
 import { isIpLiteral, isPrivateAddress } from "./private-address.ts";
 
@@ -64,5 +64,22 @@ export function guardedAgent(opts: GuardOptions): Agent {
     connect,
     keepAliveTimeout: 10000,
     connections: opts.connections ?? 64,
+  });
+}
+
+/**
+ * A raw TCP connection to `host:port` under the same rule as guardedAgent (the address checked is the address
+ * connected to; RESOLVE applies): the browser's CONNECT tunnels (https and WebSockets it opens itself).
+ */
+export function guardedSocket(host: string, port: number, opts: GuardOptions): Promise<Socket> {
+  const bare = host.replace(/^\[|\]$/g, "");
+  if (!opts.allowPrivate && isPrivateAddress(bare)) return Promise.reject(refusal(`refused to connect to private address ${bare}`));
+  return new Promise((resolve, reject) => {
+    const sock = connect({ host: bare, port, lookup: guardedLookup(opts) as never, autoSelectFamily: false });
+    sock.once("connect", () => {
+      sock.removeListener("error", reject);
+      resolve(sock);
+    });
+    sock.once("error", reject);
   });
 }
