@@ -84,12 +84,12 @@ export async function getJson(url: string): Promise<{ status: number; body: any;
   return { status: res.status, body: JSON.parse(text), bytes: Buffer.byteLength(text) };
 }
 
-/** Polls the status until it leaves `scraping`; returns every status body seen. */
-export async function waitForEnd(api: string, id: string, timeoutMs = 60_000): Promise<any[]> {
+/** Polls the status until it leaves `scraping`; returns every status body seen. `resource`: crawl or batch/scrape. */
+export async function waitForEnd(api: string, id: string, timeoutMs = 60_000, resource = "crawl"): Promise<any[]> {
   const seen: any[] = [];
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const { body } = await getJson(`${api}/v2/crawl/${id}?limit=1`);
+    const { body } = await getJson(`${api}/v2/${resource}/${id}?limit=1`);
     seen.push(body);
     if (body.status !== "scraping") return seen;
     if (Date.now() > deadline) throw new Error(`crawl ${id} still scraping after ${timeoutMs} ms: ${JSON.stringify(body)}`);
@@ -97,10 +97,10 @@ export async function waitForEnd(api: string, id: string, timeoutMs = 60_000): P
   }
 }
 
-/** Follows `next` from the first chunk; returns every chunk. */
-export async function allChunks(api: string, id: string, firstQuery = ""): Promise<{ body: any; bytes: number }[]> {
+/** Follows `next` from the first chunk; returns every chunk. `resource`: crawl or batch/scrape. */
+export async function allChunks(api: string, id: string, firstQuery = "", resource = "crawl"): Promise<{ body: any; bytes: number }[]> {
   const chunks: { body: any; bytes: number }[] = [];
-  let url: string | undefined = `${api}/v2/crawl/${id}${firstQuery}`;
+  let url: string | undefined = `${api}/v2/${resource}/${id}${firstQuery}`;
   while (url) {
     const { status, body, bytes } = await getJson(url);
     if (status !== 200) throw new Error(`GET ${url} -> ${status} ${JSON.stringify(body)}`);
