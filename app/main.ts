@@ -2,30 +2,29 @@
 // them on SIGTERM/SIGINT after draining in-flight work.
 import { configTable, ConfigError, loadConfig, type Config } from "../pipeline/runtime/config.ts";
 import { createLogger, type Logger } from "../pipeline/runtime/logger.ts";
+import { roles as roleDescriptions } from "../pipeline/topology.ts";
 import { ROLES, start, type RoleName, type Running } from "./start.ts";
 
-const USAGE = `usage: trawl <role>[,<role>...] | trawl crawl <url> [options] | trawl scrape <url>
+/** `trawl --help`: the commands, then every role as pipeline/topology.ts declares it. */
+export function usage(): string {
+  const others = ROLES.filter((r) => r !== "api").join(",");
+  return `usage: trawl <role>[,<role>...] | trawl crawl <url> [options] | trawl scrape <url>
 
 commands:
   crawl <url>    crawl a site to files, in this process, no server needed (trawl crawl --help)
   scrape <url>   print one page's document as JSON
   keys ...       API keys of teams: create, list, revoke (trawl keys --help)
-  teams ...      teams: list, credits
-
-roles:
-  all            every role in one process (add --embedded: no Kafka, no ClickHouse)
-  a,b,...        these roles in one process (cluster mode), e.g. the API alone and every other role in a second
-                 process: trawl api & trawl frontier,fetch-render,render,convert,extract-json,sink,webhook-emit
-  api            HTTP API (POST/GET/DELETE /v2/crawl)
-  frontier       crawl state machine over frontier.inbox
-  fetch-render   fetches pages (fetch.tasks -> pages.fetched)
-  convert        HTML -> markdown, links, metadata (pages.fetched -> crawl.pages, or pages.extract for json/summary)
-  extract-json   json and summary formats: rules or LLM provider (pages.extract -> crawl.pages)
-  sink           stores documents (crawl.pages -> ClickHouse)
-  webhook-emit   signed webhooks with retries (crawl.events -> webhook.deliveries -> HTTP)
+  teams ...      teams: list, credits, concurrency
   config         print the configuration variables as a markdown table
 
-Configuration comes from environment variables; see README.md.`;
+roles:
+  all            every role in one process (add --embedded: no Kafka, no ClickHouse; npm start runs this)
+  a,b,...        these roles in one process (cluster mode), e.g. the API alone and every other role in a second
+                 process: trawl api & trawl ${others}
+${ROLES.map((r) => `  ${r.padEnd(14)} ${roleDescriptions[r]}`).join("\n")}
+
+Configuration comes from environment variables: trawl config, or docs/configuration.md.`;
+}
 
 /** `all`, one role, or several joined by commas (`frontier,fetch-render,convert`); a message when one is unknown. */
 export function parseRoles(arg: string): RoleName[] | string {
@@ -41,7 +40,7 @@ export async function main(argv: string[]): Promise<void> {
   argv = argv.filter((a) => a !== "--embedded");
   const role = argv[0];
   if (!role || role === "--help" || role === "-h" || role === "help") {
-    console.log(USAGE);
+    console.log(usage());
     return;
   }
   if (role === "config") {
@@ -59,7 +58,7 @@ export async function main(argv: string[]): Promise<void> {
   }
   const roles = parseRoles(role);
   if (typeof roles === "string") {
-    console.error(`${roles}\n\n${USAGE}`);
+    console.error(`${roles}\n\n${usage()}`);
     process.exitCode = 2;
     return;
   }

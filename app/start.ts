@@ -14,7 +14,7 @@ import { Metrics } from "../pipeline/runtime/metrics.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
 import { checkAdminKey, isLoopbackHost } from "../api/admin-key.ts";
 import { parseCorsOrigins } from "../api/cors.ts";
-import { keys } from "../pipeline/topology.ts";
+import { keys, roles, type Role } from "../pipeline/topology.ts";
 import { openInfrastructure } from "./infrastructure.ts";
 import { compileAll } from "../schemas/index.ts";
 import { lowerThreads } from "../pipeline/runtime/thread-priority.ts";
@@ -26,8 +26,9 @@ import { startApi, startConvert, startExtractJson, startFetchRender, startFronti
 /** The rules provider's page analyzer: by URL for the convert workers, as a function when pages convert in-line. */
 const RULES_ANALYZER = { url: new URL("../pipeline/extract-json/rules-analyzer.ts", import.meta.url).href, analyze: rulesAnalyze };
 
-export const ROLES = ["api", "frontier", "fetch-render", "render", "convert", "extract-json", "sink", "webhook-emit"] as const;
-export type RoleName = (typeof ROLES)[number];
+/** Every role, in start order (declared in pipeline/topology.ts). */
+export const ROLES = Object.keys(roles) as readonly Role[];
+export type RoleName = Role;
 
 export interface Running {
   config: Config;

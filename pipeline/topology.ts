@@ -4,7 +4,19 @@
 // and the roles that emit to a topic are the ones declared as its producers.
 import type { SchemaName } from "../schemas/index.ts";
 
-export type Role = "api" | "frontier" | "fetch-render" | "render" | "convert" | "extract-json" | "sink" | "webhook-emit";
+/** Every role (`trawl <role>`, each scalable on its own), in start order, with what it does: `trawl --help` lists these. */
+export const roles = {
+  api: "HTTP and WebSocket API (/v2/...); runs POST /v2/extract jobs (extract.jobs)",
+  frontier: "crawl state machine over frontier.inbox; per-team admission (team.admission); retention sweep",
+  "fetch-render": "fetches pages (fetch.tasks -> pages.fetched, or render.tasks for pages that need a browser)",
+  render: "renders pages in headless Chromium (render.tasks -> pages.fetched)",
+  convert: "HTML -> markdown, links, metadata (pages.fetched -> crawl.pages, or pages.extract for json/summary)",
+  "extract-json": "json and summary formats: rules or LLM provider (pages.extract -> crawl.pages)",
+  sink: "stores documents (crawl.pages -> ClickHouse or DATA_DIR)",
+  "webhook-emit": "signed webhooks with retries (crawl.events -> webhook.deliveries -> HTTP)",
+} as const;
+
+export type Role = keyof typeof roles;
 
 export type LogicalTopic =
   | "frontier.inbox"

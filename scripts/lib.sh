@@ -57,11 +57,35 @@ need_java_maven() {
   command -v mvn >/dev/null || apt_install maven
 }
 
-apt_install() {
-  if [[ $(id -u) -ne 0 ]]; then log "need root to apt-get install $*"; return 1; fi
-  if [[ ! -f "$INFRA_DIR/.apt-updated" ]]; then apt-get update -qq; touch "$INFRA_DIR/.apt-updated"; fi
-  # services install in parallel (infra.sh): wait for the dpkg lock instead of failing on it
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=300 "$@" >/dev/null
+# apt_install PACKAGE...: apt-get install (root), one at a time. The services install in parallel (infra.sh), and
+# apt fails at once on a lock another apt-get holds (`update` on the lists lock, `install` on the archives lock; only
+# the dpkg lock honours DPkg::Lock::Timeout): a first `npm run infra -- up` on a bare machine then failed with
+# "Could not get lock /var/lib/apt/lists/lock". So the installs of these scripts queue on one lock file (and only the
+# first runs `apt-get update`), and a lock held by another process (an apt-get, unattended-upgrades) is waited for.
+APT_QUEUE_LOCK=/run/lock/trawl-apt.lock
+apt_install() (
+  if [[ $(id -u) -ne 0 ]]; then log "need root to apt-get install $*"; exit 1; fi
+  mkdir -p "$(dirname "$APT_QUEUE_LOCK")"
+  exec 9>>"$APT_QUEUE_LOCK"
+  flock -n 9 || { log "apt: waiting for another install of these scripts"; flock 9; }
+  if [[ ! -f "$INFRA_DIR/.apt-updated" ]]; then log "apt-get update"; apt_get update -qq || exit; touch "$INFRA_DIR/.apt-updated"; fi
+  apt_get install -y -q "$@"
+)
+
+# apt_get ARGS...: apt-get (standard output discarded), waiting up to TRAWL_APT_WAIT_S (600) while another process
+# holds one of apt's locks instead of failing on it (apt changes nothing before it has its locks).
+apt_get() {
+  local err rc waiting=0 deadline=$((SECONDS + ${TRAWL_APT_WAIT_S:-600}))
+  while :; do
+    rc=0
+    err=$(LC_ALL=C DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=60 "$@" 2>&1 >/dev/null) || rc=$?
+    if ((rc != 0)) && [[ $err == *"Could not get lock"* ]] && ((SECONDS < deadline)); then
+      ((waiting)) || log "apt-get $1: waiting for a lock held by another process (${err%%$'\n'*})"
+      waiting=1; sleep 1; continue
+    fi
+    [[ -z $err ]] || printf '%s\n' "$err" >&2
+    return "$rc"
+  done
 }
 
 # wait_ready NAME PIDFILE READY_FN LOG...: waits up to 60 s for READY_FN to succeed while the process lives;

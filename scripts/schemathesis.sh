@@ -11,7 +11,7 @@ install() {
   if [[ -x "$VENV/bin/schemathesis" ]] && [[ "$("$VENV/bin/schemathesis" --version 2>/dev/null)" == *"$VERSION"* ]]; then return 0; fi
   if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c 'import ensurepip' >/dev/null 2>&1; then
     if [[ $(id -u) -eq 0 ]]; then
-      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-venv >/dev/null
+      (source "$ROOT/scripts/lib.sh" && apt_install python3-venv) # queued with the other installs of scripts/
     else
       echo "[schemathesis] python3-venv is missing (apt-get install python3-venv)" >&2; return 1
     fi

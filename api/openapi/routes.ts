@@ -153,7 +153,7 @@ export const routeDocs: RouteDoc[] = [
     responses: { 200: { description: "errors", body: "api-bodies#CrawlErrors" }, 400: error("invalid id"), 404: error("unknown batch"), ...AUTH, ...SERVER },
   },
   {
-    method: "post", path: "/v2/extract", tag: "extract", summary: "Start an extraction (needs an LLM)", body: "extract-request",
+    method: "post", path: "/v2/extract", tag: "extract", summary: "Start an extraction job (the rules provider, or an LLM when one is configured)", body: "extract-request",
     responses: { 200: { description: "accepted", body: "api-bodies#ExtractStarted", links: { status: { operation: "GET /v2/extract/:id", parameters: { id: "$response.body#/id" } } } }, ...BODY, ...CREDITS, ...SERVER },
   },
   {

@@ -1,8 +1,11 @@
-// `trawl keys create|list|revoke` and `trawl teams list|credits`: API keys and teams in Trawl's own store
-// (ClickHouse in cluster mode, DATA_DIR with --embedded). A created key is printed once and never stored.
+// `trawl keys create|list|revoke` and `trawl teams list|credits`: API keys and teams in Trawl's own store: DATA_DIR
+// by default, as `npm start` (embedded), ClickHouse with --cluster or TRAWL_MODE=cluster. A created key is printed
+// once and never stored.
+import { existsSync, readdirSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { resolve } from "node:path";
 import { loadConfig, type Config } from "../../pipeline/runtime/config.ts";
+import { checkDataFormat } from "../../pipeline/runtime/data-format.ts";
 import { retry } from "../../pipeline/runtime/retry.ts";
 import type { AuthStore } from "../../pipeline/store/auth-store.ts";
 import { ClickHouseAuthStore } from "../../pipeline/store/clickhouse-auth-store.ts";
@@ -11,25 +14,46 @@ import { EmbeddedAuthStore } from "../../pipeline/store/embedded-auth-store.ts";
 import { migrate } from "../../pipeline/store/migrations.ts";
 import { createKey, ensureTeam, revokeKey } from "../../pipeline/usecases/api-keys.ts";
 
-export const KEYS_HELP = `usage: trawl keys create --team NAME [--credits N] [--concurrency N] [--rate R] [--expires-days D] [--embedded]
-       trawl keys list [--team NAME] [--embedded]
-       trawl keys revoke KEY_ID|KEY [--embedded]
-       trawl teams list [--embedded]
-       trawl teams credits NAME N [--embedded]        (N = -1: unlimited)
-       trawl teams concurrency NAME N [--embedded]    (N = 0: no limit)
+export const KEYS_HELP = `usage: trawl keys create --team NAME [--credits N] [--concurrency N] [--rate R] [--expires-days D] [--cluster]
+       trawl keys list [--team NAME] [--cluster]
+       trawl keys revoke KEY_ID|KEY [--cluster]
+       trawl teams list [--cluster]
+       trawl teams credits NAME N [--cluster]        (N = -1: unlimited)
+       trawl teams concurrency NAME N [--cluster]    (N = 0: no limit)
 
-Keys and teams live in Trawl's own store: ClickHouse (CLICKHOUSE_URL, cluster mode) or DATA_DIR (--embedded or
-TRAWL_MODE=embedded). --credits sets the team's balance when the team is created; --concurrency how many of its jobs
-(crawls, batch scrapes) run at once, the others wait (default TEAM_MAX_CONCURRENCY); --rate is requests per minute per
-key (0: no limit). A key is printed once; only its hash is kept. Revocation takes effect within AUTH_CACHE_TTL_MS.`;
+Keys and teams live in Trawl's own store, the one the API reads: DATA_DIR by default, as \`npm start\` (embedded
+mode: run it in the project's directory, where npm start keeps .trawl-data, or give the same DATA_DIR), or the ClickHouse of cluster mode
+(CLICKHOUSE_URL) with --cluster or TRAWL_MODE=cluster (--embedded or TRAWL_MODE=embedded: DATA_DIR). --credits sets
+the team's balance when the team is created; --concurrency how many of its jobs (crawls, batch scrapes) run at once,
+the others wait (default TEAM_MAX_CONCURRENCY); --rate is requests per minute per key (0: no limit). A key is printed
+once; only its hash is kept. Revocation takes effect within AUTH_CACHE_TTL_MS. The server needs
+USE_DB_AUTHENTICATION=true to ask for keys.`;
 
-async function openAuthStore(config: Config): Promise<{ store: AuthStore; close(): Promise<void> }> {
+/**
+ * The mode whose store the command uses: --embedded / --cluster, else TRAWL_MODE when it is set, else embedded, the
+ * default of `npm start` (a key written to ClickHouse while `npm start` serves from DATA_DIR was refused with no hint).
+ */
+export function keysMode(env: Record<string, string | undefined>, flags: { embedded: boolean; cluster: boolean }): { mode?: Config["mode"]; chosenBy: string } | string {
+  if (flags.embedded && flags.cluster) return "--embedded and --cluster: give one of them";
+  if (flags.embedded) return { mode: "embedded", chosenBy: "--embedded" };
+  if (flags.cluster) return { mode: "cluster", chosenBy: "--cluster" };
+  if (env.TRAWL_MODE !== undefined) return { chosenBy: `TRAWL_MODE=${env.TRAWL_MODE}` };
+  return { mode: "embedded", chosenBy: "the default, as npm start" };
+}
+
+async function openAuthStore(config: Config, chosenBy: string): Promise<{ store: AuthStore; close(): Promise<void> }> {
   if (config.mode === "embedded") {
-    const store = await EmbeddedAuthStore.open(resolve(config.dataDir), { repair: false });
+    const dir = resolve(config.dataDir);
+    const fresh = !existsSync(dir) || readdirSync(dir).length === 0;
+    await checkDataFormat(dir); // refuses a directory of a newer format; a new one is created in the current format
+    const store = await EmbeddedAuthStore.open(dir, { repair: false });
+    console.error(`store: DATA_DIR=${dir} (embedded mode: ${chosenBy}; --cluster or TRAWL_MODE=cluster: ClickHouse)`);
+    if (fresh) console.error(`note: nothing was stored in ${dir} before: the Trawl that should accept these keys must run on this DATA_DIR (npm start uses .trawl-data in the project's directory)`);
     return { store, close: () => store.close() };
   }
   const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase });
   await retry(() => migrate(ch), { retries: 3, initialMs: 250, maxMs: 1000, retriable: () => true });
+  console.error(`store: ClickHouse ${config.clickhouseUrl}, database ${config.clickhouseDatabase} (cluster mode: ${chosenBy}; --embedded: DATA_DIR, the store of npm start)`);
   return { store: new ClickHouseAuthStore(ch), close: async () => {} };
 }
 
@@ -107,7 +131,7 @@ export async function keysCommand(group: "keys" | "teams", argv: string[], env: 
   try {
     parsed = parseArgs({
       args: argv, allowPositionals: true,
-      options: { team: { type: "string" }, credits: { type: "string" }, concurrency: { type: "string" }, rate: { type: "string" }, "expires-days": { type: "string" }, help: { type: "boolean", short: "h" } },
+      options: { cluster: { type: "boolean" }, team: { type: "string" }, credits: { type: "string" }, concurrency: { type: "string" }, rate: { type: "string" }, "expires-days": { type: "string" }, help: { type: "boolean", short: "h" } },
     });
   } catch (err) {
     console.error(`${(err as Error).message}\n\n${KEYS_HELP}`);
@@ -117,15 +141,28 @@ export async function keysCommand(group: "keys" | "teams", argv: string[], env: 
     console.log(KEYS_HELP);
     return parsed.values.help ? 0 : 2;
   }
+  const mode = keysMode(env, { embedded, cluster: parsed.values.cluster === true });
+  if (typeof mode === "string") {
+    console.error(`${mode}\n\n${KEYS_HELP}`);
+    return 2;
+  }
   let config: Config;
   try {
-    config = loadConfig(env, embedded ? { mode: "embedded" } : {});
+    config = loadConfig(env, mode.mode ? { mode: mode.mode } : {});
   } catch (err) {
     console.error((err as Error).message);
     return 2;
   }
   const [sub, ...rest] = parsed.positionals;
-  const { store, close } = await openAuthStore(config);
+  let opened;
+  try {
+    opened = await openAuthStore(config, mode.chosenBy);
+  } catch (err) {
+    const where = config.mode === "embedded" ? `DATA_DIR=${resolve(config.dataDir)}` : `ClickHouse at ${config.clickhouseUrl} (--embedded: DATA_DIR, the store of npm start)`;
+    console.error(`could not open the store, ${where}: ${(err as Error).message}`);
+    return 1;
+  }
+  const { store, close } = opened;
   try {
     return await run(store, `${group} ${sub}`, rest, parsed.values as Record<string, string | undefined>);
   } catch (err) {

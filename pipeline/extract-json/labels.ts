@@ -1,5 +1,5 @@
 // Matching schema property names (and descriptions) to the labels a page uses: case, spacing, separators and plurals
-// are ignored, and a few documented synonym groups (README: "JSON extraction") count as the same word.
+// are ignored, and a few documented synonym groups (docs/api.md: "JSON extraction") count as the same word.
 
 const SYNONYMS: readonly (readonly string[])[] = [
   ["title", "headline"],

@@ -11,7 +11,7 @@ export interface LoadSample {
   ram: number;
 }
 
-/** Where the load is read from (for the start log and the README's promise). */
+/** Where the load is read from (for the start log and the promise of docs/api.md). */
 export function loadSource(cgroup: Cgroup | null): { cpu: "cgroup" | "machine"; ram: "cgroup" | "machine" } {
   const ramLimited = cgroup?.memoryLimitBytes != null && cgroup.memoryLimitBytes < totalmem();
   return { cpu: cgroup?.cpuLimitCores != null ? "cgroup" : "machine", ram: ramLimited ? "cgroup" : "machine" };

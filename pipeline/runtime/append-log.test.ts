@@ -5,7 +5,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { AppendLog, FileReader, frame, readLines, unframe } from "./append-log.ts";
-import { checkDataFormat, DATA_FORMAT } from "./data-format.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "trawl-log-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -98,17 +97,6 @@ describe("AppendLog after a crash", () => {
     expect(await records(path)).toEqual([0, 1, 3]);
     await log.rewrite([rec(0), rec(3)]);
     expect(readFileSync(path, "utf8")).toBe(`${frame(rec(0))}\n${frame(rec(3))}\n`);
-  });
-});
-
-describe("checkDataFormat", () => {
-  it("records the format, upgrades a format 1 directory, refuses a newer one naming DATA_DIR", async () => {
-    const d = join(dir, "data");
-    expect(await checkDataFormat(d)).toBe(1);
-    expect(JSON.parse(readFileSync(join(d, "FORMAT"), "utf8")).format).toBe(DATA_FORMAT);
-    expect(await checkDataFormat(d)).toBe(DATA_FORMAT);
-    writeFileSync(join(d, "FORMAT"), JSON.stringify({ format: DATA_FORMAT + 1 }));
-    await expect(checkDataFormat(d)).rejects.toThrow(new RegExp(`DATA_DIR=.*data format ${DATA_FORMAT + 1}, written by a newer Trawl`));
   });
 });
 

@@ -26,8 +26,8 @@ describe("config", () => {
     const table = configTable();
     for (const v of Object.values(configVars)) expect(table).toContain(`\`${v.env}\``);
   });
-  it("the README carries the current table (regenerate with `npx trawl config`)", () => {
-    expect(readFileSync(join(import.meta.dirname, "..", "..", "README.md"), "utf8")).toContain(configTable());
+  it("docs/configuration.md carries the current table (regenerate with `npx trawl config`)", () => {
+    expect(readFileSync(join(import.meta.dirname, "..", "..", "docs", "configuration.md"), "utf8")).toContain(configTable());
   });
   it("an idle fetch wait of more than a third of the session timeout stops the start, naming both", () => {
     expect(() => loadConfig({ KAFKA_IDLE_FETCH_MAX_WAIT_MS: "5000", KAFKA_SESSION_TIMEOUT_MS: "12000" })).toThrow(/KAFKA_IDLE_FETCH_MAX_WAIT_MS=5000 .*KAFKA_SESSION_TIMEOUT_MS=12000/);

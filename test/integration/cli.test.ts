@@ -76,6 +76,52 @@ describe("npm start", () => {
   });
 });
 
+describe("trawl keys with npm start", () => {
+  it("a key made by the default command is accepted by an embedded Trawl on its default DATA_DIR, made before it started or while it runs", async () => {
+    // a newcomer's checkout: both commands run in one directory, with no TRAWL_MODE and no DATA_DIR set
+    const home = mkdtempSync(join(tmp, "keys-"));
+    const env: Record<string, string | undefined> = { ...process.env, ...noInfra, USE_DB_AUTHENTICATION: "true", AUTH_CACHE_TTL_MS: "200", LOG_LEVEL: "info" };
+    delete env.TRAWL_MODE;
+    delete env.DATA_DIR;
+    const trawl = (args: string[]) => {
+      const child = spawn(NODE, [join(ROOT, "bin", "trawl.js"), ...args], { cwd: home, env, stdio: ["ignore", "pipe", "pipe"] });
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (d) => (out += d));
+      child.stderr.on("data", (d) => (err += d));
+      const exit = new Promise<number>((resolve) => child.on("exit", (code) => resolve(code ?? -1)));
+      return { child, exit, out: () => out, err: () => err };
+    };
+    const createKey = async (team: string) => {
+      const created = trawl(["keys", "create", "--team", team]);
+      expect(await created.exit, created.err()).toBe(0);
+      expect(created.err()).toContain(`DATA_DIR=${join(home, ".trawl-data")} (embedded mode: the default, as npm start; --cluster or TRAWL_MODE=cluster: ClickHouse)`);
+      return created.out().trim();
+    };
+    const before = await createKey("before-start");
+    const port = await freePort();
+    env.PORT = String(port);
+    const server = trawl(["all", "--embedded"]); // what npm start runs
+    const api = `http://127.0.0.1:${port}`;
+    const status = (key?: string) => fetch(`${api}/v2/crawl/active`, key ? { headers: { authorization: `Bearer ${key}` } } : {}).then((r) => r.status);
+    try {
+      for (let i = 0; (await fetch(`${api}/ready`).then((r) => r.status, () => 0)) !== 200; i++) {
+        if (i > 600 || server.child.exitCode !== null) throw new Error(`not ready:\n${server.out()}${server.err()}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const during = await createKey("while-running");
+      expect(await status()).toBe(401);
+      expect(await status(before)).toBe(200);
+      expect(await status(during)).toBe(200);
+      // the directory the key command made is new, not an old one to upgrade
+      expect(server.out() + server.err()).not.toContain("upgraded");
+    } finally {
+      server.child.kill("SIGTERM");
+      await server.exit;
+    }
+  });
+});
+
 describe("trawl crawl", () => {
   it("writes one file per page and format and an index, and exits 0", async () => {
     const out = join(tmp, "out-ok");

@@ -3,7 +3,7 @@
 // shared test corpus on 18080-18089) stops `up` with a message naming the port's variable. Each run has its own
 // TRAWL_INFRA_DIR, so nothing is started or stopped in the shared one.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -64,5 +64,61 @@ describe("infra scripts on a busy port", () => {
   it("the registry's default port is outside 18080-18089", async () => {
     const r = await script("registry", "status", { TRAWL_REGISTRY_PORT: "" });
     expect(r.output).toMatch(/127\.0\.0\.1:18181/);
+  });
+});
+
+// apt_install (scripts/lib.sh) with the real apt-get, on an apt state of its own (APT_CONFIG: no sources, its own
+// lists and cache directories, so `apt-get update` needs no network and the machine's lists are not touched) and a
+// package that is installed (curl), so nothing is downloaded. Another process holds apt's lock as apt itself takes it
+// (fcntl, from python3) for a while: apt-get fails at once on it ("Could not get lock"), which is what a first
+// `npm run infra -- up` hit when two services installed at once.
+describe("apt_install", () => {
+  const aptDir = mkdtempSync(join(tmpdir(), "trawl-apt-"));
+  for (const d of ["lists/partial", "cache/archives/partial", "sources.list.d"]) mkdirSync(join(aptDir, d), { recursive: true });
+  writeFileSync(join(aptDir, "apt.conf"), [`Dir::Etc::sourcelist "/dev/null";`, `Dir::Etc::sourceparts "${aptDir}/sources.list.d";`, `Dir::State::lists "${aptDir}/lists";`, `Dir::Cache "${aptDir}/cache";`, ""].join("\n"));
+  afterAll(() => rmSync(aptDir, { recursive: true, force: true }));
+
+  /** `apt_install curl` in its own bash, with a fresh TRAWL_INFRA_DIR unless given. */
+  function aptInstall(dir: string): Promise<{ code: number | null; output: string }> {
+    const child = spawn("bash", ["-c", `source ${join(SCRIPTS, "lib.sh")} && apt_install curl`], { env: { ...process.env, TRAWL_INFRA_DIR: dir, APT_CONFIG: join(aptDir, "apt.conf") }, timeout: 60_000 });
+    let output = "";
+    child.stdout.on("data", (d) => (output += d));
+    child.stderr.on("data", (d) => (output += d));
+    return new Promise((resolve) => child.on("close", (code) => resolve({ code, output })));
+  }
+
+  /** Holds `file` with an fcntl write lock, as apt does, until the returned function is called. */
+  async function holdAptLock(file: string): Promise<() => Promise<void>> {
+    const holder = spawn("python3", ["-c", "import fcntl,os,sys\nfd=os.open(sys.argv[1],os.O_RDWR|os.O_CREAT,0o640)\nfcntl.lockf(fd,fcntl.LOCK_EX)\nprint('held',flush=True)\nsys.stdin.read()", file], { stdio: ["pipe", "pipe", "inherit"] });
+    await new Promise<void>((resolve) => holder.stdout.once("data", () => resolve()));
+    return () => new Promise<void>((resolve) => { holder.once("close", () => resolve()); holder.stdin.end(); });
+  }
+
+  it("two at once on a fresh machine, while another process holds apt's lists lock: both wait, and apt-get update runs once", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "trawl-infra-apt-"));
+    const release = await holdAptLock(join(aptDir, "lists", "lock"));
+    const both = Promise.all([aptInstall(dir), aptInstall(dir)]);
+    await new Promise((r) => setTimeout(r, 1500));
+    await release();
+    const [a, b] = await both;
+    rmSync(dir, { recursive: true, force: true });
+    expect(a.code, a.output).toBe(0);
+    expect(b.code, b.output).toBe(0);
+    const output = a.output + b.output;
+    expect(output).toContain("waiting for a lock held by another process (E: Could not get lock");
+    expect(output.match(/\[infra\] apt-get update\n/g), output).toHaveLength(1);
+  });
+
+  it("waits while another process holds apt's archives lock (as during another apt-get's download)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "trawl-infra-apt-"));
+    writeFileSync(join(dir, ".apt-updated"), "");
+    const release = await holdAptLock(join(aptDir, "cache", "archives", "lock"));
+    const run = aptInstall(dir);
+    await new Promise((r) => setTimeout(r, 1500));
+    await release();
+    const r = await run;
+    rmSync(dir, { recursive: true, force: true });
+    expect(r.code, r.output).toBe(0);
+    expect(r.output).toContain("apt-get install: waiting for a lock held by another process");
   });
 });

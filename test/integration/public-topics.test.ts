@@ -1,4 +1,4 @@
-// Downstream consumers read the public topics: the kcat command and the kafkajs example of the README, against a
+// Downstream consumers read the public topics: the kcat command and the kafkajs example of docs/api.md, against a
 // real crawl in cluster mode. Messages match the published JSON Schemas.
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
@@ -45,7 +45,7 @@ describe("public topics (cluster mode)", () => {
     expect(pages.map((p) => new URL(p.document.metadata.sourceURL).pathname).sort()).toEqual(expectedDocPaths().sort());
   });
 
-  it("the kcat command of the README prints crawl.events, ending with crawl.completed", async () => {
+  it("the kcat command of docs/api.md prints crawl.events, ending with crawl.completed", async () => {
     const topic = `${trawl.config.topicPrefix}crawl.events`;
     const { stdout } = await run("kcat", ["-b", trawl.config.kafkaBrokers, "-C", "-t", topic, "-o", "beginning", "-e", "-q", "-f", "%k\\t%s\\n"], { maxBuffer: 64 * 1024 * 1024 });
     const events = stdout.trim().split("\n").map((line) => {

@@ -1,6 +1,6 @@
 // Public topics through a real Confluent-compatible Schema Registry (Apicurio, started by scripts/registry.sh):
 // the schemas are registered at start, crawl.pages and crawl.events carry the wire format, the pipeline's own
-// consumers still read them, and the README's kafkajs example decodes every page through the registry.
+// consumers still read them, and the kafkajs example of docs/api.md decodes every page through the registry.
 import { SchemaRegistry } from "@kafkajs/confluent-schema-registry";
 import { Kafka, logLevel } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
