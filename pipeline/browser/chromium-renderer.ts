@@ -309,6 +309,7 @@ export class ChromiumRenderer implements Renderer {
     if (live) {
       await live.browser.close().catch((err: unknown) => this.log.debug({ err: errorMessage(err) }, "browser close failed"));
       await live.server.close().catch((err: unknown) => this.log.debug({ err: errorMessage(err) }, "browser server close failed"));
+      await live.proxy.close();
     }
     await this.network.close();
   }
