@@ -91,6 +91,17 @@ describe("ChromiumRenderer", () => {
     expect(probe.hits.sort()).toEqual(expect.arrayContaining(["/fetch", "/frame", "/img"]));
   });
 
+  it("a page whose responses exceed the byte cap fails SCRAPE_TOO_LARGE, not as a private address", async () => {
+    const small = new ChromiumRenderer({ executablePath: "/usr/bin/chromium", concurrency: 1, allowPrivate: true, maxBytes: 200, userAgent: "TrawlTest", log });
+    try {
+      const size = (await (await fetch(`${site.origin}/static`)).text()).length;
+      expect(size).toBeGreaterThan(200);
+      await expect(small.render({ url: `${site.origin}/static`, timeoutMs: 10_000 })).rejects.toMatchObject({ code: "SCRAPE_TOO_LARGE" });
+    } finally {
+      await small.close();
+    }
+  });
+
   it("a browser killed in the middle of a page is replaced and the page tried again", async () => {
     const pid = await renderer.browserPid();
     const launches = renderer.launches;
