@@ -29,7 +29,7 @@ export function createApp(deps: ApiDeps): Koa {
   });
   app.use(corsMiddleware(parseCorsOrigins(deps.config.corsAllowedOrigins)));
   app.use(errorMiddleware(log));
-  app.use(authMiddleware(deps.access, new RateLimiter(() => deps.clock.now())));
+  app.use(authMiddleware(deps.access, new RateLimiter(() => deps.clock.now()), deps.config.trustProxy));
   app.use(jsonBody);
 
   const health = new Router();

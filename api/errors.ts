@@ -12,10 +12,13 @@ export type Issue = RequestIssue;
 export class HttpError extends Error {
   readonly status: number;
   readonly body: Record<string, unknown>;
-  constructor(status: number, body: Record<string, unknown>) {
+  /** Response headers that go with it (Retry-After) */
+  readonly headers: Record<string, string>;
+  constructor(status: number, body: Record<string, unknown>, headers: Record<string, string> = {}) {
     super(String(body.error ?? status));
     this.status = status;
     this.body = body;
+    this.headers = headers;
   }
 }
 
@@ -40,6 +43,10 @@ export const unsupportedMediaType = (got: string) =>
 export const tooDeep = (max: number) => apiError(400, `Bad request, JSON nested deeper than ${max} levels`, { code: "BAD_REQUEST" });
 export const invalidJson = () => apiError(400, "Bad request, malformed JSON", { code: "BAD_REQUEST_INVALID_JSON" });
 
+/** 429 with Retry-After, in the words of the anchor's rate limit (`Rate limit exceeded…`). */
+export const rateLimited = (why: string, retryAfterS: number) =>
+  new HttpError(429, { success: false, code: "RATE_LIMIT_EXCEEDED", error: `Rate limit exceeded: ${why}. Please retry after ${retryAfterS}s.` }, { "Retry-After": String(retryAfterS) });
+
 /** DELETE /v2/crawl/:id errors carry no `success` field: the anchor's documented inconsistency, kept on purpose. */
 export const cancelError = (status: 404 | 409, error: string) => new HttpError(status, { error });
 
@@ -49,6 +56,7 @@ export function errorMiddleware(log: Logger) {
       await next();
     } catch (err) {
       if (err instanceof HttpError) {
+        ctx.set(err.headers);
         ctx.status = err.status;
         ctx.body = err.body;
         return;

@@ -11,7 +11,7 @@ import type { Clock } from "../pipeline/runtime/clock.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
 import { expiresAtOf } from "../pipeline/usecases/crawl-status.ts";
 import type { TeamAccess } from "../pipeline/usecases/team-access.ts";
-import { authenticate, TEAM_BYPASS } from "./auth.ts";
+import { authenticate, clientAddress, TEAM_BYPASS } from "./auth.ts";
 import { HttpError } from "./errors.ts";
 import type { EventHub } from "./event-hub.ts";
 
@@ -20,14 +20,16 @@ const DONE = JSON.stringify({ type: "done" });
 const TERMINAL = new Set(["crawl.completed", "crawl.failed", "crawl.cancelled"]);
 
 /** The team of a watcher: from `Authorization: Bearer` or the only subprotocol (how the JS SDK sends its key). */
-async function watcherTeam(access: TeamAccess | undefined, req: IncomingMessage): Promise<string> {
+async function watcherTeam(access: TeamAccess | undefined, req: IncomingMessage, trustProxy: boolean): Promise<string> {
   if (!access) return TEAM_BYPASS;
   const protocol = String(req.headers["sec-websocket-protocol"] ?? "").split(",")[0]?.trim();
   const header = req.headers.authorization ?? (protocol ? `Bearer ${protocol}` : undefined);
-  return (await authenticate(access, header)).teamId;
+  const forwarded = req.headers["x-forwarded-for"];
+  const address = clientAddress(req.socket.remoteAddress, Array.isArray(forwarded) ? forwarded.join(",") : forwarded, trustProxy);
+  return (await authenticate(access, header, address)).teamId;
 }
 
-export function attachWatch(server: Server, deps: { store: CrawlStore; hub: EventHub; clock: Clock; log: Logger; access?: TeamAccess }): WebSocketServer {
+export function attachWatch(server: Server, deps: { store: CrawlStore; hub: EventHub; clock: Clock; log: Logger; access?: TeamAccess; trustProxy?: boolean }): WebSocketServer {
   const log = deps.log.child({ component: "ws" });
   // echo the offered subprotocol (the JS SDK offers its API key as the only one; browsers abort otherwise)
   const wss = new WebSocketServer({ noServer: true, handleProtocols: (protocols) => protocols.values().next().value ?? false });
@@ -40,7 +42,7 @@ export function attachWatch(server: Server, deps: { store: CrawlStore; hub: Even
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       const id = PATH.exec(path)?.[1];
-      watcherTeam(deps.access, req).then((teamId) => watch(ws, id, teamId)).catch((err) => {
+      watcherTeam(deps.access, req, deps.trustProxy ?? false).then((teamId) => watch(ws, id, teamId)).catch((err) => {
         if (err instanceof HttpError) {
           ws.close(1008, JSON.stringify({ type: "error", error: err.message }));
           return;

@@ -199,7 +199,10 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
     if (e.type !== "crawl.page" && e.type !== "crawl.started") statusCache.invalidate(e.crawlId); // it ended: no stale "scraping"
   });
   w.runners.push(await infra.run(new ApiEventsProcessor(hub)));
-  const access = config.useDbAuthentication ? new TeamAccess({ store: infra.store, auth: infra.auth, cacheTtlMs: config.authCacheTtlMs, now: () => clock.now() }) : undefined;
+  const access = config.useDbAuthentication ? new TeamAccess({
+    store: infra.store, auth: infra.auth, cacheTtlMs: config.authCacheTtlMs, now: () => clock.now(),
+    hashConcurrency: config.authHashConcurrency, failureLimit: config.authFailureLimit, failureWindowMs: config.authFailureWindowMs,
+  }) : undefined;
   if (access) log.info({ cacheTtlMs: config.authCacheTtlMs }, "authentication on: every /v2 request needs a team's API key");
   else log.warn("USE_DB_AUTHENTICATION is false: authentication is bypassed, every request is accepted");
   const fetcher = pageFetcher(config);
@@ -224,7 +227,7 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
   const server = createServer(app.callback());
   const sockets = process.platform === "linux" ? config.apiAcceptSockets : 1;
   const closeListeners = await listenApi(server, { port: config.port, host: config.host, sockets });
-  const wss = attachWatch(server, { store: infra.store, hub, clock, log, ...(access ? { access } : {}) });
+  const wss = attachWatch(server, { store: infra.store, hub, clock, log, trustProxy: config.trustProxy, ...(access ? { access } : {}) });
   log.info({ address: server.address(), sockets }, "api listening");
   return { server, wss, closeListeners };
 }

@@ -194,6 +194,19 @@ const benches: Record<string, Bench> = {
     run: script("auth.ts"),
     targets: (r) => [met(Number(r.addedP50Ms) < 1, `the key check adds < 1 ms at p50 (${r.addedP50Ms} ms)`)],
   },
+  "auth-flood": {
+    describe: "GET /v2/crawl/active with a valid key 20 times a second, quiet then while 25 wrong keys a second arrive, each from another of 253 loopback addresses (embedded, USE_DB_AUTHENTICATION; `node bench/auth-flood.ts` for other cases and a base checkout)",
+    run: script("auth-flood.ts", "many", "15"),
+    summary: (r) => {
+      const q = r.validQuiet as Record<string, number>;
+      const f = r.validDuringFlood as Record<string, number>;
+      return `valid p50/p99 quiet ${q.p50Ms}/${q.p99Ms} ms, during the flood ${f.p50Ms}/${f.p99Ms} ms (max ${f.maxMs}); flood answered ${JSON.stringify((r.flood as Record<string, unknown>).statuses)}`;
+    },
+    targets: (r) => {
+      const f = r.validDuringFlood as { p99Ms: number; notOk: number };
+      return [met(f.p99Ms < 100 && f.notOk === 0, `valid requests during the flood: p99 < 100 ms, all 200 (${f.p99Ms} ms, ${f.notOk} not 200)`)];
+    },
+  },
   scale100k: {
     describe: "embedded mode, synthetic site of 100,000 pages (about 2 minutes here): pages/s, RSS at 10/50/100 %, status p99 with the documents stored",
     run: script("e2e.ts", "embedded", "synthetic:100000"),

@@ -1,7 +1,6 @@
 // Teams and API keys: creation (the plain key is shown once), revocation, and the verification every request makes.
-// A key is `fc-<keyId><secret>` (hex); the store keeps scrypt(key, salt) only. Verified keys are cached for
-// `cacheTtlMs` per process, so a revocation takes effect in every API replica within that bound.
-import { randomBytes, randomUUID, scrypt as scryptCb, timingSafeEqual } from "node:crypto";
+// A key is `fc-<keyId><secret>` (hex); the store keeps scrypt(key, salt) only. Checking a key: key-verifier.ts.
+import { randomBytes, randomUUID, scrypt as scryptCb } from "node:crypto";
 import { promisify } from "node:util";
 import type { AuthStore, KeyRow, TeamRow } from "../store/auth-store.ts";
 import { invalidField } from "../runtime/errors.ts";
@@ -65,48 +64,4 @@ export interface Caller {
   teamId: string;
   keyId: string;
   ratePerMin: number;
-}
-
-/** Checks bearer keys against the store, with a per-process cache (positive for `cacheTtlMs`, negative for 1 s). */
-export class KeyVerifier {
-  private readonly cache = new Map<string, { caller: Caller | null; until: number }>();
-  private readonly uses = new Map<string, number>();
-  private readonly store: AuthStore;
-  private readonly cacheTtlMs: number;
-  private readonly now: () => number;
-
-  constructor(store: AuthStore, cacheTtlMs: number, now: () => number) {
-    this.store = store;
-    this.cacheTtlMs = cacheTtlMs;
-    this.now = now;
-  }
-
-  /** The caller a key belongs to, or null when it is unknown, revoked or expired. */
-  async verify(key: string): Promise<Caller | null> {
-    const now = this.now();
-    const hit = this.cache.get(key);
-    if (hit && hit.until > now) return this.used(hit.caller, now);
-    const caller = KEY_FORMAT.test(key) ? await this.lookup(key, now) : null;
-    if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(key, { caller, until: now + (caller ? this.cacheTtlMs : 1000) });
-    return this.used(caller, now);
-  }
-
-  private async lookup(key: string, now: number): Promise<Caller | null> {
-    for (const row of await this.store.keysById(key.slice(3, 3 + KEY_ID_CHARS))) {
-      if (row.revokedAt !== 0 || (row.expiresAt !== 0 && row.expiresAt <= now)) continue;
-      const given = Buffer.from(await hashKey(key, row.salt), "hex");
-      const stored = Buffer.from(row.hash, "hex");
-      if (given.length === stored.length && timingSafeEqual(given, stored)) return { teamId: row.teamId, keyId: row.keyId, ratePerMin: row.ratePerMin };
-    }
-    return null;
-  }
-
-  private used(caller: Caller | null, now: number): Caller | null {
-    if (caller && now - (this.uses.get(caller.keyId) ?? 0) >= 60_000) {
-      this.uses.set(caller.keyId, now);
-      this.store.touchKeys([{ keyId: caller.keyId, at: now }]).catch(() => this.uses.delete(caller.keyId));
-    }
-    return caller;
-  }
 }

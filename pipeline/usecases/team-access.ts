@@ -1,8 +1,10 @@
-// What a request may do on behalf of its team: credits (402 when a job would exceed them), and the team list cache.
+// What a request may do on behalf of its team: its key's verification and the failed attempts of its address, credits
+// (402 when a job would exceed them), and the team list cache.
 import type { AuthStore, TeamRow } from "../store/auth-store.ts";
 import type { CrawlStore } from "../store/crawl-store.ts";
 import { TrawlError } from "../runtime/errors.ts";
-import { KeyVerifier } from "./api-keys.ts";
+import { FailureLimiter } from "./auth-failures.ts";
+import { KeyVerifier } from "./key-verifier.ts";
 import { remainingCredits } from "./credits.ts";
 
 export const INSUFFICIENT_CREDITS = "Insufficient credits to perform this request. For more credits, ask the operator of this Trawl instance to raise your team's balance (npx trawl teams credits).";
@@ -17,18 +19,25 @@ export class CreditsError extends TrawlError {
 
 export class TeamAccess {
   readonly verifier: KeyVerifier;
+  /** Failed key attempts per client address: past the limit, no key of that address is hashed. */
+  readonly failures: FailureLimiter;
   private readonly store: CrawlStore;
   private readonly auth: AuthStore;
   private readonly cacheTtlMs: number;
   private readonly now: () => number;
   private teams: { list: TeamRow[]; until: number } = { list: [], until: 0 };
 
-  constructor(deps: { store: CrawlStore; auth: AuthStore; cacheTtlMs: number; now: () => number }) {
+  constructor(deps: {
+    store: CrawlStore; auth: AuthStore; cacheTtlMs: number; now: () => number;
+    /** AUTH_HASH_CONCURRENCY, AUTH_FAILURE_LIMIT (0: none) and AUTH_FAILURE_WINDOW_MS; defaults: 1, none. */
+    hashConcurrency?: number; failureLimit?: number; failureWindowMs?: number;
+  }) {
     this.store = deps.store;
     this.auth = deps.auth;
     this.cacheTtlMs = deps.cacheTtlMs;
     this.now = deps.now;
-    this.verifier = new KeyVerifier(deps.auth, deps.cacheTtlMs, deps.now);
+    this.verifier = new KeyVerifier({ store: deps.auth, cacheTtlMs: deps.cacheTtlMs, now: deps.now, ...(deps.hashConcurrency ? { hashConcurrency: deps.hashConcurrency } : {}) });
+    this.failures = new FailureLimiter(deps.failureLimit ?? 0, deps.failureWindowMs ?? 60_000, deps.now);
   }
 
   /** The cached team list; read again when it is old or lacks `teamId` (a team made since: its balance applies at once). */

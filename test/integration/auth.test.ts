@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import Firecrawl from "@mendable/firecrawl-js";
+import { Agent, fetch as fetchVia } from "undici";
 import { startFixtureSite, type FixtureSite } from "../fixtures/site.ts";
 import { startReceiver } from "../fixtures/webhook-receiver.ts";
 import { MODES, startTrawl, type Instance } from "./harness.ts";
@@ -33,6 +34,17 @@ async function call(api: string, method: string, path: string, key?: string, bod
   return { status: res.status, body: text ? JSON.parse(text) : undefined, retryAfter: res.headers.get("retry-after"), text };
 }
 
+/** A request from another loopback address (127.0.0.0/8 is all local): another client for the failed-key limit. */
+async function callFrom(localAddress: string, api: string, path: string, authorization: string) {
+  const dispatcher = new Agent({ localAddress });
+  try {
+    const res = await fetchVia(`${api}${path}`, { headers: { authorization }, dispatcher });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown>, retryAfter: res.headers.get("retry-after") };
+  } finally {
+    await dispatcher.close();
+  }
+}
+
 async function waitDone(api: string, key: string, id: string) {
   for (let i = 0; i < 600; i++) {
     const { body } = await call(api, "GET", `/v2/crawl/${id}`, key);
@@ -43,9 +55,9 @@ async function waitDone(api: string, key: string, id: string) {
 }
 
 /** The close of a WebSocket watch: code and reason. */
-function watchClose(api: string, id: string, key: string): Promise<{ code: number; reason: string }> {
+function watchClose(api: string, id: string, key: string, localAddress?: string): Promise<{ code: number; reason: string }> {
   return new Promise((resolve) => {
-    const ws = new WebSocket(`${api.replace("http", "ws")}/v2/crawl/${id}`, [key]);
+    const ws = new WebSocket(`${api.replace("http", "ws")}/v2/crawl/${id}`, [key], localAddress ? { localAddress } : {});
     ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() }));
     ws.on("error", () => undefined);
   });
@@ -79,6 +91,51 @@ describe.each(MODES)("authentication and teams (%s)", (mode) => {
     const expired = (await call(trawl.api, "POST", admin("/keys"), undefined, { team: `a-${mode}`, expiresAt: 1 })).body.key;
     expect((await call(trawl.api, "GET", "/v2/crawl/active", expired)).status).toBe(401);
     expect((await call(trawl.api, "GET", "/health")).status).toBe(200);
+  });
+
+  it("takes a key from `Authorization: Bearer` only (any case): Basic, Token and a bare key get the 401", async () => {
+    const asIs = async (authorization: string) => {
+      const res = await fetch(`${trawl.api}/v2/crawl/active`, { headers: { authorization } });
+      return { status: res.status, body: await res.json() };
+    };
+    for (const scheme of ["Basic", "Token", "Key", "Bearer-"]) {
+      expect(await asIs(`${scheme} ${keyB}`), scheme).toEqual({ status: 401, body: { success: false, error: "Unauthorized: Invalid token" } });
+    }
+    expect((await asIs(keyB)).status).toBe(401);
+    for (const scheme of ["Bearer", "bearer", "BEARER"]) expect((await asIs(`${scheme} ${keyB}`)).status, scheme).toBe(200);
+  });
+
+  it("answers 429 with Retry-After to an address past AUTH_FAILURE_LIMIT wrong keys, before any hash; valid keys keep working", async () => {
+    const flooder = "127.0.0.3";
+    const fresh = (await call(trawl.api, "POST", admin("/keys"), undefined, { team: `b-${mode}` })).body.key as string;
+    // verified from the flooding address before its flood: a key this process knows needs no hash, so it still passes
+    expect((await callFrom(flooder, trawl.api, "/v2/crawl/active", `Bearer ${keyB}`)).status).toBe(200);
+    const limit = trawl.config.authFailureLimit;
+    const wrong = Array.from({ length: limit + 10 }, (_, i) => `${keyB.slice(0, 11)}${i.toString(16).padStart(32, "f")}`);
+    const [flood, valid] = await Promise.all([
+      Promise.all(wrong.map((k) => callFrom(flooder, trawl.api, "/v2/crawl/active", `Bearer ${k}`))),
+      (async () => {
+        const statuses: number[] = [];
+        for (let i = 0; i < 10; i++) statuses.push((await call(trawl.api, "GET", "/v2/crawl/active", keyC)).status);
+        return statuses;
+      })(),
+    ]);
+    expect(valid).toEqual(valid.map(() => 200));
+    expect(flood.filter((r) => r.status === 401)).toHaveLength(limit);
+    const limited = flood.filter((r) => r.status === 429);
+    expect(limited).toHaveLength(10);
+    for (const r of limited) {
+      expect(r.body).toEqual({ success: false, code: "RATE_LIMIT_EXCEEDED", error: expect.stringMatching(/^Rate limit exceeded: too many refused API keys from your address\. Please retry after \d+s\.$/) });
+      expect(Number(r.retryAfter)).toBeGreaterThan(0);
+      expect(Number(r.retryAfter)).toBeLessThanOrEqual(trawl.config.authFailureWindowMs / 1000);
+    }
+    // still limited: a key never verified is not even hashed (429, not 200 nor 401), over a WebSocket too
+    expect((await callFrom(flooder, trawl.api, "/v2/crawl/active", `Bearer ${fresh}`)).status).toBe(429);
+    expect((await watchClose(trawl.api, "00000000-0000-4000-8000-000000000000", wrong[0] as string, flooder)).reason).toMatch(/Rate limit exceeded/);
+    expect((await callFrom(flooder, trawl.api, "/v2/crawl/active", `Bearer ${keyB}`)).status).toBe(200);
+    // another address is not affected, with a key new to this process too
+    expect((await callFrom("127.0.0.4", trawl.api, "/v2/crawl/active", `Bearer ${fresh}`)).status).toBe(200);
+    expect((await call(trawl.api, "GET", "/v2/crawl/active", "fc-0000000000000000000000000000000000000000")).status).toBe(401);
   });
 
   it("keeps a team's jobs from every other team: status, errors, cancel, active, watch, scrape", async () => {
