@@ -7,7 +7,9 @@
 //   an open <a> closed by a new one, a heading closed by a heading, head closed by body content;
 // - end tags close the nearest open element of that name within the current table cell (a stray one is ignored);
 // - `/>` self-closes inside svg / math only; entities decoded in text and attributes (legacy rules, via entities);
-// - no implied html/head/body/tbody, no foster parenting, no adoption agency (misnested inline tags end early).
+// - no implied html/head/body/tbody, no foster parenting, no adoption agency (misnested inline tags end early);
+// - elements nest at most 512 deep, as in browsers (phrasing elements 64 more); deeper ones become siblings, so a
+//   100,000-deep page converts and keeps its text in order (tree-builder.ts, MAX_TREE_DEPTH).
 // Differences from parse5 on malformed pages are covered by parse-html.test.ts (same markdown on the fixtures).
 import { decodeHTMLAttribute } from "entities/decode";
 import type { DefaultTreeAdapterMap } from "parse5";

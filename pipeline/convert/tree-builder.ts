@@ -1,7 +1,7 @@
 // Tree construction for the fast parser (parse-html.ts reads the tokens): parse5's node shape, the implied-end-tag
 // rules that shape content, and the text counts kept on every node (see the rules listed in parse-html.ts).
 import { foreignContent, type DefaultTreeAdapterMap, type Token } from "parse5";
-import { FORMATTING, HEADINGS, SCOPE, TABLE_SCOPE, TABLE_SECTIONS, tagOf, type Tag } from "./html-tags.ts";
+import { CLOSES_P, FORMATTING, HEADINGS, SCOPE, TABLE_SCOPE, TABLE_SECTIONS, tagOf, type Tag } from "./html-tags.ts";
 import { countVisible, type Counted, decodeText, isUnicodeSpace, MARKDOWN_SPECIAL, SourceText } from "./text-nodes.ts";
 
 type Document = DefaultTreeAdapterMap["document"];
@@ -29,6 +29,10 @@ export class TreeBuilder {
   private openLinks = 0;
   /** the last child of `top` when it is a text node (the next text joins it) */
   private lastText: TextNode | null = null;
+  /** how deep in the tree each element of the stack is (past MAX_TREE_DEPTH less than its place on the stack) */
+  private readonly depths: number[] = [0];
+  /** the depth of `top` */
+  private depth = 0;
 
   constructor() {
     this.doc = { nodeName: "#document", mode: "no-quirks", childNodes: [], textChars: 0, linkChars: 0, linkCount: 0, titleCount: 0 } as unknown as Document;
@@ -40,6 +44,7 @@ export class TreeBuilder {
   text(raw: string, decode = true, rawText = false): void {
     if (raw.length === 0) return;
     if (this.tagOfTop() === "head" && /\S/.test(raw)) this.pop();
+    if (this.depth >= MAX_TREE_DEPTH) this.continueTop();
     const value = decode ? decodeText(raw) : raw;
     if (!rawText) {
       const n = countVisible(value);
@@ -60,16 +65,25 @@ export class TreeBuilder {
     }
   }
 
-  /** Appends a node to `top`'s children; a first child gets an array of one (a pushed-to empty array reserves 17 slots). */
-  private adopt(node: ChildNode): void {
-    const top = this.top;
-    if (top.childNodes.length === 0) top.childNodes = [node];
-    else top.childNodes.push(node);
+  /** Appends a node to `parent`'s children; a first child gets an array of one (a pushed-to empty array reserves 17 slots). */
+  private adopt(node: ChildNode, parent: ParentNode = this.top): void {
+    if (parent.childNodes.length === 0) parent.childNodes = [node];
+    else parent.childNodes.push(node);
   }
 
-  /** Adds an element to `top`. */
+  /**
+   * Adds an element to `top`, or, past MAX_TREE_DEPTH, to `top`'s parent: there elements become siblings (as in
+   * Chromium's and WebKit's parsers), so the tree stays shallow enough for every recursive walk of it (cleaning,
+   * markdown, the serializer) and the text of a 100,000-deep page still comes out. Phrasing elements (links, emphasis,
+   * spans: the tags that do not close a paragraph) may nest INLINE_ROOM deeper, so that a paragraph at the bound keeps
+   * its links. The stack of open elements is not cut: end tags still close what they opened.
+   */
   private appendElement(el: Element): void {
-    this.adopt(el);
+    const depth = this.depth;
+    const flat = depth >= MAX_TREE_DEPTH && (depth >= MAX_TREE_DEPTH + INLINE_ROOM || CLOSES_P.has(el.tagName));
+    const parent = flat ? ((this.top as Element).parentNode as ParentNode) : this.top;
+    el.parentNode = parent;
+    this.adopt(el, parent);
     this.lastText = null;
   }
 
@@ -79,6 +93,7 @@ export class TreeBuilder {
       this.text(src.slice(from, to));
       return;
     }
+    if (this.depth >= MAX_TREE_DEPTH) this.continueTop();
     let n = 0;
     let entity = false;
     let cr = false;
@@ -110,11 +125,31 @@ export class TreeBuilder {
     this.append(node as unknown as TextNode);
   }
 
+  /**
+   * At MAX_TREE_DEPTH, an element opened inside `top` may have gone after it (a sibling): text that follows goes into
+   * a copy of `top` placed after that element, so that the page's text keeps its order.
+   */
+  private continueTop(): void {
+    const top = this.top as Element;
+    const siblings = top.parentNode?.childNodes;
+    if (!siblings || siblings[siblings.length - 1] === top) return;
+    // the original is finished: its counts join its parent's now (pop does that for the elements it closes)
+    addCounts(top, top.parentNode as ParentNode);
+    const copy = { ...top, attrs: top.attrs.map((a) => ({ ...a })), childNodes: NO_CHILDREN, textChars: 0, linkChars: 0, linkCount: 0, titleCount: 0 } as Element;
+    this.adopt(copy, top.parentNode as ParentNode); // beside the original, at the same depth
+    this.lastText = null;
+    if (tagOf(copy.tagName).indexed || copy.attrs.some((a) => a.name === "role")) this.indexed.push(copy);
+    this.stack[this.stack.length - 1] = copy;
+    this.top = copy;
+  }
+
   private tagOfTop(): string | undefined {
     return (this.top as Element).tagName;
   }
 
   private push(el: Element): void {
+    this.depth = el.parentNode === this.top ? this.depth + 1 : this.depth;
+    this.depths.push(this.depth);
     this.stack.push(el);
     this.top = el;
     this.open.set(el.tagName, (this.open.get(el.tagName) ?? 0) + 1);
@@ -124,17 +159,15 @@ export class TreeBuilder {
 
   private pop(): void {
     const el = this.stack.pop() as Element;
+    this.depths.pop();
+    this.depth = this.depths[this.depths.length - 1] as number;
     this.open.set(el.tagName, (this.open.get(el.tagName) as number) - 1);
     if (el.tagName === "a") this.openLinks--;
     else if (el.tagName === "svg" || el.tagName === "math") this.foreign--;
     this.top = this.stack[this.stack.length - 1] as ParentNode;
-    // a closed element's counts join its parent's
-    const c = el as unknown as Counted;
-    const p = this.top as unknown as Counted;
-    p.textChars += c.textChars;
-    p.linkChars += c.linkChars;
-    p.linkCount += c.linkCount;
-    p.titleCount += c.titleCount;
+    // a closed element's counts join its parent's (the element below it on the stack, or past MAX_TREE_DEPTH an
+    // element further down, still open)
+    addCounts(el, el.parentNode as ParentNode);
   }
 
   /** Closes what is still open at the end of the document (their counts reach the root). */
@@ -275,6 +308,23 @@ export class TreeBuilder {
     const i = this.stack.lastIndexOf(el);
     if (i > 0) this.popTo(i);
   }
+}
+
+/**
+ * How deep elements nest in the tree (html and body included): Chromium's and WebKit's HTML parsers use the same bound
+ * (512, `kMaximumHTMLParserDOMTreeDepth`), so a deep page converts as the browser path sees it.
+ */
+export const MAX_TREE_DEPTH = 512;
+/** How much deeper than MAX_TREE_DEPTH phrasing elements nest (the tree's depth is at most the sum). */
+export const INLINE_ROOM = 64;
+
+function addCounts(from: ParentNode, to: ParentNode): void {
+  const c = from as unknown as Counted;
+  const p = to as unknown as Counted;
+  p.textChars += c.textChars;
+  p.linkChars += c.linkChars;
+  p.linkCount += c.linkCount;
+  p.titleCount += c.titleCount;
 }
 
 const TBODY = tagOf("tbody");

@@ -2,7 +2,7 @@
 // and the private-address guard applied to the address actually connected to.
 import { lookup } from "node:dns/promises";
 import { type Dispatcher, request } from "undici";
-import { PageError } from "../runtime/errors.ts";
+import { errorMessage, PageError } from "../runtime/errors.ts";
 import { guardedAgent, PRIVATE_ADDRESS_REFUSED, refusedLiteral } from "../net/guarded-agent.ts";
 import { proxyAgent, type ProxySetting } from "../net/proxy-agent.ts";
 import { isPrivateAddress } from "../net/private-address.ts";
@@ -144,10 +144,11 @@ export class UndiciFetcher implements Fetcher {
         if (err instanceof InflateTooLargeError) {
           throw new PageError("SCRAPE_TOO_LARGE", `response larger than ${this.opts.maxBytes} bytes${codings.length ? " once decompressed" : ""}`, { statusCode: res.statusCode });
         }
-        if ((err as { code?: string }).code?.startsWith("Z_") || (err as { code?: string }).code?.startsWith("ERR__")) {
-          throw new PageError("SCRAPE_SITE_ERROR", `response body is not valid ${encoding}: ${(err as Error).message}`, { statusCode: res.statusCode, cause: err });
+        const code = stringCode(err);
+        if (!isTimeout(err) && (code.startsWith("Z_") || code.startsWith("ERR__"))) {
+          throw new PageError("SCRAPE_SITE_ERROR", `response body is not valid ${encoding}: ${errorMessage(err)}`, { statusCode: res.statusCode, cause: err });
         }
-        throw toPageError(err, req.timeoutMs);
+        throw toPageError(err, req.timeoutMs, res.statusCode);
       }
       const type = pdf ? "application/pdf" : (contentType.split(";")[0]?.trim() ?? contentType);
       if (pdf) return { url: req.url, finalUrl: current, statusCode: res.statusCode, contentType: type, body: "", bytes };
@@ -161,14 +162,38 @@ export class UndiciFetcher implements Fetcher {
   }
 }
 
-function toPageError(err: unknown, timeoutMs: number): PageError {
-  const e = err as { code?: string; name?: string; message?: string; cause?: { code?: string } };
-  const code = e.code ?? e.cause?.code ?? "";
-  if (e.name === "TimeoutError" || e.name === "AbortError" || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT" || code === "UND_ERR_CONNECT_TIMEOUT") {
-    return new PageError("SCRAPE_TIMEOUT", `no complete response within ${timeoutMs} ms`, { retriable: true, cause: err });
+/**
+ * The string `code` of an error or of its cause, or "". Not every error's `code` is a string: the DOMException that
+ * `AbortSignal.timeout` raises when the time limit falls while the body is arriving has the number 23.
+ */
+function stringCode(err: unknown): string {
+  for (const e of [err, (err as { cause?: unknown } | undefined)?.cause]) {
+    const code = (e as { code?: unknown } | null | undefined)?.code;
+    if (typeof code === "string") return code;
   }
-  if (code === PRIVATE_ADDRESS_REFUSED) return new PageError("SCRAPE_PRIVATE_TARGET_REFUSED", `${e.message} (set ALLOW_PRIVATE_CRAWL_TARGETS=true to allow)`, { cause: err });
-  if (code === "ENOTFOUND" || code === "EAI_AGAIN") return new PageError("SCRAPE_DNS_RESOLUTION_ERROR", `DNS lookup failed: ${e.message}`, { retriable: code === "EAI_AGAIN", cause: err });
-  if (/CERT|SSL|TLS/i.test(code)) return new PageError("SCRAPE_SSL_ERROR", e.message ?? "TLS error", { cause: err });
-  return new PageError("SCRAPE_CONNECTION_ERROR", `${code || "connection error"}: ${e.message}`, { retriable: true, cause: err });
+  return "";
+}
+
+const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "UND_ERR_CONNECT_TIMEOUT"]);
+
+function isTimeout(err: unknown): boolean {
+  const name = (err as { name?: unknown } | null | undefined)?.name;
+  return name === "TimeoutError" || name === "AbortError" || TIMEOUT_CODES.has(stringCode(err));
+}
+
+/**
+ * A failed request or body as a page error. `statusCode` is given when the headers had arrived: a body that arrives
+ * slower than the time limit is a timeout (retriable) like a server that never answers.
+ */
+function toPageError(err: unknown, timeoutMs: number, statusCode?: number): PageError {
+  const message = errorMessage(err);
+  const code = stringCode(err);
+  if (isTimeout(err)) {
+    const what = statusCode === undefined ? "no complete response" : `the body (HTTP ${statusCode}) did not arrive`;
+    return new PageError("SCRAPE_TIMEOUT", `${what} within ${timeoutMs} ms`, { retriable: true, cause: err, ...(statusCode === undefined ? {} : { statusCode }) });
+  }
+  if (code === PRIVATE_ADDRESS_REFUSED) return new PageError("SCRAPE_PRIVATE_TARGET_REFUSED", `${message} (set ALLOW_PRIVATE_CRAWL_TARGETS=true to allow)`, { cause: err });
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN") return new PageError("SCRAPE_DNS_RESOLUTION_ERROR", `DNS lookup failed: ${message}`, { retriable: code === "EAI_AGAIN", cause: err });
+  if (/CERT|SSL|TLS/i.test(code)) return new PageError("SCRAPE_SSL_ERROR", message || "TLS error", { cause: err });
+  return new PageError("SCRAPE_CONNECTION_ERROR", `${code || "connection error"}: ${message}`, { retriable: true, cause: err, ...(statusCode === undefined ? {} : { statusCode }) });
 }

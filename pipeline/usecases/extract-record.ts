@@ -4,9 +4,13 @@
 // - `step-<name>` (seq 1 + step index): one finished step (a page scraped, a path crawl read back, a stored crawl
 //   extracted again) with its page results, so a resumed job does not redo it;
 // - `state-1` (seq FINAL_SEQ): the final state, completed or failed.
+// Each page the job fetches is kept as fetched, until the retention sweep, under the pseudo crawl `extract:<id>:fetched`
+// (seq = the page's index): a job resumed after its owner died converts and extracts it again instead of fetching it.
+// They live apart from the record so that reading the record (at each start of the job) does not read page bodies.
 // Every row is written under a fixed url key and the first row of a url key wins at read (both stores), so a step or
 // the end written twice (a replica that ran on after losing its partition) shows once, as first written.
 import type { ExtractRequest } from "../../schemas/index.ts";
+import type { FetchedPage } from "../convert/document.ts";
 import type { PageResult } from "../extract-json/merge.ts";
 import { extractJobId } from "../runtime/constants.ts";
 import type { Clock } from "../runtime/clock.ts";
@@ -92,4 +96,29 @@ export async function readRecord(store: CrawlStore, id: string): Promise<JobReco
     } else if (!out.ended) out.state = doc as ExtractState;
   }
   return out;
+}
+
+const fetchedPagesId = (id: string) => `${extractJobId(id)}:fetched`;
+
+interface FetchedRow {
+  index: number;
+  page: Omit<FetchedPage, "bytes">;
+  /** a PDF's bytes */
+  bytesBase64?: string;
+}
+
+/** Keeps page `index` of the job as fetched. */
+export function saveFetched(deps: RecordDeps, id: string, index: number, page: FetchedPage): Promise<void> {
+  const { bytes, ...rest } = page;
+  const doc: FetchedRow = { index, page: rest, ...(bytes ? { bytesBase64: Buffer.from(bytes).toString("base64") } : {}) };
+  return deps.store.insertDocuments([{ ...row(deps, id, index, `fetched-${index}`, doc), crawlId: fetchedPagesId(id), url: page.url, statusCode: page.statusCode }]);
+}
+
+/** Page `index` of the job as an earlier run fetched it, or undefined. */
+export async function readFetched(store: CrawlStore, id: string, index: number): Promise<FetchedPage | undefined> {
+  const text = (await store.pageDocuments(fetchedPagesId(id), index, Number.MAX_SAFE_INTEGER, 1)).docs[0];
+  if (text === undefined) return undefined;
+  const doc = JSON.parse(text) as FetchedRow;
+  if (doc.index !== index) return undefined; // the next page's: this one was not fetched
+  return { ...doc.page, ...(doc.bytesBase64 !== undefined ? { bytes: Buffer.from(doc.bytesBase64, "base64") } : {}) };
 }

@@ -1,8 +1,9 @@
 // Runs one POST /v2/extract job to its end, resumably: each step (a stored crawl extracted again, a page scraped, a
 // path crawl run and read back) is stored when it finishes (extract-record.ts), and a job run again after its owner
-// died skips the steps its record already has. A path crawl has a fixed id derived from the job id, so a resumed job
-// finds (or re-queues) the crawl it started instead of starting a second one: nothing is fetched or charged twice,
-// except a page whose scrape was in flight when the owner died.
+// died skips the steps its record already has. A page is kept as soon as it is fetched, so a resumed job converts and
+// extracts a page it had fetched without fetching it again. A path crawl has a fixed id derived from the job id, so a
+// resumed job finds (or re-queues) the crawl it started instead of starting a second one: nothing is fetched or charged
+// twice, except a page whose fetch was in flight when the owner died.
 import { createHash } from "node:crypto";
 import type { ExtractJob, PageDocument } from "../../schemas/index.ts";
 import { extractInto } from "../extract-json/extract-page.ts";
@@ -11,15 +12,16 @@ import type { JsonSchema } from "../extract-json/json-schema.ts";
 import { mergeResults, type PageResult } from "../extract-json/merge.ts";
 import { rulesProvider } from "../extract-json/rules.ts";
 import { parseHtml } from "../convert/parse-html.ts";
+import type { FetchedPage } from "../convert/document.ts";
 import { RETENTION_MS } from "../runtime/constants.ts";
-import { errorMessage, TrawlError } from "../runtime/errors.ts";
+import { errorMessage, PageError, TrawlError } from "../runtime/errors.ts";
 import { sleep } from "../runtime/retry.ts";
 import { DEFAULT_WILDCARD_LIMIT, plan } from "./extract-job.ts";
 import { JSON_FORMAT_CREDITS } from "../extract-json/extract-json.ts";
 import type { AuthStore } from "../store/auth-store.ts";
 import { documentTokens } from "../store/crawl-store.ts";
 import { extractJobId } from "../runtime/constants.ts";
-import { readRecord, saveFinal, saveStep, type ExtractState, type StepResult } from "./extract-record.ts";
+import { readFetched, readRecord, saveFetched, saveFinal, saveStep, type ExtractState, type StepResult } from "./extract-record.ts";
 import { crawlOptions, scrapeSettings } from "./request-options.ts";
 import { scrapePage, type StoredScrapeDeps } from "./scrape-page.ts";
 import { ensureCrawl, type CrawlDeps } from "./submit-crawl.ts";
@@ -80,6 +82,7 @@ export async function runExtractJob(deps: ExtractDeps, job: ExtractJob, signal: 
   const log = deps.log.child({ extractId: id });
   const showSources = req.showSources === true;
   if (record.steps.size > 0) log.info({ stepsDone: [...record.steps.keys()] }, "extract job resumed");
+  else log.info("extract job running");
   let ended = false;
   const end = (state: Omit<ExtractState, "expiresAt" | "showSources" | "teamId">) => {
     ended = true; // a step still in flight (a page, when a crawl failed the job) is not stored after the end
@@ -110,11 +113,17 @@ export async function runExtractJob(deps: ExtractDeps, job: ExtractJob, signal: 
     const settings = scrapeSettings({ ...(req.scrapeOptions ?? {}), formats: ["markdown", { type: "json", ...json }] }, ["scrapeOptions"]);
     const pages = p.pages.map(async (url, i) => {
       if (!todo(`page-${i}`)) return;
+      // fetched by an earlier run of this job that stopped before the page's step was stored: not fetched again
+      const fetched = await readFetched(deps.store, id, i);
+      if (fetched) log.info({ step: `page-${i}`, url }, "extract page fetched before; converted again");
       let step: StepResult;
       try {
-        const { document } = await scrapePage(deps, url, settings, settings.timeoutMs ?? deps.fetchTimeoutMs);
+        const before = fetched ? { fetched } : { onFetched: (page: FetchedPage) => saveFetched(deps, id, i, page) };
+        const { document } = await scrapePage(deps, url, settings, settings.timeoutMs ?? deps.fetchTimeoutMs, before);
         step = stepOf(`page-${i}`, [document]);
       } catch (err) {
+        // the store could not keep the page (down): not a page failure, the job runs again
+        if (err instanceof TrawlError && err.retriable && !(err instanceof PageError)) throw err;
         step = stepOf(`page-${i}`, [], [`${url}: ${errorMessage(err)}`]); // a page that failed is data: not retried on resume
       }
       if (!signal.aborted) await done(step);

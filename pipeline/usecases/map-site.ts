@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import type { Converter } from "../convert/converter.ts";
 import type { Fetcher } from "../fetch-render/fetcher.ts";
 import type { Robots } from "../fetch-render/robots.ts";
-import { discoverSitemapUrls } from "../fetch-render/sitemaps.ts";
+import { discoverSitemapUrls, type SitemapWarning } from "../fetch-render/sitemaps.ts";
 import type { Clock } from "../runtime/clock.ts";
 import { withDeadline } from "../runtime/deadline.ts";
 import { PageError, errorMessage } from "../runtime/errors.ts";
@@ -71,7 +71,7 @@ async function collect(deps: MapDeps, s: MapSettings): Promise<{ links: MapLink[
   const robots = await deps.robots.get(base);
   const pages = s.sitemap === "only" ? Promise.resolve([]) : followLinks(deps, s, base, first, fetchTimeoutMs);
   const sitemap = s.sitemap === "skip"
-    ? { urls: [], sitemaps: 0 }
+    ? { urls: [], sitemaps: 0, warnings: [] }
     : await discoverSitemapUrls(deps.fetcher, base, robots.sitemaps, { maxSitemaps: s.maxSitemaps, maxBytes: s.sitemapMaxBytes, maxUrls: s.search ? 100_000 : Math.min(100_000, s.limit * 2 + 1000), timeoutMs: fetchTimeoutMs });
   const fromPages = await pages;
   const sitemapMs = Math.round(performance.now() - started);
@@ -93,15 +93,24 @@ async function collect(deps: MapDeps, s: MapSettings): Promise<{ links: MapLink[
   }
   const ranked = s.search ? rankLinks(set.links(), s.search) : set.links();
   const links = ranked.slice(0, s.limit);
-  log.info({ sitemaps: sitemap.sitemaps, sitemapUrls: sitemap.urls.length, pages: fromPages.length, links: links.length, discoverMs: sitemapMs, listMs: Math.round(performance.now() - started) - sitemapMs }, "mapped");
-  return { links, ...warning(s.url, links.length) };
+  for (const w of sitemap.warnings) log.warn({ sitemap: w.url, code: w.code, err: w.error }, "map: sitemap skipped");
+  log.info({ sitemaps: sitemap.sitemaps, sitemapUrls: sitemap.urls.length, skipped: sitemap.warnings.length, pages: fromPages.length, links: links.length, discoverMs: sitemapMs, listMs: Math.round(performance.now() - started) - sitemapMs }, "mapped");
+  const warnings = [skippedSitemaps(sitemap.warnings), fewResults(s.url, links.length)].filter((w) => w !== undefined);
+  return { links, ...(warnings.length ? { warning: warnings.join(" ") } : {}) };
+}
+
+/** Which sitemaps were left out and why (decompression bombs, oversized files), so a short map is not taken as the whole site. */
+function skippedSitemaps(skipped: SitemapWarning[]): string | undefined {
+  if (skipped.length === 0) return undefined;
+  const list = skipped.map((w) => `${w.url} (${w.error})`).join(", ");
+  return `${skipped.length} sitemap(s) were skipped because they are larger than this server accepts (SITEMAP_MAX_BYTES once a gzipped file is inflated, FETCH_MAX_BYTES for a response); the URLs they list are not in this map: ${list}.`;
 }
 
 /** The reference's hint when a map of a deep URL finds (almost) nothing. */
-function warning(url: string, count: number): { warning?: string } {
+function fewResults(url: string, count: number): string | undefined {
   const u = new URL(url);
-  if (count > 1 || (u.pathname === "/" || u.pathname === "")) return {};
-  return { warning: `Only ${count} result(s) found. For broader coverage, try mapping the base domain: ${u.hostname}` };
+  if (count > 1 || (u.pathname === "/" || u.pathname === "")) return undefined;
+  return `Only ${count} result(s) found. For broader coverage, try mapping the base domain: ${u.hostname}`;
 }
 
 async function robotsByOrigin(deps: MapDeps, links: MapLink[], base: string): Promise<Map<string, Robots>> {

@@ -49,6 +49,14 @@ export function checkBrowser(deps: Pick<ScrapeDeps, "renderer" | "renderMode">, 
 
 const defaultExtractor = rulesProvider(parseHtml);
 
+/** A page fetched before, or a place to keep the page once fetched (a POST /v2/extract job, so that it resumes without fetching again). */
+export interface FetchedBefore {
+  /** the page as fetched (or rendered) before: converted again, not fetched */
+  fetched?: FetchedPage;
+  /** called with the page once fetched, before it is converted */
+  onFetched?: (page: FetchedPage) => Promise<void>;
+}
+
 /**
  * One page as a document. A page answered with an HTTP error status is still a document (its content, with
  * `metadata.statusCode` and `metadata.error`), as the caller asked for that page; transport failures throw PageError.
@@ -58,9 +66,14 @@ export async function scrapePage(
   url: string,
   options: ScrapeOptions,
   timeoutMs: number,
+  before: FetchedBefore = {},
 ): Promise<Converted> {
   checkBrowser(deps, options);
-  const fetched = await obtain(deps, url, options, timeoutMs);
+  let fetched = before.fetched;
+  if (!fetched) {
+    fetched = await obtain(deps, url, options, timeoutMs);
+    await before.onFetched?.(fetched);
+  }
   const converted = await deps.convert(fetched, options);
   markHttpError(converted, fetched.statusCode);
   if (wantsExtraction(options.formats)) {

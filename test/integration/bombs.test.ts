@@ -1,7 +1,8 @@
 // Decompression bombs, in both modes: a ~1 MB gzipped sitemap that inflates to 1 GiB is skipped with a crawl warning
 // (SITEMAP_TOO_LARGE) and a page whose gzip Content-Encoding inflates past FETCH_MAX_BYTES fails with
 // SCRAPE_TOO_LARGE, and so does a PDF whose Flate stream inflates to 160 MiB, while memory stays bounded and the
-// crawl completes; honest compressed pages still convert.
+// crawl completes; honest compressed pages still convert. POST /v2/map answers the links it could get with a warning
+// that names each sitemap it skipped (the gzip bomb, a plain sitemap over FETCH_MAX_BYTES, a Content-Encoding bomb).
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
@@ -23,6 +24,9 @@ let server: Server;
 let origin = "";
 const bomb = gzipBomb();
 let pdfBomb: Buffer;
+/** a plain sitemap of ~11 MB: over FETCH_MAX_BYTES (10 MiB) */
+const hugeSitemap = `<?xml version="1.0"?><urlset>${"<url><loc>http://127.0.0.1/huge/page</loc></url>".repeat(230_000)}</urlset>`;
+const urlset = (locs: string[]) => `<?xml version="1.0"?><urlset>${locs.map((l) => `<url><loc>${l}</loc></url>`).join("")}</urlset>`;
 
 beforeAll(async () => {
   pdfBomb = pdfWithFlateContent(await deflatedZeros(160)); // ~160 KB, 160 MiB inflated
@@ -37,6 +41,16 @@ beforeAll(async () => {
     if (path === "/docs/deflate") return res.writeHead(200, { ...html, "content-encoding": "deflate" }).end(deflateSync(page("Deflated", [])));
     if (path === "/docs/bomb.pdf") return res.writeHead(200, { "content-type": "application/pdf" }).end(pdfBomb);
     if (path === "/docs/bomb") return res.writeHead(200, { ...html, "content-encoding": "gzip" }).end(bomb);
+    // the map's site: /big/sitemap.xml is an index of an oversized sitemap, a Content-Encoding bomb and an honest one
+    const xml = { "content-type": "application/xml" };
+    if (path === "/big/") return res.writeHead(200, html).end(page("Big", ["/docs/gzip"]));
+    if (path === "/big/sitemap.xml") {
+      const children = ["/big/huge.xml", "/big/encoded.xml", "/big/ok.xml"].map((p) => `<sitemap><loc>${origin}${p}</loc></sitemap>`).join("");
+      return res.writeHead(200, xml).end(`<?xml version="1.0"?><sitemapindex>${children}</sitemapindex>`);
+    }
+    if (path === "/big/huge.xml") return res.writeHead(200, xml).end(hugeSitemap);
+    if (path === "/big/encoded.xml") return res.writeHead(200, { ...xml, "content-encoding": "gzip" }).end(bomb);
+    if (path === "/big/ok.xml") return res.writeHead(200, xml).end(urlset([`${origin}/big/a`, `${origin}/big/b`]));
     res.writeHead(404, html).end(page("Not found", []));
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
@@ -86,5 +100,19 @@ describe.each(MODES)("%s mode", (mode) => {
     const errors = await getJson(`${trawl.api}/v2/crawl/${id}/errors`);
     const failures = errors.body.errors.map((e: any) => `${e.code} ${e.url}`).sort();
     expect(failures).toEqual([`SCRAPE_TOO_LARGE ${origin}/docs/bomb`, `SCRAPE_TOO_LARGE ${origin}/docs/bomb.pdf`, `SITEMAP_TOO_LARGE ${origin}/sitemap-bomb.xml.gz`]);
+  });
+
+  it("/v2/map answers the links it could get and a warning naming each skipped sitemap and why", async () => {
+    expect(Buffer.byteLength(hugeSitemap)).toBeGreaterThan(trawl.config.fetchMaxBytes);
+    const res = await postJson(`${trawl.api}/v2/map`, { url: `${origin}/big/` });
+    expect(res.status).toBe(200);
+    const urls = (res.body.links as { url: string }[]).map((l) => l.url).sort();
+    expect(urls).toEqual([`${origin}/big/`, `${origin}/big/a`, `${origin}/big/b`, `${origin}/docs/gzip`]);
+    expect(res.body.warning).toBe(
+      "3 sitemap(s) were skipped because they are larger than this server accepts (SITEMAP_MAX_BYTES once a gzipped file is inflated, FETCH_MAX_BYTES for a response); " +
+      `the URLs they list are not in this map: ${origin}/sitemap-bomb.xml.gz (sitemap skipped: inflated size larger than 52428800 bytes), ` +
+      `${origin}/big/huge.xml (sitemap skipped: response larger than 10485760 bytes), ` +
+      `${origin}/big/encoded.xml (sitemap skipped: response larger than 10485760 bytes once decompressed).`,
+    );
   });
 });

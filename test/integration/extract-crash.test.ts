@@ -4,7 +4,8 @@
 // and started again on the same DATA_DIR. Cluster: two `trawl all` processes share the topics and groups; the one that
 // runs the job is killed and the other takes its partitions over. Either way the job must end `completed` with the
 // hand-written merged data, the finished page not fetched again, one crawl only (no second submit), and that crawl's
-// credits counted once per page.
+// credits counted once per page. Second case: both pages fetched and waiting for the model when the owner is killed;
+// the resumed job converts the pages it kept and asks the model again, but does not fetch them again.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -14,6 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { jobCrawlId } from "../../pipeline/usecases/extract-run.ts";
+import { startChatServer, type ChatServer } from "../fixtures/chat-server.ts";
 import { freePort } from "./own-infra.ts";
 import { allChunks, getJson, MODES, postJson } from "./harness.ts";
 
@@ -101,6 +103,17 @@ const expected = {
   contact: "events@library.example", openingHours: "Mon–Sat 9:00–18:00",
 };
 
+/** Starts one `trawl all`: embedded on `dataDir`, or cluster on topics, groups and a database of its own (`tag`). */
+function starter(mode: (typeof MODES)[number], dataDir: string, env: Record<string, string> = {}): () => Promise<Proc> {
+  const tag = `x${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
+  return () => mode === "embedded"
+    ? launch(["all", "--embedded"], { ...env, DATA_DIR: dataDir })
+    : launch(["all"], {
+      ...env, TRAWL_MODE: "cluster", KAFKA_TOPIC_PREFIX: `${tag}.`, KAFKA_GROUP_PREFIX: `${tag}.`, CLICKHOUSE_DATABASE: `trawl_${tag}`,
+      KAFKA_PARTITIONS: "4", KAFKA_SESSION_TIMEOUT_MS: "6000", SCHEMA_REGISTRY_URL: "",
+    });
+}
+
 describe.each(MODES)("%s mode: kill -9 of the process running an extract job", (mode) => {
   const procs: Proc[] = [];
   const dataDir = mkdtempSync(join(tmpdir(), "trawl-extract-crash-"));
@@ -113,13 +126,7 @@ describe.each(MODES)("%s mode: kill -9 of the process running an extract job", (
 
   it("another process resumes the job: right data, finished work not redone, one crawl charged once", async () => {
     site = await startSite(["/blog/kafka", "/events/library"]);
-    const tag = `x${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
-    const start = () => mode === "embedded"
-      ? launch(["all", "--embedded"], { DATA_DIR: dataDir })
-      : launch(["all"], {
-        TRAWL_MODE: "cluster", KAFKA_TOPIC_PREFIX: `${tag}.`, KAFKA_GROUP_PREFIX: `${tag}.`, CLICKHOUSE_DATABASE: `trawl_${tag}`,
-        KAFKA_PARTITIONS: "4", KAFKA_SESSION_TIMEOUT_MS: "6000", SCHEMA_REGISTRY_URL: "",
-      });
+    const start = starter(mode, dataDir);
     // cluster: two replicas of every role (the second starts once the first created the topics and the database)
     procs.push(await start());
     if (mode === "cluster") procs.push(await start());
@@ -162,5 +169,66 @@ describe.each(MODES)("%s mode: kill -9 of the process running an extract job", (
     expect(status).toMatchObject({ status: "completed", completed: 2 });
     expect(docs.map((d: any) => new URL(d.metadata.sourceURL).pathname).sort()).toEqual(["/events/", "/events/library"]);
     expect(status.creditsUsed).toBe(docs.reduce((n: number, d: any) => n + Number(d.metadata.creditsUsed), 0));
+  });
+});
+
+describe.each(MODES)("%s mode: kill -9 while an extract job's fetched pages wait for the model", (mode) => {
+  const procs: Proc[] = [];
+  const dataDir = mkdtempSync(join(tmpdir(), "trawl-extract-crash-"));
+  let site: Awaited<ReturnType<typeof startSite>> | undefined;
+  let chat: ChatServer | undefined;
+  afterAll(async () => {
+    await Promise.all(procs.map(kill9));
+    await site?.close();
+    await chat?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }, 60_000);
+
+  it("the resumed job converts the pages it had fetched instead of fetching them again; tokens charged once", async () => {
+    site = await startSite([]);
+    let answerModel!: () => void;
+    // the model answers only once the owner was killed: both pages are fetched, and no step is stored before the kill
+    chat = await startChatServer((req) => {
+      const text = req.messages.map((m) => m.content).join("\n");
+      return text.includes("Trail Runner")
+        ? JSON.stringify({ data: { name: "Trail Runner 3" }, evidence: { "/name": "Trail Runner 3" } })
+        : JSON.stringify({ data: { topic: "Kafka" }, evidence: { "/topic": "Kafka" } });
+    }, { hold: new Promise<void>((r) => (answerModel = r)) });
+    const start = starter(mode, dataDir, { EXTRACT_PROVIDER: "llm", OPENAI_BASE_URL: chat.baseUrl, OPENAI_API_KEY: "sk-local", MODEL_NAME: "local-model" });
+    procs.push(await start());
+    if (mode === "cluster") procs.push(await start());
+    const logs = () => procs.map((p, i) => `--- process ${i}\n${p.output().slice(-3000)}`).join("\n");
+    const all = () => procs.map((p) => p.output()).join("\n");
+
+    const pages = ["/shop/trail-runner", "/blog/kafka"];
+    const submitted = await postJson(`${procs[0]?.api}/v2/extract`, {
+      urls: pages.map((p) => `${site!.origin}${p}`), schema: { type: "object", properties: { name: { type: "string" }, topic: { type: "string" } } },
+    });
+    expect(submitted.status, JSON.stringify(submitted.body)).toBe(200);
+    const id = submitted.body.id as string;
+
+    await until("both pages to wait for the model", 90_000, () => chat!.requests.length === 2, logs);
+    for (const p of pages) expect(site.hits(p), p).toBe(1);
+    const owner = procs.find((p) => lines(p.output(), id, "extract job running").length > 0) as Proc;
+    expect(owner).toBeDefined();
+    await kill9(owner);
+    if (mode === "embedded") procs.push(await start());
+    const api = (procs.find((p) => p !== owner && p.child.exitCode === null && p.child.signalCode === null) as Proc).api;
+    answerModel();
+
+    let job: any;
+    await until("the job to complete", 120_000, async () => {
+      job = (await getJson(`${api}/v2/extract/${id}`)).body;
+      return job.status !== "processing";
+    }, logs);
+    expect(job.status, JSON.stringify(job)).toBe("completed");
+    expect(job.data).toEqual({ name: "Trail Runner 3", topic: "Kafka" });
+    expect(lines(all(), id, "extract job running")).toHaveLength(2);
+    // the pages the killed run had fetched: converted again from what the job kept, not fetched again
+    for (const p of pages) expect(site.hits(p), p).toBe(1);
+    expect(lines(all(), id, "extract page fetched before; converted again")).toHaveLength(2);
+    // the model was asked again (its answers to the killed run were lost); only the resumed run's tokens count
+    expect(chat.requests).toHaveLength(4);
+    expect(job.tokensUsed).toBe(200);
   });
 });
