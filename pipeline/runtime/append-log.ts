@@ -5,11 +5,12 @@
 // complete record (also dropping a last line whose checksum fails, e.g. zeros left by a power cut), so the next
 // append can never be glued onto the torn one (which was never acknowledged: its append had not resolved).
 // Lines without a tab are format 1 records (data directories written before checksums) and are read as they are.
+// JSON.stringify leaves U+2028 and U+2029 raw inside strings, and line splitters (node's readline) break at them and at
+// a lone carriage return: records are split at the byte 0x0A alone (`readLines`), so no content can cut one in two.
 import { closeSync, ftruncateSync, fstatSync, mkdirSync, openSync, readSync } from "node:fs";
 import { open, rename, writeFile, type FileHandle } from "node:fs/promises";
-import { createReadStream, existsSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import { createInterface } from "node:readline";
 import { crc32 } from "node:zlib";
 
 const TAB = 0x09;
@@ -33,8 +34,8 @@ export function unframe(line: string): string | null {
 /** Whether the bytes of one line (without its newline) are a whole record. */
 function lineIsWhole(bytes: Buffer): boolean {
   if (bytes.length === 0) return true;
-  if (bytes.lastIndexOf(TAB) < 0) return isJson(bytes.toString("utf8"));
-  return unframe(bytes.toString("utf8")) !== null;
+  const len = jsonLength(bytes);
+  return len === bytes.length ? isJson(bytes.toString("utf8")) : len >= 0;
 }
 
 function isJson(text: string): boolean {
@@ -185,20 +186,91 @@ export class AppendLog {
   }
 }
 
+/** Bytes read from a log at a time (a record longer than this grows the buffer to hold it whole). */
+const READ_CHUNK = 1024 * 1024;
+/** The value of each byte as a hex digit (-1: not one). */
+const HEX = new Int8Array(256).fill(-1);
+for (let d = 0; d < 16; d++) HEX[d.toString(16).charCodeAt(0)] = HEX[d.toString(16).toUpperCase().charCodeAt(0)] = d;
+
+/**
+ * The length of the record's JSON in the bytes of one line (without its newline): the line less its frame, the whole
+ * line when it is unframed (format 1), -1 when the line is damaged (its checksum fails). Works on the bytes as written,
+ * so the checksum is checked without decoding the line or encoding it again.
+ */
+export function jsonLength(line: Buffer): number {
+  const tab = line.length - FRAME_BYTES;
+  if (tab >= 0 && line[tab] === TAB) {
+    let sum = 0;
+    for (let i = tab + 1; i < line.length; i++) {
+      const d = HEX[line[i] as number] as number;
+      if (d < 0) return -1;
+      sum = sum * 16 + d;
+    }
+    return sum === crc32(line.subarray(0, tab)) ? tab : -1;
+  }
+  return line.lastIndexOf(TAB) >= 0 ? -1 : line.length;
+}
+
+/** One record of a log: its JSON, the byte position and byte length of the JSON in the file, and those bytes. */
+export interface LogRecord {
+  line: string;
+  pos: number;
+  len: number;
+  /** The JSON's bytes: a view into the read buffer, valid only until the next record is asked for. */
+  bytes: Buffer;
+}
+
 /**
  * Reads a log's records with each record's byte position and JSON length (open it as an AppendLog first: torn
  * tails are repaired there). A damaged record in the middle (its checksum fails) is skipped and reported to `onDamaged`.
+ * Records are split at the byte 0x0A only (the frame's newline; JSON text holds no raw one), never at characters a
+ * line splitter also breaks at (U+2028 and U+2029, which JSON.stringify leaves raw in strings, or a carriage return),
+ * and positions are counted in the file's bytes. A last line without its newline is not a record (a torn write).
+ * `chunkBytes`: bytes read at a time (tests use tiny ones to put read boundaries everywhere).
  */
-export async function* readLines(path: string, onDamaged?: (pos: number, bytes: number) => void): AsyncGenerator<{ line: string; pos: number; len: number }> {
-  if (!existsSync(path)) return;
-  const rl = createInterface({ input: createReadStream(path, { encoding: "utf8" }), crlfDelay: Infinity });
-  let pos = 0;
-  for await (const raw of rl) {
-    const bytes = Buffer.byteLength(raw);
-    const line = raw.length > 0 ? unframe(raw) : "";
-    if (line === null) onDamaged?.(pos, bytes);
-    else if (line.length > 0) yield { line, pos, len: bytes - (raw.length - line.length) };
-    pos += bytes + 1;
+export async function* readLines(path: string, onDamaged?: (pos: number, bytes: number) => void, chunkBytes = READ_CHUNK): AsyncGenerator<LogRecord> {
+  let fh: FileHandle;
+  try {
+    fh = await open(path, "r");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw err;
+  }
+  try {
+    let buf = Buffer.allocUnsafe(chunkBytes);
+    let base = 0; // the file position of buf[0]
+    let filled = 0; // bytes of buf read from the file
+    for (;;) {
+      if (filled === buf.length) {
+        // a record longer than the buffer: read on after it in a buffer twice the size
+        const bigger = Buffer.allocUnsafe(buf.length * 2);
+        buf.copy(bigger, 0, 0, filled);
+        buf = bigger;
+      }
+      const { bytesRead } = await fh.read(buf, filled, buf.length - filled, base + filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+      const data = buf.subarray(0, filled);
+      let start = 0;
+      for (let nl = data.indexOf(0x0a, start); nl >= 0; nl = data.indexOf(0x0a, start)) {
+        const raw = data.subarray(start, nl);
+        const pos = base + start;
+        start = nl + 1;
+        if (raw.length === 0) continue;
+        const len = jsonLength(raw);
+        if (len < 0) {
+          onDamaged?.(pos, raw.length);
+          continue;
+        }
+        yield { line: raw.toString("utf8", 0, len), pos, len, bytes: raw.subarray(0, len) };
+      }
+      // the start of a record that continues in the next read moves to the front of the buffer
+      buf.copy(buf, 0, start, filled);
+      base += start;
+      filled -= start;
+    }
+  } finally {
+    await fh.close();
   }
 }
 

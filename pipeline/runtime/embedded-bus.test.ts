@@ -163,6 +163,24 @@ describe("EmbeddedBus", () => {
     await bus3.close();
   });
 
+  it("messages holding U+2028, U+2029, CR or lone surrogates survive a clean stop whole (never read as damaged)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "trawl-bus-"));
+    dirs.push(dir);
+    // a line splitter cut each of these records in two: the bus skipped both halves as damaged after a clean stop
+    const ids = ["a\u2028b", "\u2029", "c\rd", "lone \ud800", "\u2028".repeat(50_000)];
+    const bus1 = await EmbeddedBus.open({ partitions: 1, dir, log });
+    await bus1.produce(ids.map((id) => cancel(id)));
+    await bus1.close();
+    const bus2 = await EmbeddedBus.open({ partitions: 1, dir, log });
+    expect(bus2.damage).toEqual({ tornBytes: 0, missingOffsets: 0, damagedRecords: 0 });
+    const c = recorder();
+    const run = bus2.consume(c.p, log);
+    await until(() => c.seen.length === ids.length);
+    expect(c.seen).toEqual(ids);
+    await run.stop();
+    await bus2.close();
+  });
+
   it("a record lost in the middle of an old log leaves a gap, not a shift of every later offset", async () => {
     const dir = mkdtempSync(join(tmpdir(), "trawl-bus-"));
     dirs.push(dir);

@@ -30,4 +30,22 @@ describe("EmbeddedAuthStore", () => {
     await a.close();
     await b.close();
   });
+
+  it("a team name holding U+2028, U+2029, CR or a lone surrogate reads back whole in another process's store", async () => {
+    // this file is split at the byte 0x0A of its decoded text (never by a line splitter): a guard, not a regression
+    const d = mkdtempSync(join(tmpdir(), "trawl-auth-chars-"));
+    try {
+      const name = "a\u2028b\u2029c\rd \ud800";
+      const a = await EmbeddedAuthStore.open(d);
+      await a.saveTeam({ teamId: "t1", name, credits: -1, createdAt: 1, version: 0 });
+      await a.saveKey(key("k9"));
+      const b = await EmbeddedAuthStore.open(d);
+      expect((await b.listTeams()).map((t) => t.name)).toEqual([name]);
+      expect((await b.listKeys()).map((k) => k.keyId)).toEqual(["k9"]);
+      await a.close();
+      await b.close();
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
 });

@@ -64,3 +64,26 @@ describe("EmbeddedCrawlStore files of an earlier release", () => {
     }
   });
 });
+
+describe("EmbeddedCrawlStore records holding U+2028, U+2029, NUL, lone surrogates", () => {
+  it("serves them byte for byte after a reopen, none read as damaged", async () => {
+    const d = mkdtempSync(join(tmpdir(), "trawl-store-chars-"));
+    try {
+      // a line splitter cut these records in two: the documents were skipped (and counted damaged) after a restart
+      const texts = ["a\u2028b", "\u2029", "nul \u0000", "lone \ud800 \udfff", "cr\r", `${"\u2028é".repeat(300_000)}x`];
+      const row = (seq: number, markdown: string): DocumentRow => ({ ...doc(seq), crawlId: "c2", urlKey: `k\u2028${seq}`, finalKey: `é${seq}`, doc: JSON.stringify({ markdown, metadata: { seq, title: markdown.slice(0, 20) } }) });
+      const s1 = await EmbeddedCrawlStore.open(d, 0);
+      await s1.saveCrawls([{ crawlId: "c2", version: 1, teamId: "t", url: "https://s.test/", options: { limit: 10, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown"], onlyMainContent: true }, webhook: "", status: "scraping", total: 6, completed: 0, failed: 0, creditsUsed: 0, tokensUsed: 0, discoveryDone: true, createdAt: 1, updatedAt: 1, completedAt: 0, expiresAt: 1e15, error: "\u2028\u2029" }]);
+      const rows = texts.map((t, i) => row(i, t));
+      await s1.insertDocuments(rows);
+      await s1.close();
+      const s2 = await EmbeddedCrawlStore.open(d, 0);
+      expect(s2.damagedRecords).toBe(0);
+      expect((await s2.getCrawl("c2"))?.error).toBe("\u2028\u2029");
+      expect((await s2.pageDocuments("c2", 0, 1e12, 1000)).docs).toEqual(rows.map((r) => r.doc));
+      await s2.close();
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+});

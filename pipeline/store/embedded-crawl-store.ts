@@ -90,7 +90,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
 
   private async indexDocuments(): Promise<void> {
     if (!this.docsLog) return;
-    for await (const { line, pos, len } of readLines(this.docsLog.path, this.countDamaged)) {
+    for await (const { line, pos, len, bytes } of readLines(this.docsLog.path, this.countDamaged)) {
       let head: { c: string; s: number; k: string; f?: string; t?: number; sc?: number };
       try {
         head = JSON.parse(line.slice(0, line.indexOf(',"d":')) + "}");
@@ -99,7 +99,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
         continue;
       }
       if (!isStandaloneJob(head.c) && !this.crawls.has(head.c)) continue; // a crawl that expired
-      const docStart = Buffer.byteLength(line.slice(0, line.indexOf(',"d":') + 5));
+      const docStart = bytes.indexOf(',"d":') + 5; // counted in the file's bytes (the marker is ASCII: its first match is the string's)
       this.addDocRef(head.c, { seq: head.s, urlKey: head.k, finalKey: head.f ?? head.k, pos, len, docStart, storedAt: head.t });
       if ((head.sc ?? 200) < 400) this.noteSuccess(head.c, head.t);
     }

@@ -1,7 +1,9 @@
-import { mkdtempSync, rmSync, statSync, truncateSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
+import { frame } from "../runtime/append-log.ts";
 import { EmbeddedPageCache, pageCacheKey, type CachedPage } from "./page-cache.ts";
 
 const entry = (key: string, storedAt: number, body = "b"): CachedPage => ({ key, url: "http://s.test/", finalUrl: "http://s.test/", statusCode: 200, contentType: "text/html", body, storedAt });
@@ -103,6 +105,51 @@ describe("EmbeddedPageCache", () => {
       expect(await cache.get(a, 0)).toBeNull();
       expect((await cache.get(b, 0))?.body).toBe("B");
       await cache.close();
+    }));
+
+  it("entries holding U+2028, U+2029, NUL, lone surrogates or CR survive a reopen, byte for byte", () =>
+    inTempDir(async (d) => {
+      // a line splitter cut these entries in two at U+2028 / U+2029, and the next open threw on half an entry
+      const bodies = ["a\u2028b", "\u2029", "nul \u0000 and &#0;", "lone \ud800 \udfff surrogates", "cr\r lf\n crlf\r\n", `${"\u2028é".repeat(300_000)}x`];
+      const c1 = await EmbeddedPageCache.open(d, 0);
+      c1.put(bodies.map((b, i) => entry(`k${i}`, 10, b)));
+      await c1.close();
+      for (let i = 0; i < 2; i++) {
+        const c = await EmbeddedPageCache.open(d, 0);
+        expect(await Promise.all(bodies.map(async (_, k) => (await c.get(`k${k}`, 0))?.body))).toEqual(bodies);
+        c.put([entry(`again${i}`, 20, "\u2028")]);
+        await c.close();
+      }
+    }));
+
+  it("an unreadable entry never fails the start: it is dropped with a warning (count, positions), the rest is served", () =>
+    inTempDir(async (d) => {
+      const c1 = await EmbeddedPageCache.open(d, 0);
+      c1.put([entry("a", 10, "A\u2028")]);
+      await c1.close();
+      const file = join(d, "store", "cache.jsonl");
+      const at = statSync(file).size;
+      const bad = [frame("{not json"), '{"key":"half of a format 1 line', frame("null"), frame(JSON.stringify({ key: "no time" })), frame(JSON.stringify(entry("x", 10))).replace('"x"', '"y"')];
+      // an entry after them, as the next run appended it
+      appendFileSync(file, [...bad, frame(JSON.stringify(entry("b", 20, "B")))].map((l) => `${l}\n`).join(""));
+      const positions = bad.map((_, i) => at + bad.slice(0, i).reduce((n, l) => n + Buffer.byteLength(l) + 1, 0));
+      const warnings: { msg: string; dropped?: number; positions?: number[]; pos?: number }[] = [];
+      const logger = pino({ level: "warn" }, { write: (line: string) => warnings.push(JSON.parse(line)) });
+      const c3 = await EmbeddedPageCache.open(d, 0, logger);
+      expect(warnings).toEqual([expect.objectContaining({ msg: expect.stringContaining("unreadable entries dropped"), dropped: 5, positions })]);
+      expect([(await c3.get("a", 0))?.body, (await c3.get("b", 0))?.body, await c3.get("x", 0)]).toEqual(["A\u2028", "B", null]);
+      await c3.close();
+      // the file was rewritten without them: the next start finds nothing to drop
+      expect(readFileSync(file, "utf8")).not.toContain("not json");
+      const c4 = await EmbeddedPageCache.open(d, 0, logger);
+      expect(warnings).toHaveLength(1);
+      expect((await c4.get("b", 0))?.body).toBe("B");
+      // an entry spoiled on disk after the start is a miss with a warning, not a failed fetch
+      const text = readFileSync(file, "utf8");
+      writeFileSync(file, text.replace('{"key":"b"', '#"key":"b"'));
+      expect(await c4.get("b", 0)).toBeNull();
+      expect(warnings[1]).toMatchObject({ msg: expect.stringContaining("unreadable entry ignored"), pos: Buffer.byteLength(text.slice(0, text.indexOf('{"key":"b"'))) });
+      await c4.close();
     }));
 
   it("memory only without a directory", async () => {

@@ -97,6 +97,18 @@ class RefIndex {
   }
 }
 
+/** The key and time of a cache entry's JSON, or null when the record is not a cache entry. */
+function entryHead(json: string): { key: string; storedAt: number } | null {
+  let entry: unknown;
+  try {
+    entry = JSON.parse(json);
+  } catch {
+    return null; // reported by the caller, with the entry's position
+  }
+  const { key, storedAt } = (entry ?? {}) as Partial<CachedPage>;
+  return typeof key === "string" && typeof storedAt === "number" ? { key, storedAt } : null;
+}
+
 /** Embedded mode: cache.jsonl under the data directory (memory only when `dir` is null); the index stays in memory. */
 export class EmbeddedPageCache implements PageCache {
   private readonly log: AppendLog | null;
@@ -115,36 +127,50 @@ export class EmbeddedPageCache implements PageCache {
     return this.log?.repairedBytes ?? 0;
   }
 
-  /** Opens the cache, dropping entries stored before `cutoff` (the file is rewritten when any were dropped). */
+  /**
+   * Opens the cache, dropping entries stored before `cutoff` (the file is rewritten when any were dropped). An entry
+   * that cannot be read (damaged, or not a cache entry) is dropped with a warning, never fails the start: the cache
+   * is a cache, and those pages are fetched again.
+   */
   static async open(dir: string | null, cutoff: number, logger?: Logger): Promise<EmbeddedPageCache> {
     const cache = new EmbeddedPageCache(dir, logger);
-    if (!cache.log) return cache;
-    const kept: { line: string; pos: number; len: number }[] = [];
-    let dropped = 0;
-    const damaged = (pos: number, bytes: number) => {
-      dropped++;
-      cache.logger?.error({ file: cache.log?.path, pos, bytes }, "damaged cache entry dropped (checksum failed)");
-    };
-    for await (const rec of readLines(cache.log.path, damaged)) {
-      const { storedAt } = JSON.parse(rec.line) as CachedPage;
-      if (storedAt >= cutoff) kept.push(rec);
-      else dropped++;
+    const log = cache.log;
+    if (!log) return cache;
+    const kept: { key: string; storedAt: number; pos: number; len: number }[] = [];
+    const bad: number[] = [];
+    let expired = 0;
+    for await (const { line, pos, len } of readLines(log.path, (at) => bad.push(at))) {
+      const head = entryHead(line);
+      if (!head) bad.push(pos);
+      else if (head.storedAt >= cutoff) kept.push({ ...head, pos, len });
+      else expired++;
     }
-    let pos = cache.log.size;
-    if (dropped > 0) {
-      await cache.log.rewrite(kept.map((k) => k.line));
-      pos = 0;
+    if (bad.length > 0) {
+      bad.sort((x, y) => x - y);
+      logger?.warn({ file: log.path, dropped: bad.length, positions: bad.slice(0, 20) }, "page cache: unreadable entries dropped (those pages will be fetched again)");
+    }
+    let size = log.size;
+    if (expired + bad.length > 0) {
+      // the kept entries' lines, read again (holding every line through the first pass would double the start's memory)
+      const lines: string[] = [];
+      let next = 0;
+      for await (const { line, pos } of readLines(log.path)) {
+        if (kept[next]?.pos !== pos) continue;
+        lines.push(line);
+        next++;
+      }
+      await log.rewrite(lines);
+      size = 0;
       for (const k of kept) {
-        k.pos = pos;
-        pos += k.len + FRAME_BYTES + 1;
+        k.pos = size;
+        size += k.len + FRAME_BYTES + 1;
       }
     }
-    for (const { line, pos: at, len } of kept) {
-      const { key, storedAt } = JSON.parse(line) as CachedPage;
+    for (const { key, storedAt, pos, len } of kept) {
       const prev = cache.index.get(key);
-      if (!prev || storedAt >= prev.storedAt) cache.index.set(key, at, len, storedAt);
+      if (!prev || storedAt >= prev.storedAt) cache.index.set(key, pos, len, storedAt);
     }
-    cache.log.size = pos;
+    log.size = size;
     return cache;
   }
 
@@ -157,7 +183,14 @@ export class EmbeddedPageCache implements PageCache {
     if (!ref || ref.storedAt < notBefore) return null;
     await this.log.flush();
     this.reader ??= new FileReader(this.log.path);
-    const page = JSON.parse((await this.reader.read(ref.pos, ref.len)).toString("utf8")) as CachedPage;
+    const text = (await this.reader.read(ref.pos, ref.len)).toString("utf8");
+    let page: CachedPage;
+    try {
+      page = JSON.parse(text) as CachedPage;
+    } catch (err) {
+      this.logger?.warn({ file: this.log.path, pos: ref.pos, bytes: ref.len, err: (err as Error).message }, "page cache: unreadable entry ignored (the page is fetched again)");
+      return null;
+    }
     return page.key === key ? page : null;
   }
 

@@ -32,6 +32,13 @@ export async function launchEmbedded(dataDir: string, port: number, env: Record<
 
 /** kill -9, resolved once the process is gone. */
 export const killHard = (child: ChildProcess) => new Promise<void>((resolve) => {
+  if (child.exitCode !== null || child.signalCode !== null) return resolve(); // gone already (it failed to start)
   child.once("exit", () => resolve());
   child.kill("SIGKILL");
+});
+
+/** SIGTERM (a graceful stop), resolved with the exit code once the process is gone. */
+export const stopGracefully = (child: ChildProcess) => new Promise<number | null>((resolve) => {
+  child.once("exit", (code) => resolve(code));
+  child.kill("SIGTERM");
 });
