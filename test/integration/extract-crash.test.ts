@@ -88,6 +88,16 @@ async function until(what: string, timeoutMs: number, check: () => boolean | Pro
   }
 }
 
+/** The extract job once it left `processing`. */
+async function finished(api: string, id: string, logs: () => string): Promise<any> {
+  let job: any;
+  await until("the job to complete", 120_000, async () => {
+    job = (await getJson(`${api}/v2/extract/${id}`)).body;
+    return job.status !== "processing";
+  }, logs);
+  return job;
+}
+
 const lines = (out: string, ...texts: string[]) => out.split("\n").filter((l) => texts.every((t) => l.includes(t)));
 
 const schema = {
@@ -148,11 +158,7 @@ describe.each(MODES)("%s mode: kill -9 of the process running an extract job", (
     const api = (mode === "embedded" ? procs.at(-1) : survivors[0])?.api as string;
     site.release();
 
-    let job: any;
-    await until("the job to complete", 120_000, async () => {
-      job = (await getJson(`${api}/v2/extract/${id}`)).body;
-      return job.status !== "processing";
-    }, logs);
+    const job = await finished(api, id, logs);
     expect(job.status, JSON.stringify(job)).toBe("completed");
     expect(job.data).toEqual(expected);
     expect(lines(all(), id, "extract job resumed")).toHaveLength(1);
@@ -216,11 +222,7 @@ describe.each(MODES)("%s mode: kill -9 while an extract job's fetched pages wait
     const api = (procs.find((p) => p !== owner && p.child.exitCode === null && p.child.signalCode === null) as Proc).api;
     answerModel();
 
-    let job: any;
-    await until("the job to complete", 120_000, async () => {
-      job = (await getJson(`${api}/v2/extract/${id}`)).body;
-      return job.status !== "processing";
-    }, logs);
+    const job = await finished(api, id, logs);
     expect(job.status, JSON.stringify(job)).toBe("completed");
     expect(job.data).toEqual({ name: "Trail Runner 3", topic: "Kafka" });
     expect(lines(all(), id, "extract job running")).toHaveLength(2);
