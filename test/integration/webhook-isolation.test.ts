@@ -47,7 +47,7 @@ describe.each(MODES)("webhooks isolated per endpoint (%s mode)", (mode) => {
     await Promise.all([site?.close(), receiver?.close(), slow?.close()]);
   });
 
-  it("a fast endpoint's events arrive within 1 s of their creation while 36 slow endpoints time out", async () => {
+  it("a fast endpoint's events arrive within 1 s of their emission while 36 slow endpoints time out", async () => {
     const events = readTopic(trawl, "crawl.events");
     try {
       const crawl = async (webhook: string) => (await postJson(`${trawl.api}/v2/crawl`, { url: `${site.origin}/docs/about`, limit: 1, webhook })).body.id as string;
