@@ -33,8 +33,9 @@ import { CancelCache } from "../pipeline/store/cancel-cache.ts";
 import { ledgerRows } from "../pipeline/usecases/credits.ts";
 import { ExtractJobProcessor } from "../pipeline/usecases/extract-job-processor.ts";
 import { TeamAccess } from "../pipeline/usecases/team-access.ts";
-import { WebhookDeliverer, WebhookRetrier } from "../pipeline/webhook-emit/deliverer.ts";
+import { WebhookDeliverer, WebhookParked, WebhookRetrier } from "../pipeline/webhook-emit/deliverer.ts";
 import { EndpointBreaker } from "../pipeline/webhook-emit/endpoint-breaker.ts";
+import { EndpointSlots } from "../pipeline/webhook-emit/endpoints.ts";
 import { retryDelay } from "../pipeline/webhook-emit/payload.ts";
 import { WebhookEmitter } from "../pipeline/webhook-emit/emitter.ts";
 import type { Infrastructure } from "./infrastructure.ts";
@@ -179,15 +180,18 @@ export async function startWebhookEmit(w: Wiring): Promise<void> {
   const agent = webhookAgent(config);
   w.closers.push(() => agent.close());
   w.runners.push(await infra.run(new WebhookEmitter({ store: infra.store, clock, log, secret: config.webhookSecret })));
+  // one breaker and one set of endpoint slots for the three consumers: an endpoint's limits hold across them
+  const stopping = new AbortController();
+  w.beforeStop.push(() => stopping.abort());
   const delivery = {
     agent, store: infra.store, clock, log, allowLocal: config.allowLocalWebhooks, timeoutMs: config.webhookTimeoutMs,
     maxAttempts: config.webhookMaxAttempts, retryDelaysMs: config.webhookRetryDelaysMs, metrics: w.metrics,
-    breaker: new EndpointBreaker(retryDelay(config.webhookRetryDelaysMs, 1)),
+    breaker: new EndpointBreaker(retryDelay(config.webhookRetryDelaysMs, 1)), slots: new EndpointSlots(config.webhookEndpointConcurrency),
+    stopping: stopping.signal,
   };
-  const retrier = new WebhookRetrier(delivery);
-  w.beforeStop.push(() => retrier.prepareStop());
   w.runners.push(await infra.run(new WebhookDeliverer(delivery)));
-  w.runners.push(await infra.run(retrier));
+  w.runners.push(await infra.run(new WebhookParked(delivery)));
+  w.runners.push(await infra.run(new WebhookRetrier(delivery)));
 }
 
 /** The HTTP and WebSocket API, listening on HOST:PORT. */

@@ -28,6 +28,7 @@ export type LogicalTopic =
   | "crawl.events"
   | "webhook.deliveries"
   | "webhook.retries"
+  | "webhook.parked"
   | "extract.jobs"
   | "team.admission";
 
@@ -119,7 +120,7 @@ export const topics: readonly TopicSpec[] = [
   {
     name: "webhook.deliveries",
     key: "crawlId",
-    why: "webhook attempts waiting to be made: retries survive a restart of webhook-emit",
+    why: "first attempts of webhook events, one lane per crawl: a crawl's events go out in order",
     schema: "webhook-delivery",
     public: false,
     retentionMs: 2 * DAY_MS,
@@ -130,6 +131,16 @@ export const topics: readonly TopicSpec[] = [
     name: "webhook.retries",
     key: "crawlId + event id",
     why: "failed attempts wait here for their time, out of the way of fresh events; spread over the partitions",
+    schema: "webhook-delivery",
+    public: false,
+    retentionMs: 2 * DAY_MS,
+    producers: ["webhook-emit"],
+    consumers: ["webhook-emit"],
+  },
+  {
+    name: "webhook.parked",
+    key: "endpoint (scheme + host + port)",
+    why: "first attempts to an endpoint that is busy or slow wait here, in order per crawl, out of the way of other endpoints' events; one owner per endpoint",
     schema: "webhook-delivery",
     public: false,
     retentionMs: 2 * DAY_MS,
@@ -190,6 +201,7 @@ export const processors = {
   "webhook-emit": { role: "webhook-emit", topic: "crawl.events", group: "webhook-emit" },
   "webhook-deliver": { role: "webhook-emit", topic: "webhook.deliveries", group: "webhook-deliver", sparse: true },
   "webhook-retry": { role: "webhook-emit", topic: "webhook.retries", group: "webhook-retry", sparse: true },
+  "webhook-park": { role: "webhook-emit", topic: "webhook.parked", group: "webhook-park", sparse: true },
   "api-events": { role: "api", topic: "crawl.events", group: "api-events", broadcast: true },
   "extract-jobs": { role: "api", topic: "extract.jobs", group: "extract-jobs", sparse: true },
   admission: { role: "frontier", topic: "team.admission", group: "admission", sparse: true },
@@ -221,5 +233,7 @@ export const keys = {
   crawlHost: (crawlId: string, url: string) => `${crawlId}|${new URL(url).host}`,
   crawlUrl: (crawlId: string, urlKey: string) => `${crawlId}|${urlKey}`,
   crawlEvent: (crawlId: string, eventId: string) => `${crawlId}|${eventId}`,
+  /** a webhook endpoint: scheme + host + port (pipeline/webhook-emit/endpoints.ts) */
+  endpoint: (endpoint: string) => endpoint,
   extractJob: (jobId: string) => jobId,
 };

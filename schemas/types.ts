@@ -915,7 +915,7 @@ export interface JobEnded {
 }
 
 /**
- * Internal topics webhook.deliveries (first attempts, keyed by crawlId) and webhook.retries (later attempts, keyed by crawlId and event id): one signed webhook request to make.
+ * Internal topics webhook.deliveries (first attempts, keyed by crawlId), webhook.parked (first attempts to a busy or slow endpoint, keyed by endpoint) and webhook.retries (later attempts, keyed by crawlId and event id): one signed webhook request to make.
  */
 export interface WebhookDelivery {
   crawlId: string;

@@ -19,7 +19,7 @@ export interface RunnerHandle {
   stop(): Promise<void>;
 }
 
-interface Decoded<T> {
+export interface Decoded<T> {
   ok: Consumed<T>[];
   deadLetters: Emission[];
   /**
@@ -78,12 +78,9 @@ export async function mapPool<A, B>(items: A[], limit: number, fn: (a: A) => Pro
 /** Handles a batch; resolves with how many of its first messages are done (the caller commits that far). */
 export type BatchHandler = (partition: number, messages: RawMessage[]) => Promise<number>;
 
-/**
- * The batch step of a processor. Resolves when the side effects of the batch's first N messages are acknowledged
- * (N < length only when stopping: the rest is redelivered); rejects only while stopping.
- */
-export function batchHandler<T, B>(processor: Processor<T, B>, bus: Bus, log: Logger, stopping: AbortSignal): BatchHandler {
-  async function retryForever(fn: () => Promise<void>, what: string): Promise<void> {
+/** Runs `fn` until it passes; retriable failures back off and try again until the stop (then it throws). */
+export function retryForever(log: Logger, stopping: AbortSignal): (fn: () => Promise<void>, what: string) => Promise<void> {
+  return async (fn, what) => {
     for (let attempt = 0; ; attempt++) {
       try {
         return await fn();
@@ -94,10 +91,15 @@ export function batchHandler<T, B>(processor: Processor<T, B>, bus: Bus, log: Lo
         await sleep(delay, stopping);
       }
     }
-  }
+  };
+}
 
-  /** One message; retriable failures are retried here (with backoff) until they pass or we stop. */
-  async function handleOne(msg: Consumed<T>, scratch: B): Promise<Emission[]> {
+/**
+ * One message through `processor.handle`; retriable failures are retried (with backoff) until they pass or the stop,
+ * page failures become the processor's emissions, anything else is dead-lettered.
+ */
+export function messageHandler<T, B>(processor: Processor<T, B>, log: Logger, stopping: AbortSignal): (msg: Consumed<T>, scratch: B) => Promise<Emission[]> {
+  return async (msg, scratch) => {
     for (let attempt = 0; ; attempt++) {
       try {
         return await processor.handle(msg, scratch);
@@ -129,20 +131,48 @@ export function batchHandler<T, B>(processor: Processor<T, B>, bus: Bus, log: Lo
         ];
       }
     }
+  };
+}
+
+/** A batch's emissions, phase by phase, around the processor's hooks (beforeProduce, afterPhase, afterProduce). */
+export async function produceWithHooks<T, B>(processor: Processor<T, B>, bus: Bus, scratch: B, emissions: Emission[]): Promise<void> {
+  await processor.beforeProduce?.(scratch);
+  const groups = phaseGroups(emissions);
+  if (processor.afterPhase && !groups.some((g) => g.phase === 0)) groups.unshift({ phase: 0, emissions: [] });
+  for (const g of groups) {
+    await bus.produce(g.emissions);
+    await processor.afterPhase?.(scratch, g.phase);
   }
+  await processor.afterProduce?.(scratch);
+}
+
+/** The dead letters and page failures of messages that could not be decoded or failed their schema. */
+export function undecodedEmissions<T>(processor: Processor<T, unknown>, log: Logger, partition: number, decoded: Decoded<T>): Emission[] {
+  for (const d of decoded.deadLetters) log.error({ partition, ...(d.value as object) }, "undecodable message dead-lettered");
+  const emissions: Emission[] = [...decoded.deadLetters];
+  for (const { msg, reason } of decoded.invalidPages) {
+    emissions.push(...(processor.onPageFailure?.(msg, new TrawlError("MESSAGE_INVALID", `the page's message does not match its schema: ${reason}`)) ?? []));
+  }
+  return emissions;
+}
+
+/**
+ * The batch step of a processor. Resolves when the side effects of the batch's first N messages are acknowledged
+ * (N < length only when stopping: the rest is redelivered); rejects only while stopping.
+ */
+export function batchHandler<T, B>(processor: Processor<T, B>, bus: Bus, log: Logger, stopping: AbortSignal): BatchHandler {
+  const retryForeverIn = retryForever(log, stopping);
+  const handleOne = messageHandler(processor, log, stopping);
 
   return async (partition, messages) => {
     const wanted = processor.skip ? messages.filter((m) => !processor.skip?.(m.key, m.value)) : messages;
-    const { ok, deadLetters, invalidPages } = decodeBatch<T>(processor.topic, processor.schema, partition, wanted);
-    for (const d of deadLetters) log.error({ partition, ...(d.value as object) }, "undecodable message dead-lettered");
-    const emissions: Emission[] = [...deadLetters];
-    for (const { msg, reason } of invalidPages) {
-      emissions.push(...(processor.onPageFailure?.(msg, new TrawlError("MESSAGE_INVALID", `the page's message does not match its schema: ${reason}`)) ?? []));
-    }
+    const decoded = decodeBatch<T>(processor.topic, processor.schema, partition, wanted);
+    const ok = decoded.ok;
+    const emissions = undecodedEmissions(processor as Processor<T, unknown>, log, partition, decoded);
     const scratch = processor.createBatch();
-    if (processor.prepare) await retryForever(() => processor.prepare?.(ok, scratch) ?? Promise.resolve(), "prepare");
+    if (processor.prepare) await retryForeverIn(() => processor.prepare?.(ok, scratch) ?? Promise.resolve(), "prepare");
     const deliver = (list: Emission[]) =>
-      retryForever(async () => {
+      retryForeverIn(async () => {
         for (const phase of phases(list)) await bus.produce(phase);
       }, "delivery");
     // messages started, always a prefix of `ok` (all of them unless stopping)
@@ -165,16 +195,7 @@ export function batchHandler<T, B>(processor: Processor<T, B>, bus: Bus, log: Lo
       const results = await mapPool(ok, processor.mode === "ordered" ? 1 : processor.concurrency, (m) => handleOne(m, scratch), stopping);
       started = results.length;
       for (const list of results) emissions.push(...list);
-      await retryForever(async () => {
-        await processor.beforeProduce?.(scratch);
-        const groups = phaseGroups(emissions);
-        if (processor.afterPhase && !groups.some((g) => g.phase === 0)) groups.unshift({ phase: 0, emissions: [] });
-        for (const g of groups) {
-          await bus.produce(g.emissions);
-          await processor.afterPhase?.(scratch, g.phase);
-        }
-        await processor.afterProduce?.(scratch);
-      }, "delivery");
+      await retryForeverIn(() => produceWithHooks(processor, bus, scratch, emissions), "delivery");
     }
     if (started === ok.length) return messages.length;
     // stopped part-way: done up to (not including) the first message that was not started

@@ -47,9 +47,15 @@ export interface Processor<T, B = void> {
   schema: SchemaName;
   /** Consumer group id, without the configured prefix (declared in pipeline/topology.ts). */
   group: string;
-  /** ordered: one message at a time per partition, in offset order; parallel: up to `concurrency` of a batch at once. */
-  mode: "ordered" | "parallel";
+  /**
+   * ordered: one message at a time per partition, in offset order; parallel: up to `concurrency` of a batch at once;
+   * keyed: messages in order per lane (`lane`), each lane's queue as one batch, lanes independent, up to `concurrency`
+   * messages of a partition not done at once; the offset moves over the done prefix (lanes.ts).
+   */
+  mode: "ordered" | "parallel" | "keyed";
   concurrency: number;
+  /** keyed mode: the lane of a message (default: its key). */
+  lane?(msg: Consumed<T>): string;
   /**
    * Every process gets every message (its own consumer group, starting at the end of the topic), instead of the
    * processes sharing the partitions. For API replicas that fan events out to their WebSocket clients.
@@ -62,7 +68,7 @@ export interface Processor<T, B = void> {
    * handled, committed with its batch. Must never skip a message it would act on.
    */
   skip?(key: string | null, text: string | null): boolean;
-  /** Per-batch scratch space (pending writes of this batch only; partitions run concurrently). */
+  /** Per-batch scratch space (pending writes of this batch only; partitions, and lanes in keyed mode, run concurrently). */
   createBatch(): B;
   /** Called once per batch before any handle, with every decoded message (e.g. one store read for the batch). */
   prepare?(messages: Consumed<T>[], batch: B): Promise<void>;

@@ -6,6 +6,8 @@ import { join } from "node:path";
 import { topics, type LogicalTopic } from "../topology.ts";
 import { AppendLog, readLines, writeJsonAtomic } from "./append-log.ts";
 import { batchHandler, type RawMessage, type RunnerHandle } from "./batch.ts";
+import { laneHandler } from "./lanes.ts";
+import { partitionOf } from "./partition-of.ts";
 import { nextWake } from "./next-wake.ts";
 import type { Bus, Emission, Processor, QueueStat, QueueStats } from "./bus.ts";
 import type { Logger } from "./logger.ts";
@@ -41,15 +43,7 @@ class Partition {
   }
 }
 
-/** FNV-1a: a stable hash of the key, so one key always lands in one partition. */
-export function partitionOf(key: string, partitions: number): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) {
-    h ^= key.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return (h >>> 0) % partitions;
-}
+export { partitionOf };
 
 /** Stands for a record lost from a log (only possible in logs written before torn tails were repaired). */
 const LOST: Entry = { key: "", value: "null" };
@@ -297,16 +291,24 @@ export class EmbeddedBus implements Bus, QueueStats {
     this.released.delete(topic); // a consumer again: producers wait for room again
     this.consumersOf.set(topic, groups);
     const stopping = new AbortController();
-    const handle = batchHandler(processor, this, log, stopping.signal);
     const ps = this.partitionsOf(topic);
     const committed = this.committed(group, topic);
     if (processor.broadcast) ps.forEach((part, p) => (committed[p] = part.durableEnd));
     for (let p = 0; p < this.partitions; p++) this.trim(topic, p);
+    const commit = (p: number, next: number) => {
+      committed[p] = next;
+      this.saveOffsets();
+      this.trim(topic, p);
+    };
+    // keyed mode: a batch is done once its messages are in lanes, which commit as they go (lanes.ts)
+    const lanes = processor.mode === "keyed" ? laneHandler(processor, this, log, stopping.signal, (p, next) => commit(p, Number(next))) : null;
+    const handle = lanes?.accept ?? batchHandler(processor, this, log, stopping.signal);
+    const position = [...committed];
 
     const loop = async (p: number) => {
       const part = ps[p] as Partition;
       while (!stopping.signal.aborted) {
-        const from = committed[p] ?? 0;
+        const from = position[p] ?? 0;
         if (from >= part.durableEnd) {
           await nextWake(part.waiters, stopping.signal);
           continue;
@@ -327,9 +329,8 @@ export class EmbeddedBus implements Bus, QueueStats {
           log.error({ err, partition: p }, "batch failed; redelivering");
           continue;
         }
-        committed[p] = from + done;
-        this.saveOffsets();
-        this.trim(topic, p);
+        position[p] = from + done;
+        if (!lanes) commit(p, from + done);
       }
     };
     const loops = ps.map((_, p) => loop(p));
@@ -341,6 +342,7 @@ export class EmbeddedBus implements Bus, QueueStats {
         this.released.add(topic);
         this.wakeProducers(topic);
         await Promise.all(loops);
+        await lanes?.drain();
         await this.flushOffsets();
         log.info("consumer stopped");
       },

@@ -44,6 +44,8 @@ export type ErrorCode =
   | "SCHEMA_REJECTED"
   // a long job (POST /v2/extract) left unfinished because its process is stopping: it runs again elsewhere
   | "JOB_INTERRUPTED"
+  // a webhook event that waited for its endpoint when the process began to stop: delivered after the restart
+  | "DELIVERY_INTERRUPTED"
   // messages that can never be processed
   | "MESSAGE_UNDECODABLE"
   | "MESSAGE_INVALID"

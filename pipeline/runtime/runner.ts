@@ -6,6 +6,7 @@ import type { Consumer, EachBatchPayload, Kafka } from "kafkajs";
 import { physicalTopic } from "../topology.ts";
 import type { Bus, Processor } from "./bus.ts";
 import { batchHandler, type RunnerHandle } from "./batch.ts";
+import { laneHandler } from "./lanes.ts";
 import type { Config } from "./config.ts";
 import { errorMessage } from "./errors.ts";
 import type { Logger } from "./logger.ts";
@@ -51,11 +52,14 @@ export async function startRunner<T, B>(
   const endIdleFetch = sparse
     ? () => {}
     : fetchWhenIdle(group, config.kafkaIdleFetchMaxWaitMs);
-  const handle = batchHandler(processor, bus, log, stopping.signal);
+  // keyed mode: a batch is done once its messages are in lanes; each lane's progress is committed as it goes
+  const lanes = processor.mode === "keyed" ? laneHandler(processor, bus, log, stopping.signal, (partition, next) => void commits.add(partition, next)) : null;
+  const handle = lanes?.accept ?? batchHandler(processor, bus, log, stopping.signal);
   // after every rebalance, before any batch of the new assignment: forget the state of partitions that moved away
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
     const partitions = payload.memberAssignment[topic] ?? [];
     log.info({ partitions }, "partitions assigned");
+    lanes?.reset(); // every partition is fetched again from its committed offset
     processor.onPartitionsAssigned?.(partitions);
   });
 
@@ -97,7 +101,7 @@ export async function startRunner<T, B>(
       const lastDone = batch.messages[done - 1]?.offset as string;
       const next = (BigInt(lastDone) + 1n).toString();
       resolveOffset(lastDone); // moves the fetch position
-      await commits.add(batch.partition, next);
+      if (!lanes) await commits.add(batch.partition, next);
       log.debug({ partition: batch.partition, messages: batch.messages.length, ms: Date.now() - started, offset: next }, "batch committed");
     } finally {
       clearInterval(beat);
@@ -163,6 +167,7 @@ export async function startRunner<T, B>(
       stopping.abort(); // no new message starts; the ones in flight finish and their prefix is committed
       await restarting;
       await Promise.allSettled([...inflight]);
+      await lanes?.drain();
       await commits.flush();
       await consumer.disconnect();
       endIdleFetch();

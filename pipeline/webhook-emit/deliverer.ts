@@ -1,92 +1,49 @@
-// webhook-emit, part 2: HTTP POSTs of webhook events. First attempts come from webhook.deliveries, in order per crawl
-// (WebhookDeliverer). A failed attempt goes to webhook.retries with attempt + 1 and the time before which it must not
-// run (WebhookRetrier), so retries survive a restart and never stand in front of fresh events: one dead endpoint
-// delays only retries, never another crawl's events. Every attempt is logged. Destinations on private addresses are
-// refused (unless ALLOW_LOCAL_WEBHOOKS) and never retried.
-import { request, type Agent } from "undici";
+// webhook-emit, part 2: the HTTP POSTs of webhook events, isolated per endpoint (scheme + host + port). A slow or dead
+// endpoint delays only its own events:
+// - The three consumers run in keyed mode (runtime/lanes.ts): a message that waits (an attempt up to
+//   WEBHOOK_TIMEOUT_MS, a slot, a retry's time) holds only its lane, never the partition; offsets move over the
+//   longest prefix whose attempts are logged and whose follow-ups (a retry, a parked event) are acknowledged.
+// - Bounded concurrency: at most WEBHOOK_ENDPOINT_CONCURRENCY attempts in flight per endpoint and process
+//   (endpoints.ts), whichever of its URLs and crawls they are for; the breaker counts failures per endpoint.
+// - Bounded time: first attempts (WebhookDeliverer, webhook.deliveries, keyed by crawl; one lane per crawl, so a
+//   crawl's events go out in order) never wait for an endpoint. An event is parked instead, on webhook.parked keyed by
+//   its endpoint, when the endpoint has no free slot or the event already waited longer than one time limit; from then
+//   on every later event of that crawl is parked too (in order behind it). WebhookParked delivers them, one lane per
+//   crawl, waiting for the endpoint's slots: what waits on a slow endpoint waits there, not among other endpoints'
+//   first attempts.
+// - Failed attempts go to webhook.retries with attempt + 1 and the time before which they must not run (WebhookRetrier,
+//   one lane per event), so retries survive a restart and never stand in front of fresh events.
+// Every attempt is logged (attempt.ts). Order: a crawl's first attempts reach its endpoint in event order (a crawl has
+// one webhook URL); a retried event arrives after later ones, as before; after a restart or a rebalance, a crawl whose
+// earlier events are still parked may have a later one delivered first (which crawls are parked is kept in memory).
 import type { WebhookDelivery } from "../../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
-import type { Clock } from "../runtime/clock.ts";
-import type { Metrics } from "../runtime/metrics.ts";
+import { TrawlError } from "../runtime/errors.ts";
 import type { Logger } from "../runtime/logger.ts";
+import { PartitionCache } from "../runtime/partition-cache.ts";
 import { sleep } from "../runtime/retry.ts";
-import type { CrawlStore } from "../store/crawl-store.ts";
-import { PRIVATE_ADDRESS_REFUSED, refusedLiteral } from "../net/guarded-agent.ts";
-import { keys } from "../topology.ts";
-import type { EndpointBreaker } from "./endpoint-breaker.ts";
-import { retryDelay } from "./payload.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
+import { keys } from "../topology.ts";
+import { deliver, toRetries, type DelivererDeps } from "./attempt.ts";
+import { endpointOf } from "./endpoints.ts";
 
-export interface DelivererDeps {
-  agent: Agent;
-  store: CrawlStore;
-  clock: Clock;
-  log: Logger;
-  allowLocal: boolean;
-  timeoutMs: number;
-  maxAttempts: number;
-  retryDelaysMs: number[];
-  /** attempts by result (ok, retry, failed) */
-  metrics?: Metrics;
-  /** Suspends a URL that keeps failing (shared by first attempts and retries of one process). */
-  breaker: EndpointBreaker;
-}
+export type { DelivererDeps } from "./attempt.ts";
 
-const toRetries = (d: WebhookDelivery): Emission => ({ topic: "webhook.retries", key: keys.crawlEvent(d.crawlId, d.eventId), value: d });
+/** Messages of one partition not done at most, per consumer (the lanes' window). */
+const WINDOW = 256;
+/** Crawls remembered as parked at most (the oldest forgotten first). */
+const MAX_PARKED = 10_000;
 
-/** One attempt of a delivery, logged; the next attempt (on webhook.retries) when it failed and may be retried. */
-async function deliver(deps: DelivererDeps, log: Logger, d: WebhookDelivery): Promise<Emission[]> {
-  const outcome = await attempt(deps, d);
-  await deps.store.logDeliveries([{ crawlId: d.crawlId, eventId: d.eventId, event: d.event, url: d.url, statusCode: outcome.status, attempt: d.attempt, error: outcome.error, at: deps.clock.now() }]);
-  const ctx = { crawlId: d.crawlId, event: d.event, attempt: d.attempt, status: outcome.status };
-  if (outcome.ok) {
-    log.debug(ctx, "webhook delivered");
-    deps.metrics?.webhookAttempts.inc({ result: "ok" });
-    return [];
-  }
-  if (!outcome.retriable || d.attempt >= deps.maxAttempts) {
-    log.warn({ ...ctx, err: outcome.error }, "webhook given up");
-    deps.metrics?.webhookAttempts.inc({ result: "failed" });
-    return [];
-  }
-  const delay = retryDelay(deps.retryDelaysMs, d.attempt);
-  log.info({ ...ctx, err: outcome.error, delayMs: delay }, "webhook failed, will retry");
-  deps.metrics?.webhookAttempts.inc({ result: "retry" });
-  return [toRetries({ ...d, attempt: d.attempt + 1, notBefore: deps.clock.now() + delay })];
-}
+const toParked = (d: WebhookDelivery, endpoint: string): Emission => ({ topic: "webhook.parked", key: keys.endpoint(endpoint), value: d });
 
-async function attempt(deps: DelivererDeps, d: WebhookDelivery): Promise<{ ok: boolean; retriable: boolean; status: number; error: string }> {
-  const now = deps.clock.now();
-  const until = deps.breaker.suspendedUntil(d.url, now);
-  if (until > 0) return { ok: false, retriable: true, status: 0, error: `not attempted: the endpoint failed several times in a row and is suspended for ${until - now} ms more` };
-  const outcome = await httpAttempt(deps, d);
-  if (outcome.ok || outcome.retriable) deps.breaker.record(d.url, outcome.ok, deps.clock.now());
-  return outcome;
-}
-
-async function httpAttempt(deps: DelivererDeps, d: WebhookDelivery): Promise<{ ok: boolean; retriable: boolean; status: number; error: string }> {
-  const literal = refusedLiteral(d.url, deps.allowLocal);
-  if (literal) return { ok: false, retriable: false, status: 0, error: `refused: ${literal} is a private address (set ALLOW_LOCAL_WEBHOOKS=true to allow)` };
-  try {
-    const res = await request(d.url, { method: "POST", dispatcher: deps.agent, headers: d.headers, body: d.body, signal: AbortSignal.timeout(deps.timeoutMs) });
-    await res.body.dump();
-    const ok = res.statusCode >= 200 && res.statusCode < 300;
-    return { ok, retriable: !ok, status: res.statusCode, error: ok ? "" : `HTTP ${res.statusCode}` };
-  } catch (err) {
-    const e = err as { code?: string; cause?: { code?: string }; message?: string; name?: string };
-    const code = e.code ?? e.cause?.code ?? "";
-    if (code === PRIVATE_ADDRESS_REFUSED) return { ok: false, retriable: false, status: 0, error: `refused: ${e.message} (set ALLOW_LOCAL_WEBHOOKS=true to allow)` };
-    const why = e.name === "TimeoutError" ? `no answer within ${deps.timeoutMs} ms` : `${code || e.name}: ${e.message}`;
-    return { ok: false, retriable: true, status: 0, error: why };
-  }
-}
-
-/** First attempts, in order per crawl (started, pages, completed). */
+/** First attempts: one lane per crawl (the message key). */
 export class WebhookDeliverer extends DeclaredProcessor implements Processor<WebhookDelivery, void> {
-  readonly mode = "ordered" as const;
-  readonly concurrency = 1;
+  readonly mode = "keyed" as const;
+  readonly concurrency = WINDOW;
   private readonly deps: DelivererDeps;
   private readonly log: Logger;
+  /** Crawls whose events go to webhook.parked (by the partition of webhook.deliveries they came from). */
+  private readonly parked = new PartitionCache<true>();
 
   constructor(deps: DelivererDeps) {
     super("webhook-deliver");
@@ -96,26 +53,75 @@ export class WebhookDeliverer extends DeclaredProcessor implements Processor<Web
 
   createBatch(): void {}
 
+  onPartitionsAssigned(partitions: number[]): void {
+    this.parked.retain(partitions);
+  }
+
   async handle(msg: Consumed<WebhookDelivery>): Promise<Emission[]> {
+    const d = msg.value;
+    const now = this.deps.clock.now();
     // a retry written to this topic by an earlier version waits on webhook.retries instead
-    if (msg.value.notBefore > this.deps.clock.now()) return [toRetries(msg.value)];
-    return deliver(this.deps, this.log, msg.value);
+    if (d.notBefore > now) return [toRetries(d)];
+    const endpoint = endpointOf(d.url);
+    const release = this.parked.get(d.crawlId) || now - d.notBefore > this.deps.timeoutMs ? null : this.deps.slots.tryTake(endpoint);
+    if (!release) return this.park(msg, endpoint, now);
+    try {
+      return await deliver(this.deps, this.log, d, endpoint);
+    } finally {
+      release();
+    }
+  }
+
+  private park(msg: Consumed<WebhookDelivery>, endpoint: string, now: number): Emission[] {
+    const d = msg.value;
+    if (!this.parked.get(d.crawlId)) {
+      const why = now - d.notBefore > this.deps.timeoutMs ? "its events wait longer than the time limit" : "the endpoint has no free slot";
+      this.log.info({ crawlId: d.crawlId, endpoint, event: d.event, waitedMs: now - d.notBefore }, `webhook events of the crawl parked: ${why}`);
+      this.parked.set(d.crawlId, msg.partition, true);
+      if (this.parked.size > MAX_PARKED) this.parked.delete(this.parked.oldest() as string);
+    }
+    return [toParked(d, endpoint)];
   }
 }
 
-/** How long the retrier sleeps at a time while the head of a partition is not due (it checks for a stop between). */
-const NAP_MS = 500;
-
-/**
- * Later attempts. Within a partition retries are in the order they failed, so the head is the next one due: the
- * retrier waits for it (nothing is written again while it waits, so a dead endpoint does not grow the log).
- */
-export class WebhookRetrier extends DeclaredProcessor implements Processor<WebhookDelivery, void> {
-  readonly mode = "ordered" as const;
-  readonly concurrency = 1;
+/** Parked first attempts: one lane per crawl, each attempt waiting for a slot of its endpoint. */
+export class WebhookParked extends DeclaredProcessor implements Processor<WebhookDelivery, void> {
+  readonly mode = "keyed" as const;
+  readonly concurrency = WINDOW;
   private readonly deps: DelivererDeps;
   private readonly log: Logger;
-  private stopping = false;
+
+  constructor(deps: DelivererDeps) {
+    super("webhook-park");
+    this.deps = deps;
+    this.log = deps.log.child({ component: "webhook-park" });
+  }
+
+  createBatch(): void {}
+
+  lane(msg: Consumed<WebhookDelivery>): string {
+    return msg.value.crawlId;
+  }
+
+  async handle(msg: Consumed<WebhookDelivery>): Promise<Emission[]> {
+    const endpoint = endpointOf(msg.value.url);
+    const release = await this.deps.slots.take(endpoint, this.deps.stopping);
+    // stopping: left undone, delivered again (in its crawl's order) after the restart
+    if (!release) throw new TrawlError("DELIVERY_INTERRUPTED", "the process is stopping; the parked event is delivered after the restart", { retriable: true });
+    try {
+      return await deliver(this.deps, this.log, msg.value, endpoint);
+    } finally {
+      release();
+    }
+  }
+}
+
+/** Later attempts: one lane per event (the message key), each waiting for its time, then for a slot of its endpoint. */
+export class WebhookRetrier extends DeclaredProcessor implements Processor<WebhookDelivery, void> {
+  readonly mode = "keyed" as const;
+  readonly concurrency = WINDOW;
+  private readonly deps: DelivererDeps;
+  private readonly log: Logger;
 
   constructor(deps: DelivererDeps) {
     super("webhook-retry");
@@ -123,19 +129,20 @@ export class WebhookRetrier extends DeclaredProcessor implements Processor<Webho
     this.log = deps.log.child({ component: "webhook-retry" });
   }
 
-  /** Called before the consume loops stop: a retry still waiting goes back to its topic instead of holding the stop. */
-  prepareStop(): void {
-    this.stopping = true;
-  }
-
   createBatch(): void {}
 
   async handle(msg: Consumed<WebhookDelivery>): Promise<Emission[]> {
     const d = msg.value;
-    for (let wait = d.notBefore - this.deps.clock.now(); wait > 0; wait = d.notBefore - this.deps.clock.now()) {
-      if (this.stopping) return [toRetries(d)];
-      await sleep(Math.min(wait, NAP_MS));
+    const { clock, stopping } = this.deps;
+    if (d.notBefore > clock.now()) await sleep(d.notBefore - clock.now(), stopping);
+    const endpoint = endpointOf(d.url);
+    // a retry still waiting at a stop goes back to its topic instead of holding the stop (retries keep no order)
+    const release = stopping.aborted ? null : await this.deps.slots.take(endpoint, stopping);
+    if (!release) return [toRetries(d)];
+    try {
+      return await deliver(this.deps, this.log, d, endpoint);
+    } finally {
+      release();
     }
-    return deliver(this.deps, this.log, d);
   }
 }

@@ -21,9 +21,15 @@ interface Batch {
   handed: DeliveryRow[];
 }
 
+/**
+ * One lane per crawl (runtime/lanes.ts): a crawl's events are handed in order, and one crawl's store reads and
+ * delivery-log writes never hold another crawl's events (the webhook path measures its latency from an event's
+ * emission; one loop per partition in offset order made a burst of new crawls cost every later event of the partition
+ * their reads and writes in a row).
+ */
 export class WebhookEmitter extends DeclaredProcessor implements Processor<CrawlEvent, Batch> {
-  readonly mode = "ordered" as const;
-  readonly concurrency = 1;
+  readonly mode = "keyed" as const;
+  readonly concurrency = 256;
   private readonly crawls = new PartitionCache<CrawlHooks>();
   private readonly deps: { store: CrawlStore; clock: Clock; log: Logger; secret: string };
 
@@ -34,6 +40,10 @@ export class WebhookEmitter extends DeclaredProcessor implements Processor<Crawl
 
   createBatch(): Batch {
     return { handed: [] };
+  }
+
+  lane(msg: Consumed<CrawlEvent>): string {
+    return msg.value.crawlId;
   }
 
   onPartitionsAssigned(partitions: number[]): void {

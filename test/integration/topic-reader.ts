@@ -11,8 +11,11 @@ import type { Instance } from "./harness.ts";
 const run = promisify(execFile);
 
 export interface TopicReader {
-  /** Every message read so far, as [key, value]. */
-  messages(): Promise<[string, any][]>;
+  /**
+   * Every message read so far, as [key, value, when it was produced]: the message's timestamp (cluster mode), or when
+   * the reader saw it (embedded mode: once it is on disk, a moment after it was produced).
+   */
+  messages(): Promise<[string, any, number][]>;
   stop(): Promise<void>;
 }
 
@@ -21,21 +24,21 @@ export function readTopic(trawl: Instance, topic: LogicalTopic & ("crawl.pages" 
   if (config.mode === "cluster") {
     return {
       async messages() {
-        const { stdout } = await run("kcat", ["-b", config.kafkaBrokers, "-C", "-t", `${config.topicPrefix}${topic}`, "-o", "beginning", "-e", "-q", "-f", "%k\\t%s\\n"], { maxBuffer: 64 * 1024 * 1024 });
+        const { stdout } = await run("kcat", ["-b", config.kafkaBrokers, "-C", "-t", `${config.topicPrefix}${topic}`, "-o", "beginning", "-e", "-q", "-f", "%k\\t%T\\t%s\\n"], { maxBuffer: 64 * 1024 * 1024 });
         return stdout.trim().split("\n").filter(Boolean).map((line) => {
-          const [key, value] = line.split("\t");
-          return [key as string, JSON.parse(value as string)];
+          const [key, at, value] = line.split("\t");
+          return [key as string, JSON.parse(value as string), Number(at)];
         });
       },
       stop: async () => undefined,
     };
   }
-  const seen: [string, any][] = [];
+  const seen: [string, any, number][] = [];
   const reader: Processor<unknown> = {
     name: `test-reader-${topic}`, topic, schema: (topic === "crawl.pages" ? "crawl-page" : "crawl-event") as SchemaName, group: `test-reader-${topic}`,
     mode: "ordered", concurrency: 1, broadcast: true, createBatch: () => undefined,
     handle: async (msg: Consumed<unknown>) => {
-      seen.push([msg.key, msg.value]);
+      seen.push([msg.key, msg.value, Date.now()]);
       return [];
     },
   };
