@@ -63,6 +63,15 @@ need_java_maven() {
 # "Could not get lock /var/lib/apt/lists/lock". So the installs of these scripts queue on one lock file (and only the
 # first runs `apt-get update`), and a lock held by another process (an apt-get, unattended-upgrades) is waited for.
 APT_QUEUE_LOCK=/run/lock/trawl-apt.lock
+# ensure_venv DIR: a Python virtualenv at DIR made by the first python3 on PATH, made again (--clear) when it is
+# missing or broken (e.g. made by another interpreter whose modules no longer load: pip then cannot reach PyPI).
+ensure_venv() {
+  local venv=$1
+  if [[ -x "$venv/bin/pip" ]] && "$venv/bin/python" -c 'import ssl, ensurepip' 2>/dev/null; then return 0; fi
+  python3 -m venv --help >/dev/null 2>&1 && python3 -c 'import ensurepip' 2>/dev/null || apt_install python3-venv
+  python3 -m venv --clear "$venv"
+}
+
 apt_install() (
   if [[ $(id -u) -ne 0 ]]; then log "need root to apt-get install $*"; exit 1; fi
   mkdir -p "$(dirname "$APT_QUEUE_LOCK")"

@@ -9,15 +9,11 @@ VERSION=4.32.5
 
 install() {
   if [[ -x "$VENV/bin/schemathesis" ]] && [[ "$("$VENV/bin/schemathesis" --version 2>/dev/null)" == *"$VERSION"* ]]; then return 0; fi
-  if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c 'import ensurepip' >/dev/null 2>&1; then
-    if [[ $(id -u) -eq 0 ]]; then
-      (source "$ROOT/scripts/lib.sh" && apt_install python3-venv) # queued with the other installs of scripts/
-    else
-      echo "[schemathesis] python3-venv is missing (apt-get install python3-venv)" >&2; return 1
-    fi
-  fi
   echo "[schemathesis] installing schemathesis $VERSION into $VENV" >&2
-  python3 -m venv "$VENV"
+  if [[ $(id -u) -ne 0 ]] && ! python3 -c 'import ensurepip' >/dev/null 2>&1; then
+    echo "[schemathesis] python3-venv is missing (apt-get install python3-venv)" >&2; return 1
+  fi
+  (source "$ROOT/scripts/lib.sh" && ensure_venv "$VENV") # the venv check:deploy's tools share; apt installs queued
   "$VENV/bin/pip" install -q --disable-pip-version-check "schemathesis==$VERSION"
 }
 

