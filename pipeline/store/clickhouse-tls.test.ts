@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError } from "../runtime/config.ts";
 import { classify } from "../runtime/errors.ts";
-import { clickHouseAgent, safeOrigin, tlsOrAuthFailure } from "./clickhouse-tls.ts";
+import { clickHouseAgent, refuseCredentialsInUrl, safeOrigin, tlsOrAuthFailure } from "./clickhouse-tls.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "trawl-ch-tls-unit-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -57,5 +57,12 @@ describe("tlsOrAuthFailure", () => {
 
   it("safeOrigin keeps scheme, host and port only", () => {
     expect(safeOrigin(url)).toBe("https://ch.example:8443");
+  });
+
+  it("a user or password in CLICKHOUSE_URL stops the start without repeating them", () => {
+    expect(() => refuseCredentialsInUrl(url)).toThrow(ConfigError);
+    expect(() => refuseCredentialsInUrl(url)).toThrow(/CLICKHOUSE_URL carries a user or password .*set CLICKHOUSE_USER and CLICKHOUSE_PASSWORD/);
+    expect(() => refuseCredentialsInUrl(url)).not.toThrow(/hunter2|trawl:/);
+    expect(() => refuseCredentialsInUrl("https://ch.example:8443")).not.toThrow();
   });
 });

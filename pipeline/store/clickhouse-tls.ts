@@ -36,6 +36,17 @@ function readCa(caFile: string): string {
   return pem;
 }
 
+/**
+ * A user or password in CLICKHOUSE_URL would be dropped by the client (it connects with CLICKHOUSE_USER) and printed
+ * wherever the URL is: refused at start, without repeating the URL.
+ */
+export function refuseCredentialsInUrl(url: string): void {
+  const u = new URL(url);
+  if (u.username || u.password) {
+    throw new ConfigError("config: CLICKHOUSE_URL carries a user or password (user:password@host): set CLICKHOUSE_USER and CLICKHOUSE_PASSWORD instead, and the URL without them");
+  }
+}
+
 /** Where the client connects, for messages: scheme, host and port only (never a user or password). */
 export function safeOrigin(url: string): string {
   return new URL(url).origin;

@@ -2,7 +2,7 @@
 import { ClickHouse } from "clickhouse";
 import { InfrastructureError, TrawlError } from "../runtime/errors.ts";
 import { GroupSender } from "../runtime/group-send.ts";
-import { clickHouseAgent, tlsOrAuthFailure } from "./clickhouse-tls.ts";
+import { clickHouseAgent, refuseCredentialsInUrl, tlsOrAuthFailure } from "./clickhouse-tls.ts";
 import { type SqlFragment, ident, tuple } from "./sql.ts";
 
 export interface ClickHouseOptions {
@@ -35,6 +35,7 @@ export class ClickHouseClient {
   private readonly caFile: string;
 
   constructor(opts: ClickHouseOptions) {
+    refuseCredentialsInUrl(opts.url);
     const u = new URL(opts.url);
     this.database = ident(opts.database);
     this.url = opts.url;

@@ -45,10 +45,10 @@ function leaks(text: string, secret: string): string[] {
 }
 
 /** `trawl all` in cluster mode on the shared Kafka and the private ClickHouse; output collected. */
-function trawl(env: Record<string, string>) {
+function trawl(env: Record<string, string>, args = ["all"]) {
   // a test tag as harness.ts makes them: what a crashed run leaves in the shared Kafka is removed later (leftovers.ts)
   const tag = `t${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
-  const child = spawn(process.execPath, [bin, "all"], {
+  const child = spawn(process.execPath, [bin, ...args], {
     env: {
       ...process.env,
       TRAWL_MODE: "cluster",
@@ -161,6 +161,16 @@ describe("ClickHouse over HTTPS (CLICKHOUSE_CA_FILE)", () => {
     expect(out).toContain("refused CLICKHOUSE_USER/CLICKHOUSE_PASSWORD (Wrong password for user default)");
     expect(leaks(out, WRONG)).toEqual([]);
     expect(leaks(out, PASSWORD)).toEqual([]);
+  }, 60_000);
+
+  it("a user and password inside CLICKHOUSE_URL are refused without being printed (trawl all, trawl keys)", async () => {
+    const url = (ch?.httpsUrl ?? "").replace("https://", `https://default:${PASSWORD}@`);
+    for (const args of [["all"], ["keys", "list", "--cluster"]]) {
+      const run = trawl({ CLICKHOUSE_URL: url }, args);
+      expect(await failedStart(run)).not.toBe(0);
+      expect(run.output()).toContain("CLICKHOUSE_URL carries a user or password");
+      expect(leaks(run.output(), PASSWORD)).toEqual([]);
+    }
   }, 60_000);
 
   it("the errors of a refused password and of a server away carry no password, as text or as a logged error", async () => {
