@@ -42,6 +42,8 @@ describe("tlsOrAuthFailure", () => {
     expect(e?.message).not.toContain("hunter2");
     const name = Object.assign(new Error("Hostname/IP does not match certificate's altnames"), { code: "ERR_TLS_CERT_ALTNAME_INVALID" });
     expect(tlsOrAuthFailure(name, url, "", "query")?.message).toContain("not trusted by the system's CAs (CLICKHOUSE_CA_FILE is empty)");
+    expect(tlsOrAuthFailure(name, url, "", "query")?.message).toContain("the certificate must name the host of CLICKHOUSE_URL");
+    expect(e?.message).toContain("set CLICKHOUSE_CA_FILE to the PEM file of the CA that signed it");
   });
 
   it("refused credentials name the variables, not their values; other failures are not its business", () => {

@@ -57,6 +57,11 @@ const UNTRUSTED = /^(UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT(_
 /** ClickHouse's UNKNOWN_USER, WRONG_PASSWORD, REQUIRED_PASSWORD, AUTHENTICATION_FAILED (the HTTP answer's text). */
 const AUTH_REFUSED = /\bCode: (192|193|194|516)\b/;
 
+const hint = (code: string) =>
+  code === "ERR_TLS_CERT_ALTNAME_INVALID" ? "the certificate must name the host of CLICKHOUSE_URL (subjectAltName)"
+  : code.startsWith("CERT_") && code !== "CERT_UNTRUSTED" ? "the server's certificate itself must be renewed or fixed"
+  : "set CLICKHOUSE_CA_FILE to the PEM file of the CA that signed it";
+
 /**
  * A certificate or credential failure as an InfrastructureError with its own code (retried like an outage while
  * running, so no work is lost until it is fixed; not waited out at start), or undefined for any other failure.
@@ -66,7 +71,7 @@ export function tlsOrAuthFailure(err: unknown, url: string, caFile: string, what
   const message = err instanceof Error ? err.message : String(err);
   if (typeof code === "string" && UNTRUSTED.test(code)) {
     const trusted = caFile ? `the CA of CLICKHOUSE_CA_FILE=${JSON.stringify(caFile)}` : "the system's CAs (CLICKHOUSE_CA_FILE is empty)";
-    return new InfrastructureError("STORE_TLS_UNTRUSTED", `clickhouse ${what} failed: the certificate of CLICKHOUSE_URL=${safeOrigin(url)} is not trusted by ${trusted}: ${code} (${message.split(";")[0]}); set CLICKHOUSE_CA_FILE to the PEM file of the CA that signed it`, err);
+    return new InfrastructureError("STORE_TLS_UNTRUSTED", `clickhouse ${what} failed: the certificate of CLICKHOUSE_URL=${safeOrigin(url)} is not trusted by ${trusted}: ${code} (${message.split(";")[0]}); ${hint(code)}`, err);
   }
   if (AUTH_REFUSED.test(message)) {
     const detail = /Exception: ([^,]+)/.exec(message)?.[1] ?? "authentication failed";
