@@ -51,9 +51,10 @@ export function openInfrastructure(config: Config, log: Logger, clock: Clock, cl
 
 /** Kafka + ClickHouse: migrations and topics first (waiting for the servers), then a producer. */
 async function clusterInfrastructure(config: Config, log: Logger, client: string): Promise<Infrastructure> {
-  const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase });
+  const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase, caFile: config.clickhouseCaFile });
   const patient = { retries: 20, initialMs: 250, maxMs: 3000, retriable: () => true, onRetry: (err: unknown, attempt: number) => log.warn({ err: (err as Error).message, attempt }, "waiting for infrastructure") };
-  await retry(() => migrate(ch), patient);
+  // an untrusted certificate or refused credentials do not go away by waiting: the start stops at once
+  await retry(() => migrate(ch), { ...patient, retriable: (err) => !(err instanceof TrawlError && (err.code === "STORE_TLS_UNTRUSTED" || err.code === "STORE_AUTH_REFUSED")) });
   const kafka = createKafka(config, client, log);
   await retry(() => ensureTopics(kafka, config, log), patient);
   const registry = config.schemaRegistryUrl ? await retry(() => connectRegistry(config.schemaRegistryUrl, config.topicPrefix, log), { ...patient, retriable: (err) => !(err instanceof TrawlError) || err.retriable }) : undefined;

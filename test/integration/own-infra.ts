@@ -67,3 +67,48 @@ export async function startOwnInfra(): Promise<OwnInfra> {
     stop,
   };
 }
+
+export interface OwnClickHouse {
+  /** http:// on its HTTP port. */
+  httpUrl: string;
+  /** https:// on its HTTPS port (when started with `tls`). */
+  httpsUrl: string;
+  down(): Promise<void>;
+  up(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A private ClickHouse only (scripts/clickhouse.sh, its own ports and data directory): with `tls`, also HTTPS with that
+ * certificate and key (PEM files); with `password`, the default user needs it.
+ */
+export async function startOwnClickHouse(opts: { tls?: { cert: string; key: string }; password?: string } = {}): Promise<OwnClickHouse> {
+  const dir = mkdtempSync(join(tmpdir(), "trawl-own-clickhouse-"));
+  const [http, tcp, https] = [await freePort(), await freePort(), await freePort()];
+  const env = {
+    ...process.env,
+    TRAWL_INFRA_DIR: dir,
+    TRAWL_CLICKHOUSE_HTTP_PORT: String(http),
+    TRAWL_CLICKHOUSE_TCP_PORT: String(tcp),
+    ...(opts.tls ? { TRAWL_CLICKHOUSE_HTTPS_PORT: String(https), TRAWL_CLICKHOUSE_TLS_CERT: opts.tls.cert, TRAWL_CLICKHOUSE_TLS_KEY: opts.tls.key } : {}),
+    TRAWL_CLICKHOUSE_PASSWORD: opts.password ?? "",
+  };
+  const script = (cmd: string) => run("bash", [join(root, "scripts", "clickhouse.sh"), cmd], { env, timeout: 120_000 });
+  const stop = async () => {
+    await Promise.allSettled([script("down")]);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await script("up");
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    httpUrl: `http://127.0.0.1:${http}`,
+    httpsUrl: `https://127.0.0.1:${https}`,
+    down: async () => void (await script("down")),
+    up: async () => void (await script("up")),
+    stop,
+  };
+}
