@@ -11,6 +11,8 @@ import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../pipeline/runtime/config.ts";
+import { createKafka } from "../../pipeline/runtime/kafka-bus.ts";
+import { createLogger } from "../../pipeline/runtime/logger.ts";
 import { ClickHouseClient } from "../../pipeline/store/clickhouse.ts";
 import { raw } from "../../pipeline/store/sql.ts";
 import { startFixtureSite, type FixtureSite } from "../fixtures/site.ts";
@@ -152,6 +154,24 @@ describe("Kafka with SASL_SSL (SCRAM-SHA-512, TLS with a private CA)", () => {
     }
     for (const secret of [PASSWORD, REGISTRY_PASSWORD]) expect(t.output()).not.toContain(secret);
   }, 240_000);
+
+  it("logs in with SCRAM-SHA-256 too (the factory every Trawl Kafka client comes from)", async () => {
+    const config = loadConfig({
+      KAFKA_BROKERS: infra!.saslSsl!.brokers,
+      KAFKA_SECURITY_PROTOCOL: "SASL_SSL",
+      KAFKA_SASL_MECHANISM: "SCRAM-SHA-256",
+      KAFKA_SASL_USERNAME: USER,
+      KAFKA_SASL_PASSWORD: PASSWORD,
+      KAFKA_SSL_CA_FILE: infra!.saslSsl!.caFile,
+    });
+    const admin = createKafka(config, "security-test", createLogger("silent")).admin();
+    await admin.connect();
+    try {
+      expect(Array.isArray(await admin.listTopics())).toBe(true);
+    } finally {
+      await admin.disconnect();
+    }
+  }, 30_000);
 
   it("stops the start when the broker refuses the password, naming KAFKA_SASL_PASSWORD and showing no password", async () => {
     const wrong = `wrong-${randomBytes(9).toString("hex")}`;
