@@ -5,7 +5,8 @@
 # A secured listener besides (tests of KAFKA_SECURITY_PROTOCOL=SASL_SSL): TRAWL_KAFKA_SASL_SSL_PORT, with
 # TRAWL_KAFKA_SSL_KEYSTORE (a PEM file: the broker's unencrypted PKCS#8 key and certificate chain) and
 # TRAWL_KAFKA_SCRAM_USERS (`user=password` pairs separated by spaces, SCRAM-SHA-256 and -512, set when the data
-# directory is formatted). TRAWL_KAFKA_HEAP_OPTS: the JVM heap (default -Xms256m -Xmx768m).
+# directory is formatted). TRAWL_KAFKA_SSL_PORT: an SSL listener that requires a client certificate signed by the CA
+# of TRAWL_KAFKA_SSL_TRUSTSTORE (a PEM file), same keystore. TRAWL_KAFKA_HEAP_OPTS: the JVM heap (default -Xms256m -Xmx768m).
 source "$(dirname "$0")/lib.sh"
 KDIR="$INFRA_DIR/kafka"
 HOST=127.0.0.1
@@ -13,6 +14,7 @@ PORT="${TRAWL_KAFKA_PORT:-19092}"
 CPORT="${TRAWL_KAFKA_CONTROLLER_PORT:-19093}"
 PIDFILE="$KDIR/kafka.pid"
 SPORT="${TRAWL_KAFKA_SASL_SSL_PORT:-}"
+TPORT="${TRAWL_KAFKA_SSL_PORT:-}"
 
 install() {
   if [[ -f "$KDIR/libs/.complete" ]]; then return 0; fi
@@ -30,11 +32,11 @@ configure() {
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@$HOST:$CPORT
-listeners=PLAINTEXT://$HOST:$PORT,CONTROLLER://$HOST:$CPORT${SPORT:+,SASL_SSL://$HOST:$SPORT}
-advertised.listeners=PLAINTEXT://$HOST:$PORT${SPORT:+,SASL_SSL://$HOST:$SPORT}
+listeners=PLAINTEXT://$HOST:$PORT,CONTROLLER://$HOST:$CPORT${SPORT:+,SASL_SSL://$HOST:$SPORT}${TPORT:+,SSL://$HOST:$TPORT}
+advertised.listeners=PLAINTEXT://$HOST:$PORT${SPORT:+,SASL_SSL://$HOST:$SPORT}${TPORT:+,SSL://$HOST:$TPORT}
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT${SPORT:+,SASL_SSL:SASL_SSL}
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT${SPORT:+,SASL_SSL:SASL_SSL}${TPORT:+,SSL:SSL}
 log.dirs=$KDIR/data
 num.partitions=1
 auto.create.topics.enable=false
@@ -54,8 +56,19 @@ PROPS
 sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512
 listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+PROPS
+  fi
+  if [[ -n "$TPORT" ]]; then
+    cat >>"$KDIR/server.properties" <<PROPS
+listener.name.ssl.ssl.client.auth=required
+ssl.truststore.type=PEM
+ssl.truststore.location=${TRAWL_KAFKA_SSL_TRUSTSTORE:?TRAWL_KAFKA_SSL_PORT needs TRAWL_KAFKA_SSL_TRUSTSTORE}
+PROPS
+  fi
+  if [[ -n "$SPORT$TPORT" ]]; then
+    cat >>"$KDIR/server.properties" <<PROPS
 ssl.keystore.type=PEM
-ssl.keystore.location=${TRAWL_KAFKA_SSL_KEYSTORE:?TRAWL_KAFKA_SASL_SSL_PORT needs TRAWL_KAFKA_SSL_KEYSTORE}
+ssl.keystore.location=${TRAWL_KAFKA_SSL_KEYSTORE:?a TLS listener needs TRAWL_KAFKA_SSL_KEYSTORE}
 PROPS
   fi
   cat >"$KDIR/log4j.properties" <<PROPS

@@ -1,8 +1,9 @@
-// Trawl on a secured Kafka, for real: a private single-node broker with a SASL_SSL listener (SCRAM-SHA-512 users
-// set when its data directory is formatted; a CA and the broker's certificate made with openssl for this run) and a
-// Schema Registry over HTTPS with Basic authentication (a small stand-in speaking the two calls Trawl makes, served
-// with a certificate of the same CA). `trawl all` in cluster mode crawls the fixture site through them; a wrong
-// password and a missing CA file stop the start naming the variable; no secret reaches a log line or /metrics.
+// Trawl on a secured Kafka, for real: a private single-node broker with a SASL_SSL listener (SCRAM users set when
+// its data directory is formatted; a CA and the broker's certificate made with openssl for this run) and an SSL
+// listener that requires a client certificate, and a Schema Registry over HTTPS with Basic authentication (a small
+// stand-in speaking the two calls Trawl makes, with a certificate of a second CA). `trawl all` in cluster mode crawls
+// the fixture site through them; a wrong password, a missing CA file and a CA that did not sign the broker stop the
+// start naming the variable; no secret reaches a log line or /metrics.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -64,10 +65,10 @@ beforeAll(async () => {
   const t0 = Date.now();
   [infra, site] = await Promise.all([
     // one node, a small heap: the broker is up in seconds
-    startOwnInfra({ services: ["kafka"], saslSsl: { users: { [USER]: PASSWORD } }, kafkaHeapOpts: "-Xms128m -Xmx256m" }),
+    startOwnInfra({ services: ["kafka"], saslSsl: { users: { [USER]: PASSWORD } }, mutualTls: true, kafkaHeapOpts: "-Xms128m -Xmx256m" }),
     startFixtureSite(),
   ]);
-  console.log(`[kafka-security] SASL_SSL broker up in ${Date.now() - t0} ms`);
+  console.log(`[kafka-security] broker with SASL_SSL and SSL listeners up in ${Date.now() - t0} ms`);
   ({ server: registry, caFile: registryCaFile } = await startRegistry(join(infra.dir, "registry-tls")));
   registryUrl = `https://127.0.0.1:${(registry.address() as AddressInfo).port}`;
 }, 180_000);
@@ -172,6 +173,22 @@ describe("Kafka with SASL_SSL (SCRAM-SHA-512, TLS with a private CA)", () => {
       await admin.disconnect();
     }
   }, 30_000);
+
+  it("connects with a client certificate (KAFKA_SSL_CERT_FILE, KAFKA_SSL_KEY_FILE) where the broker requires one, and not without", async () => {
+    const ssl = infra!.ssl!;
+    const env = { KAFKA_BROKERS: ssl.brokers, KAFKA_SECURITY_PROTOCOL: "SSL", KAFKA_SSL_CA_FILE: ssl.caFile };
+    const listTopics = async (config: ReturnType<typeof loadConfig>) => {
+      const admin = createKafka(config, "security-test", createLogger("silent")).admin();
+      await admin.connect();
+      try {
+        return await admin.listTopics();
+      } finally {
+        await admin.disconnect();
+      }
+    };
+    expect(Array.isArray(await listTopics(loadConfig({ ...env, KAFKA_SSL_CERT_FILE: ssl.certFile, KAFKA_SSL_KEY_FILE: ssl.keyFile })))).toBe(true);
+    await expect(listTopics(loadConfig(env))).rejects.toThrow();
+  }, 90_000);
 
   it("stops the start when the broker refuses the password, naming KAFKA_SASL_PASSWORD and showing no password", async () => {
     const wrong = `wrong-${randomBytes(9).toString("hex")}`;

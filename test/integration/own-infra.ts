@@ -18,6 +18,8 @@ export interface OwnInfra {
   dir: string;
   /** With `saslSsl`: the broker's SASL_SSL listener and the PEM file of the CA that signed its certificate. */
   saslSsl?: { brokers: string; caFile: string };
+  /** With `mutualTls`: the broker's SSL listener (client certificate required), the CA, a client certificate and key. */
+  ssl?: { brokers: string; caFile: string; certFile: string; keyFile: string };
   down(service: Service): Promise<void>;
   up(service: Service): Promise<void>;
   stop(): Promise<void>;
@@ -37,15 +39,18 @@ export interface OwnInfraOptions {
   services?: Service[];
   /** A SASL_SSL listener besides the plaintext one, with these SCRAM-SHA-256/512 users (user → password). */
   saslSsl?: { users: Record<string, string> };
+  /** An SSL listener besides, that requires a client certificate signed by the same CA. */
+  mutualTls?: boolean;
   /** The broker's JVM heap options (TRAWL_KAFKA_HEAP_OPTS). */
   kafkaHeapOpts?: string;
 }
 
 /**
  * A CA and a certificate it signs for 127.0.0.1 and localhost, made with openssl in `dir` (valid a day): the CA's
- * PEM file for clients, and the broker's keystore (unencrypted PKCS#8 key and certificate, Kafka's PEM keystore).
+ * PEM file for clients, the broker's keystore (unencrypted PKCS#8 key and certificate, Kafka's PEM keystore) and a
+ * client certificate with its key.
  */
-export async function makeTestCertificates(dir: string): Promise<{ caFile: string; keystoreFile: string }> {
+export async function makeTestCertificates(dir: string): Promise<{ caFile: string; keystoreFile: string; clientCertFile: string; clientKeyFile: string }> {
   mkdirSync(dir, { recursive: true });
   const at = (name: string) => join(dir, name);
   const openssl = (...args: string[]) => run("openssl", args, { cwd: dir });
@@ -54,7 +59,9 @@ export async function makeTestCertificates(dir: string): Promise<{ caFile: strin
   await openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "broker.key", "-out", "broker.csr", "-subj", "/CN=127.0.0.1");
   await openssl("x509", "-req", "-in", "broker.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "broker.crt", "-days", "1", "-extfile", "san.ext");
   writeFileSync(at("broker-keystore.pem"), readFileSync(at("broker.key"), "utf8") + readFileSync(at("broker.crt"), "utf8"));
-  return { caFile: at("ca.pem"), keystoreFile: at("broker-keystore.pem") };
+  await openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "client.key", "-out", "client.csr", "-subj", "/CN=trawl-test-client");
+  await openssl("x509", "-req", "-in", "client.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "client.crt", "-days", "1");
+  return { caFile: at("ca.pem"), keystoreFile: at("broker-keystore.pem"), clientCertFile: at("client.crt"), clientKeyFile: at("client.key") };
 }
 
 export async function startOwnInfra(opts: OwnInfraOptions = {}): Promise<OwnInfra> {
@@ -66,8 +73,8 @@ export async function startOwnInfra(opts: OwnInfraOptions = {}): Promise<OwnInfr
     mkdirSync(join(dir, "kafka"), { recursive: true });
     symlinkSync(sharedLibs, join(dir, "kafka", "libs"));
   }
-  const [kafka, controller, http, tcp, secured] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
-  const tls = opts.saslSsl ? await makeTestCertificates(join(dir, "tls")) : undefined;
+  const [kafka, controller, http, tcp, secured, mutual] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+  const tls = opts.saslSsl || opts.mutualTls ? await makeTestCertificates(join(dir, "tls")) : undefined;
   const env = {
     ...process.env,
     ...(opts.saslSsl && tls
@@ -77,6 +84,7 @@ export async function startOwnInfra(opts: OwnInfraOptions = {}): Promise<OwnInfr
           TRAWL_KAFKA_SCRAM_USERS: Object.entries(opts.saslSsl.users).map(([u, p]) => `${u}=${p}`).join(" "),
         }
       : {}),
+    ...(opts.mutualTls && tls ? { TRAWL_KAFKA_SSL_PORT: String(mutual), TRAWL_KAFKA_SSL_KEYSTORE: tls.keystoreFile, TRAWL_KAFKA_SSL_TRUSTSTORE: tls.caFile } : {}),
     ...(opts.kafkaHeapOpts ? { TRAWL_KAFKA_HEAP_OPTS: opts.kafkaHeapOpts } : {}),
     TRAWL_INFRA_DIR: dir,
     TRAWL_KAFKA_PORT: String(kafka),
@@ -99,7 +107,8 @@ export async function startOwnInfra(opts: OwnInfraOptions = {}): Promise<OwnInfr
     kafkaBrokers: `127.0.0.1:${kafka}`,
     clickhouseUrl: `http://127.0.0.1:${http}`,
     dir,
-    ...(tls ? { saslSsl: { brokers: `127.0.0.1:${secured}`, caFile: tls.caFile } } : {}),
+    ...(opts.saslSsl && tls ? { saslSsl: { brokers: `127.0.0.1:${secured}`, caFile: tls.caFile } } : {}),
+    ...(opts.mutualTls && tls ? { ssl: { brokers: `127.0.0.1:${mutual}`, caFile: tls.caFile, certFile: tls.clientCertFile, keyFile: tls.clientKeyFile } } : {}),
     down: async (service) => void (await script(service, "down")),
     up: async (service) => void (await script(service, "up")),
     stop,
