@@ -25,6 +25,7 @@ trap 'rm -rf "$out"' EXIT
 cat > "$out/all-on.values.yaml" <<'YAML'
 ingress: { enabled: true, className: nginx, tls: [{ secretName: trawl-tls, hosts: [trawl.example.com] }] }
 clickhouseCa: { secret: clickhouse-ca }
+tlsFilesSecret: trawl-kafka-tls
 roles:
   api: { autoscaling: { enabled: true } }
   fetch-render: { autoscaling: { enabled: true } }
