@@ -3,13 +3,13 @@
 import { resolve } from "node:path";
 import type { Bus, Processor, QueueStat } from "../pipeline/runtime/bus.ts";
 import type { Clock } from "../pipeline/runtime/clock.ts";
-import type { Config } from "../pipeline/runtime/config.ts";
+import { ConfigError, type Config } from "../pipeline/runtime/config.ts";
 import { checkDataFormat, DATA_FORMAT } from "../pipeline/runtime/data-format.ts";
 import { EmbeddedBus } from "../pipeline/runtime/embedded-bus.ts";
 import { TrawlError } from "../pipeline/runtime/errors.ts";
 import { createKafka, ensureTopics, KafkaBus, kafkaQueueStats } from "../pipeline/runtime/kafka-bus.ts";
 import type { Logger } from "../pipeline/runtime/logger.ts";
-import { connectRegistry } from "../pipeline/runtime/registry.ts";
+import { connectRegistry, registryConnection } from "../pipeline/runtime/registry.ts";
 import { retry } from "../pipeline/runtime/retry.ts";
 import { startRunner, type RunnerHandle } from "../pipeline/runtime/runner.ts";
 import { ClickHouseClient } from "../pipeline/store/clickhouse.ts";
@@ -51,12 +51,15 @@ export function openInfrastructure(config: Config, log: Logger, clock: Clock, cl
 
 /** Kafka + ClickHouse: migrations and topics first (waiting for the servers), then a producer. */
 async function clusterInfrastructure(config: Config, log: Logger, client: string): Promise<Infrastructure> {
-  const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase });
-  const patient = { retries: 20, initialMs: 250, maxMs: 3000, retriable: () => true, onRetry: (err: unknown, attempt: number) => log.warn({ err: (err as Error).message, attempt }, "waiting for infrastructure") };
-  await retry(() => migrate(ch), patient);
+  const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase, caFile: config.clickhouseCaFile });
+  const patient = { retries: 20, initialMs: 250, maxMs: 3000, retriable: (err: unknown) => !(err instanceof ConfigError), onRetry: (err: unknown, attempt: number) => log.warn({ err: (err as Error).message, attempt }, "waiting for infrastructure") };
+  // the Kafka and registry settings first (their files are read here): a bad one stops the start before any server is touched
   const kafka = createKafka(config, client, log);
+  const registryConn = config.schemaRegistryUrl ? registryConnection(config) : undefined;
+  // an untrusted certificate or refused credentials do not go away by waiting: the start stops at once
+  await retry(() => migrate(ch), { ...patient, retriable: (err) => patient.retriable(err) && !(err instanceof TrawlError && (err.code === "STORE_TLS_UNTRUSTED" || err.code === "STORE_AUTH_REFUSED")) });
   await retry(() => ensureTopics(kafka, config, log), patient);
-  const registry = config.schemaRegistryUrl ? await retry(() => connectRegistry(config.schemaRegistryUrl, config.topicPrefix, log), { ...patient, retriable: (err) => !(err instanceof TrawlError) || err.retriable }) : undefined;
+  const registry = registryConn ? await retry(() => connectRegistry(registryConn, config.topicPrefix, log), { ...patient, retriable: (err) => !(err instanceof TrawlError || err instanceof ConfigError) || (err instanceof TrawlError && err.retriable) }) : undefined;
   const bus = new KafkaBus(kafka, config.topicPrefix, registry, { lingerMs: config.kafkaLingerMs, compression: config.kafkaCompression as KafkaCompression, publicCompression: config.kafkaPublicCompression as KafkaCompression });
   await bus.connect();
   const cache = new ClickHousePageCache(ch, log);

@@ -2,11 +2,14 @@
 # Local ClickHouse server from Debian's clickhouse-server package, data under .infra/clickhouse.
 # usage: clickhouse.sh install|up|down|status
 # Ports: TRAWL_CLICKHOUSE_HTTP_PORT (HTTP, 18123), TRAWL_CLICKHOUSE_TCP_PORT (native, 19000).
+# HTTPS as well when TRAWL_CLICKHOUSE_HTTPS_PORT is set, with the PEM files TRAWL_CLICKHOUSE_TLS_CERT and
+# TRAWL_CLICKHOUSE_TLS_KEY; TRAWL_CLICKHOUSE_PASSWORD gives the default user a password (default: none).
 source "$(dirname "$0")/lib.sh"
 CDIR="$INFRA_DIR/clickhouse"
 HOST=127.0.0.1
 HTTP_PORT="${TRAWL_CLICKHOUSE_HTTP_PORT:-18123}"
 TCP_PORT="${TRAWL_CLICKHOUSE_TCP_PORT:-19000}"
+HTTPS_PORT="${TRAWL_CLICKHOUSE_HTTPS_PORT:-}"
 PIDFILE="$CDIR/clickhouse.pid"
 
 install() {
@@ -29,6 +32,7 @@ configure() {
   </logger>
   <http_port>$HTTP_PORT</http_port>
   <tcp_port>$TCP_PORT</tcp_port>
+$( [ -n "$HTTPS_PORT" ] && tls_config)
   <listen_host>$HOST</listen_host>
   <max_connections>512</max_connections>
   <keep_alive_timeout>10</keep_alive_timeout>
@@ -59,7 +63,7 @@ $( [ "${TRAWL_CLICKHOUSE_QUERY_LOG:-0}" = 1 ] && echo "      <log_queries>1</log
   </profiles>
   <users>
     <default>
-      <password></password>
+      $(password_xml)
       <networks><ip>127.0.0.1</ip><ip>::1</ip></networks>
       <profile>default</profile>
       <quota>default</quota>
@@ -71,13 +75,41 @@ $( [ "${TRAWL_CLICKHOUSE_QUERY_LOG:-0}" = 1 ] && echo "      <log_queries>1</log
 XML
 }
 
+# https_port and the OpenSSL server settings of ClickHouse 18.16 (Poco's SSLManager keys)
+tls_config() {
+  cat <<XML
+  <https_port>$HTTPS_PORT</https_port>
+  <openSSL><server>
+    <certificateFile>$TRAWL_CLICKHOUSE_TLS_CERT</certificateFile>
+    <privateKeyFile>$TRAWL_CLICKHOUSE_TLS_KEY</privateKeyFile>
+    <verificationMode>none</verificationMode>
+    <loadDefaultCAFile>false</loadDefaultCAFile>
+    <cacheSessions>true</cacheSessions>
+    <disableProtocols>sslv2,sslv3,tlsv1,tlsv1_1</disableProtocols>
+    <preferServerCiphers>true</preferServerCiphers>
+  </server></openSSL>
+XML
+}
+
+# the default user's password, as its SHA-256 (the password itself is not written to disk)
+password_xml() {
+  if [ -z "${TRAWL_CLICKHOUSE_PASSWORD:-}" ]; then echo "<password></password>"; return; fi
+  echo "<password_sha256_hex>$(printf '%s' "$TRAWL_CLICKHOUSE_PASSWORD" | sha256sum | cut -d' ' -f1)</password_sha256_hex>"
+}
+
 up() {
   if pid_alive "$PIDFILE"; then log "clickhouse: already running on $HOST:$HTTP_PORT"; return 0; fi
   if port_busy "$HOST" "$HTTP_PORT"; then adopt_or_refuse clickhouse "$HOST:$HTTP_PORT" TRAWL_CLICKHOUSE_HTTP_PORT clickhouse_identity; return; fi
   need_free clickhouse "$HOST" "$TCP_PORT" TRAWL_CLICKHOUSE_TCP_PORT
+  if [ -n "$HTTPS_PORT" ]; then
+    need_free clickhouse "$HOST" "$HTTPS_PORT" TRAWL_CLICKHOUSE_HTTPS_PORT
+    if [ ! -r "${TRAWL_CLICKHOUSE_TLS_CERT:-}" ] || [ ! -r "${TRAWL_CLICKHOUSE_TLS_KEY:-}" ]; then
+      log "clickhouse: TRAWL_CLICKHOUSE_HTTPS_PORT needs readable PEM files TRAWL_CLICKHOUSE_TLS_CERT and TRAWL_CLICKHOUSE_TLS_KEY"; return 1
+    fi
+  fi
   install
   configure
-  log "clickhouse: starting on $HOST:$HTTP_PORT"
+  log "clickhouse: starting on $HOST:$HTTP_PORT${HTTPS_PORT:+ (https on $HTTPS_PORT)}"
   nohup clickhouse-server --config-file="$CDIR/config.xml" >"$CDIR/logs/stdout.log" 2>&1 &
   echo $! >"$PIDFILE"
   wait_ready clickhouse "$PIDFILE" clickhouse_ready "$CDIR/logs/stdout.log" "$CDIR/logs/clickhouse-server.err.log"

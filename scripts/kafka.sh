@@ -2,12 +2,19 @@
 # Local single-node Apache Kafka in KRaft mode, from the official jars on Maven Central.
 # usage: kafka.sh install|up|down|status
 # Ports: TRAWL_KAFKA_PORT (broker, 19092), TRAWL_KAFKA_CONTROLLER_PORT (KRaft controller, 19093).
+# A secured listener besides (tests of KAFKA_SECURITY_PROTOCOL=SASL_SSL): TRAWL_KAFKA_SASL_SSL_PORT, with
+# TRAWL_KAFKA_SSL_KEYSTORE (a PEM file: the broker's unencrypted PKCS#8 key and certificate chain) and
+# TRAWL_KAFKA_SCRAM_USERS (`user=password` pairs separated by spaces, SCRAM-SHA-256 and -512, set when the data
+# directory is formatted). TRAWL_KAFKA_SSL_PORT: an SSL listener that requires a client certificate signed by the CA
+# of TRAWL_KAFKA_SSL_TRUSTSTORE (a PEM file), same keystore. TRAWL_KAFKA_HEAP_OPTS: the JVM heap (default -Xms256m -Xmx768m).
 source "$(dirname "$0")/lib.sh"
 KDIR="$INFRA_DIR/kafka"
 HOST=127.0.0.1
 PORT="${TRAWL_KAFKA_PORT:-19092}"
 CPORT="${TRAWL_KAFKA_CONTROLLER_PORT:-19093}"
 PIDFILE="$KDIR/kafka.pid"
+SPORT="${TRAWL_KAFKA_SASL_SSL_PORT:-}"
+TPORT="${TRAWL_KAFKA_SSL_PORT:-}"
 
 install() {
   if [[ -f "$KDIR/libs/.complete" ]]; then return 0; fi
@@ -25,11 +32,11 @@ configure() {
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@$HOST:$CPORT
-listeners=PLAINTEXT://$HOST:$PORT,CONTROLLER://$HOST:$CPORT
-advertised.listeners=PLAINTEXT://$HOST:$PORT
+listeners=PLAINTEXT://$HOST:$PORT,CONTROLLER://$HOST:$CPORT${SPORT:+,SASL_SSL://$HOST:$SPORT}${TPORT:+,SSL://$HOST:$TPORT}
+advertised.listeners=PLAINTEXT://$HOST:$PORT${SPORT:+,SASL_SSL://$HOST:$SPORT}${TPORT:+,SSL://$HOST:$TPORT}
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT${SPORT:+,SASL_SSL:SASL_SSL}${TPORT:+,SSL:SSL}
 log.dirs=$KDIR/data
 num.partitions=1
 auto.create.topics.enable=false
@@ -44,6 +51,26 @@ log.retention.hours=48
 log.segment.bytes=67108864
 delete.topic.enable=true
 PROPS
+  if [[ -n "$SPORT" ]]; then
+    cat >>"$KDIR/server.properties" <<PROPS
+sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512
+listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+PROPS
+  fi
+  if [[ -n "$TPORT" ]]; then
+    cat >>"$KDIR/server.properties" <<PROPS
+listener.name.ssl.ssl.client.auth=required
+ssl.truststore.type=PEM
+ssl.truststore.location=${TRAWL_KAFKA_SSL_TRUSTSTORE:?TRAWL_KAFKA_SSL_PORT needs TRAWL_KAFKA_SSL_TRUSTSTORE}
+PROPS
+  fi
+  if [[ -n "$SPORT$TPORT" ]]; then
+    cat >>"$KDIR/server.properties" <<PROPS
+ssl.keystore.type=PEM
+ssl.keystore.location=${TRAWL_KAFKA_SSL_KEYSTORE:?a TLS listener needs TRAWL_KAFKA_SSL_KEYSTORE}
+PROPS
+  fi
   cat >"$KDIR/log4j.properties" <<PROPS
 log4j.rootLogger=WARN, file
 log4j.logger.kafka.server.KafkaServer=INFO
@@ -59,8 +86,12 @@ PROPS
   if [[ ! -f "$KDIR/data/meta.properties" ]]; then
     local id
     id=$(java -cp "$KDIR/libs/*" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -1)
+    local scram=() pair
+    for pair in ${TRAWL_KAFKA_SCRAM_USERS:-}; do
+      scram+=(--add-scram "SCRAM-SHA-256=[name=${pair%%=*},password=${pair#*=}]" --add-scram "SCRAM-SHA-512=[name=${pair%%=*},password=${pair#*=}]")
+    done
     java -Dlog4j.configuration="file:$KDIR/log4j.properties" -cp "$KDIR/libs/*" kafka.tools.StorageTool format \
-      -t "$id" -c "$KDIR/server.properties" >"$KDIR/logs/format.log" 2>&1 || { cat "$KDIR/logs/format.log" >&2; return 1; }
+      -t "$id" -c "$KDIR/server.properties" "${scram[@]}" >"$KDIR/logs/format.log" 2>&1 || { cat "$KDIR/logs/format.log" >&2; return 1; }
   fi
 }
 
@@ -75,7 +106,7 @@ up() {
   # paths took about half of its CPU over the first crawls after a start on two cores (bench/README.md, issue 19);
   # a broker that runs for days on more cores may want C2 back: set TRAWL_KAFKA_JVM_OPTS=" ".
   # shellcheck disable=SC2086 # word splitting of the options is meant
-  nohup java -Xms256m -Xmx768m -XX:+UseG1GC ${TRAWL_KAFKA_JVM_OPTS:--XX:TieredStopAtLevel=1} -Djava.awt.headless=true \
+  nohup java ${TRAWL_KAFKA_HEAP_OPTS:--Xms256m -Xmx768m} -XX:+UseG1GC ${TRAWL_KAFKA_JVM_OPTS:--XX:TieredStopAtLevel=1} -Djava.awt.headless=true \
     -Dlog4j.configuration="file:$KDIR/log4j.properties" -cp "$KDIR/libs/*" kafka.Kafka "$KDIR/server.properties" \
     >"$KDIR/logs/stdout.log" 2>&1 &
   echo $! >"$PIDFILE"

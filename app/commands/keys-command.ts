@@ -10,6 +10,7 @@ import { retry } from "../../pipeline/runtime/retry.ts";
 import type { AuthStore } from "../../pipeline/store/auth-store.ts";
 import { ClickHouseAuthStore } from "../../pipeline/store/clickhouse-auth-store.ts";
 import { ClickHouseClient } from "../../pipeline/store/clickhouse.ts";
+import { safeOrigin } from "../../pipeline/store/clickhouse-tls.ts";
 import { EmbeddedAuthStore } from "../../pipeline/store/embedded-auth-store.ts";
 import { migrate } from "../../pipeline/store/migrations.ts";
 import { createKey, ensureTeam, revokeKey } from "../../pipeline/usecases/api-keys.ts";
@@ -51,9 +52,9 @@ async function openAuthStore(config: Config, chosenBy: string): Promise<{ store:
     if (fresh) console.error(`note: nothing was stored in ${dir} before: the Trawl that should accept these keys must run on this DATA_DIR (npm start uses .trawl-data in the project's directory)`);
     return { store, close: () => store.close() };
   }
-  const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase });
+  const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase, caFile: config.clickhouseCaFile });
   await retry(() => migrate(ch), { retries: 3, initialMs: 250, maxMs: 1000, retriable: () => true });
-  console.error(`store: ClickHouse ${config.clickhouseUrl}, database ${config.clickhouseDatabase} (cluster mode: ${chosenBy}; --embedded: DATA_DIR, the store of npm start)`);
+  console.error(`store: ClickHouse ${safeOrigin(config.clickhouseUrl)}, database ${config.clickhouseDatabase} (cluster mode: ${chosenBy}; --embedded: DATA_DIR, the store of npm start)`);
   return { store: new ClickHouseAuthStore(ch), close: async () => {} };
 }
 
@@ -158,7 +159,7 @@ export async function keysCommand(group: "keys" | "teams", argv: string[], env: 
   try {
     opened = await openAuthStore(config, mode.chosenBy);
   } catch (err) {
-    const where = config.mode === "embedded" ? `DATA_DIR=${resolve(config.dataDir)}` : `ClickHouse at ${config.clickhouseUrl} (--embedded: DATA_DIR, the store of npm start)`;
+    const where = config.mode === "embedded" ? `DATA_DIR=${resolve(config.dataDir)}` : `ClickHouse at ${safeOrigin(config.clickhouseUrl)} (--embedded: DATA_DIR, the store of npm start)`;
     console.error(`could not open the store, ${where}: ${(err as Error).message}`);
     return 1;
   }

@@ -56,11 +56,22 @@ export const configVars = {
   kafkaCompression: v({ env: "KAFKA_COMPRESSION", kind: "enum", default: "zstd", values: ["none", "gzip", "zstd"], description: "Compression of the batches this process produces to Trawl's internal topics (pages.fetched carries every page's HTML). zstd (level 1; batches over 1 MB on libuv's thread pool) cuts the bytes Kafka copies, checksums and keeps about fivefold; every Trawl process reads all three whatever it writes.", roles: "all (cluster)" }),
   kafkaPublicCompression: v({ env: "KAFKA_PUBLIC_COMPRESSION", kind: "enum", default: "none", values: ["none", "gzip", "zstd"], description: "Compression of crawl.pages and crawl.events, the topics downstream consumers read. none by default because not every client reads zstd (the Java client, librdkafka and confluent-kafka do; kafkajs needs a codec registered); gzip is read by all of them.", roles: "all (cluster)" }),
   groupPrefix: v({ env: "KAFKA_GROUP_PREFIX", kind: "string", default: "trawl.", description: "Prefix of every consumer group id.", roles: "all" }),
+  kafkaSecurityProtocol: v({ env: "KAFKA_SECURITY_PROTOCOL", kind: "enum", default: "PLAINTEXT", values: ["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"], description: "How every Kafka client of Trawl connects (Kafka's names): SSL = TLS, SASL_* = with a user (KAFKA_SASL_*), *_SSL = over TLS (trusting KAFKA_SSL_CA_FILE, else the system's CAs).", roles: "all (cluster)" }),
+  kafkaSaslMechanism: v({ env: "KAFKA_SASL_MECHANISM", kind: "enum", default: "", values: ["", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"], description: "SASL mechanism with KAFKA_SECURITY_PROTOCOL=SASL_PLAINTEXT or SASL_SSL (required there, refused with the others).", roles: "all (cluster)" }),
+  kafkaSaslUsername: v({ env: "KAFKA_SASL_USERNAME", kind: "string", default: "", description: "SASL user (with KAFKA_SASL_MECHANISM).", roles: "all (cluster)" }),
+  kafkaSaslPassword: v({ env: "KAFKA_SASL_PASSWORD", kind: "string", default: "", description: "SASL password. Never logged; a start the broker refuses stops naming the user and mechanism, not the password.", roles: "all (cluster)", secret: true }),
+  kafkaSslCaFile: v({ env: "KAFKA_SSL_CA_FILE", kind: "string", default: "", description: "PEM file of the CA certificates that sign the brokers' certificates (SSL, SASL_SSL). Empty: the system's CAs. Read once at start; a missing file stops the start.", roles: "all (cluster)" }),
+  kafkaSslCertFile: v({ env: "KAFKA_SSL_CERT_FILE", kind: "string", default: "", description: "PEM client certificate for brokers that require one (mutual TLS), with KAFKA_SSL_KEY_FILE.", roles: "all (cluster)" }),
+  kafkaSslKeyFile: v({ env: "KAFKA_SSL_KEY_FILE", kind: "string", default: "", description: "PEM private key (unencrypted) of KAFKA_SSL_CERT_FILE.", roles: "all (cluster)" }),
   schemaRegistryUrl: v({ env: "SCHEMA_REGISTRY_URL", kind: "url", default: "", description: "Confluent-compatible Schema Registry (e.g. Apicurio's `/apis/ccompat/v7`). Set: the schemas of crawl.pages and crawl.events are registered at start and those topics carry the Confluent wire format (JSON Schema). Empty: plain JSON.", roles: "all (cluster)" }),
+  schemaRegistryUsername: v({ env: "SCHEMA_REGISTRY_USERNAME", kind: "string", default: "", description: "User for the Schema Registry's HTTP Basic authentication (with SCHEMA_REGISTRY_PASSWORD). Empty: none.", roles: "all (cluster)" }),
+  schemaRegistryPassword: v({ env: "SCHEMA_REGISTRY_PASSWORD", kind: "string", default: "", description: "Password for the Schema Registry's Basic authentication. Never logged.", roles: "all (cluster)", secret: true }),
+  schemaRegistryCaFile: v({ env: "SCHEMA_REGISTRY_CA_FILE", kind: "string", default: "", description: "PEM file of the CA certificates trusted for an https SCHEMA_REGISTRY_URL (besides the system's). Read once at start; a missing file stops the start.", roles: "all (cluster)" }),
   clickhouseUrl: v({ env: "CLICKHOUSE_URL", kind: "url", default: "http://127.0.0.1:18123", description: "ClickHouse HTTP interface.", roles: "all" }),
   clickhouseDatabase: v({ env: "CLICKHOUSE_DATABASE", kind: "string", default: "trawl", description: "ClickHouse database (created at start).", roles: "all" }),
   clickhouseUser: v({ env: "CLICKHOUSE_USER", kind: "string", default: "default", description: "ClickHouse user.", roles: "all" }),
-  clickhousePassword: v({ env: "CLICKHOUSE_PASSWORD", kind: "string", default: "", description: "ClickHouse password.", roles: "all", secret: true }),
+  clickhousePassword: v({ env: "CLICKHOUSE_PASSWORD", kind: "string", default: "", description: "ClickHouse password (sent in the Authorization header of each request; never logged).", roles: "all", secret: true }),
+  clickhouseCaFile: v({ env: "CLICKHOUSE_CA_FILE", kind: "string", default: "", description: "PEM file of the CA certificate(s) an `https://` CLICKHOUSE_URL is verified against (read once at start; a missing or unreadable file stops the start). Empty: the system's CAs (and Node's bundled ones). An untrusted certificate stops the start (STORE_TLS_UNTRUSTED).", roles: "all (cluster)" }),
   fetchTimeoutMs: v({ env: "FETCH_TIMEOUT_MS", kind: "int", default: "30000", min: 100, max: 600000, description: "Time limit of one page fetch (headers and body).", roles: "fetch-render" }),
   fetchMaxBytes: v({ env: "FETCH_MAX_BYTES", kind: "int", default: "10485760", min: 1024, max: 15000000, description: "Largest response body accepted, measured after decompressing a gzip/deflate/br Content-Encoding; larger pages fail with SCRAPE_TOO_LARGE.", roles: "fetch-render" }),
   fetchMaxRedirects: v({ env: "FETCH_MAX_REDIRECTS", kind: "int", default: "10", min: 0, max: 50, description: "Redirects followed per page.", roles: "fetch-render" }),
@@ -190,7 +201,8 @@ function parseVar(spec: Var, raw: string): string | number | boolean | number[] 
     }
     case "enum":
       if (!spec.values?.includes(raw) && spec.values?.includes(raw.toLowerCase())) return raw.toLowerCase(); // Firecrawl writes INFO
-      if (!spec.values?.includes(raw)) throw bad(`expected one of ${spec.values?.join(", ")}`);
+      if (!spec.values?.includes(raw) && spec.values?.includes(raw.toUpperCase())) return raw.toUpperCase(); // sasl_ssl
+      if (!spec.values?.includes(raw)) throw bad(`expected one of ${spec.values?.map((x) => x || "(empty)").join(", ")}`);
       return raw;
     default:
       return raw;

@@ -39,6 +39,8 @@ export type ErrorCode =
   | "INSUFFICIENT_CREDITS"
   // infrastructure
   | "STORE_UNAVAILABLE"
+  | "STORE_TLS_UNTRUSTED"
+  | "STORE_AUTH_REFUSED"
   | "BUS_UNAVAILABLE"
   | "SCHEMA_REGISTRY_UNAVAILABLE"
   | "SCHEMA_REJECTED"
@@ -103,7 +105,7 @@ export const invalidField = (path: (string | number)[], message: string) => new 
 
 /** ClickHouse or Kafka unavailable: back off and retry without committing. */
 export class InfrastructureError extends TrawlError {
-  constructor(code: "STORE_UNAVAILABLE" | "BUS_UNAVAILABLE" | "SCHEMA_REGISTRY_UNAVAILABLE", message: string, cause?: unknown) {
+  constructor(code: "STORE_UNAVAILABLE" | "STORE_TLS_UNTRUSTED" | "STORE_AUTH_REFUSED" | "BUS_UNAVAILABLE" | "SCHEMA_REGISTRY_UNAVAILABLE", message: string, cause?: unknown) {
     super(code, message, { retriable: true, cause });
     this.name = "InfrastructureError";
   }

@@ -8,6 +8,7 @@ import { InfrastructureError } from "./errors.ts";
 import type { RegistryCodec } from "./registry.ts";
 import { GroupSender } from "./group-send.ts";
 import { compressionType, type KafkaCompression } from "./kafka-compression.ts";
+import { kafkaSecurity, kafkaSecurityFailure } from "./kafka-security.ts";
 import "./kafkajs-crc32c.ts";
 import "./kafkajs-request-queue.ts";
 
@@ -24,10 +25,15 @@ function pinoLogCreator(log: Logger): logCreator {
   };
 }
 
+/**
+ * The one kafkajs client factory: every Kafka client of Trawl (roles, tools, tests) gets its brokers and security
+ * (KAFKA_SECURITY_PROTOCOL, SASL, TLS files read now) from here. Throws ConfigError naming a bad variable.
+ */
 export function createKafka(config: Config, role: string, log: Logger): Kafka {
   return new Kafka({
     clientId: `${config.kafkaClientId}-${role}`,
     brokers: config.kafkaBrokers.split(",").map((b) => b.trim()).filter(Boolean),
+    ...kafkaSecurity(config),
     logLevel: kafkaLogLevel.WARN,
     logCreator: pinoLogCreator(log.child({ component: "kafkajs" })),
     retry: { initialRetryTime: 200, retries: 8 },
@@ -38,7 +44,10 @@ export function createKafka(config: Config, role: string, log: Logger): Kafka {
 /** Creates every topic of the topology (and its dead-letter twin) that does not exist yet. */
 export async function ensureTopics(kafka: Kafka, config: Config, log: Logger): Promise<void> {
   const admin: Admin = kafka.admin();
-  await admin.connect();
+  // the first connection of a start: a refused login or an untrusted certificate stops it, naming what to check
+  await admin.connect().catch((err: unknown) => {
+    throw kafkaSecurityFailure(err, config) ?? err;
+  });
   try {
     const existing = new Set(await admin.listTopics());
     const wanted = topics.flatMap((t) => [

@@ -2,6 +2,7 @@
 import { ClickHouse } from "clickhouse";
 import { InfrastructureError, TrawlError } from "../runtime/errors.ts";
 import { GroupSender } from "../runtime/group-send.ts";
+import { clickHouseAgent, refuseCredentialsInUrl, tlsOrAuthFailure } from "./clickhouse-tls.ts";
 import { type SqlFragment, ident, tuple } from "./sql.ts";
 
 export interface ClickHouseOptions {
@@ -9,6 +10,8 @@ export interface ClickHouseOptions {
   user: string;
   password: string;
   database: string;
+  /** PEM file of the CAs an https:// URL is verified against (CLICKHOUSE_CA_FILE); empty: the system's CAs. */
+  caFile?: string;
 }
 
 /** Rows of the INSERTs into one table made while one is in flight go out together, up to this much SQL text. */
@@ -28,10 +31,17 @@ export class ClickHouseClient {
    * that write one table at once share one INSERT (the crawl's status counters, URL states, documents).
    */
   private readonly inserts = new Map<string, GroupSender<string>>();
+  private readonly url: string;
+  private readonly caFile: string;
 
   constructor(opts: ClickHouseOptions) {
+    refuseCredentialsInUrl(opts.url);
     const u = new URL(opts.url);
     this.database = ident(opts.database);
+    this.url = opts.url;
+    this.caFile = opts.caFile ?? "";
+    // the one HTTP(S) agent of both clients below (the package's `request` takes it as is)
+    const agent = clickHouseAgent(opts.url, this.caFile);
     const base = {
       url: `${u.protocol}//${u.hostname}`,
       port: Number(u.port || (u.protocol === "https:" ? 443 : 80)),
@@ -39,6 +49,7 @@ export class ClickHouseClient {
       format: "json",
       isSessionPerQuery: false,
       config: { output_format_json_quote_64bit_integers: 0 },
+      ...(agent ? { reqParams: { agent } } : {}),
     };
     this.ch = new ClickHouse({ ...base, usePost: true });
     this.chInsert = new ClickHouse({ ...base, usePost: false });
@@ -50,6 +61,8 @@ export class ClickHouseClient {
   }
 
   private wrap(err: unknown, what: string): Error {
+    const refused = tlsOrAuthFailure(err, this.url, this.caFile, what);
+    if (refused) return refused;
     const message = err instanceof Error ? err.message : String(err);
     if (RETRIABLE_NET.test(message) || (err as { code?: string })?.code?.toString().startsWith("E")) {
       return new InfrastructureError("STORE_UNAVAILABLE", `clickhouse ${what} failed: ${message}`, err);

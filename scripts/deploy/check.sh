@@ -24,6 +24,8 @@ trap 'rm -rf "$out"' EXIT
 # the value sets rendered: defaults (external Kafka/ClickHouse), dev, and every optional part on
 cat > "$out/all-on.values.yaml" <<'YAML'
 ingress: { enabled: true, className: nginx, tls: [{ secretName: trawl-tls, hosts: [trawl.example.com] }] }
+clickhouseCa: { secret: clickhouse-ca }
+tlsFilesSecret: trawl-kafka-tls
 roles:
   api: { autoscaling: { enabled: true } }
   fetch-render: { autoscaling: { enabled: true } }

@@ -1,10 +1,14 @@
 // Prints, per stage, the messages produced and the consumer lag. Dev aid: node scripts/dev/lag.ts
-import { Kafka, logLevel } from "kafkajs";
+// Connects as Trawl does (KAFKA_BROKERS, KAFKA_SECURITY_PROTOCOL, KAFKA_SASL_*, KAFKA_SSL_*: pipeline/runtime/config.ts).
+import { loadConfig } from "../../pipeline/runtime/config.ts";
+import { createKafka } from "../../pipeline/runtime/kafka-bus.ts";
+import { createLogger } from "../../pipeline/runtime/logger.ts";
 
-const prefix = process.env.KAFKA_TOPIC_PREFIX ?? "trawl.";
-const groupPrefix = process.env.KAFKA_GROUP_PREFIX ?? "trawl.";
+const config = loadConfig(process.env);
+const prefix = config.topicPrefix;
+const groupPrefix = config.groupPrefix;
 const stages: [string, string][] = [["frontier", "frontier.inbox"], ["fetch-render", "fetch.tasks"], ["convert", "pages.fetched"], ["sink", "crawl.pages"]];
-const kafka = new Kafka({ brokers: (process.env.KAFKA_BROKERS ?? "127.0.0.1:19092").split(","), logLevel: logLevel.NOTHING });
+const kafka = createKafka(config, "lag", createLogger("silent"));
 const admin = kafka.admin();
 await admin.connect();
 for (const [group, topic] of stages) {

@@ -62,7 +62,7 @@ async function launch(config: Config, tag: string, dataDir: string): Promise<Ins
       await running.stop();
       rmSync(dataDir, { recursive: true, force: true });
       if (config.mode === "embedded") return;
-      const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase });
+      const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase, caFile: config.clickhouseCaFile });
       await ch.exec(raw(`DROP DATABASE IF EXISTS ${ch.database}`));
     },
     async restart() {

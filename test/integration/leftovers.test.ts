@@ -1,6 +1,7 @@
 // What earlier test runs left in the shared Kafka and ClickHouse is removed before a run; a run going on beside it
 // (names less than two hours old) keeps its own.
-import { Kafka, logLevel } from "kafkajs";
+import { createKafka } from "../../pipeline/runtime/kafka-bus.ts";
+import { createLogger } from "../../pipeline/runtime/logger.ts";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../pipeline/runtime/config.ts";
 import { ClickHouseClient } from "../../pipeline/store/clickhouse.ts";
@@ -27,7 +28,7 @@ describe("removeLeftovers", () => {
     const now = Date.now();
     const old = tagAt("t", now - 3 * 3600_000);
     const young = tagAt("t", now - 10 * 60_000);
-    const kafka = new Kafka({ clientId: "leftovers-test", brokers: config.kafkaBrokers.split(","), logLevel: logLevel.NOTHING });
+    const kafka = createKafka(config, "leftovers-test", createLogger("silent"));
     const admin = kafka.admin();
     await admin.connect();
     const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: "system" });

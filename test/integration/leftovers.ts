@@ -3,7 +3,8 @@
 // test partitions burned 12 % of a core while idle and at 20,000 stopped with "Too many open files". Before a run, what
 // an earlier run left is removed: names carry the time their test started (harness.ts, cluster-faults, extract-crash,
 // registry tests), and only those older than two hours go, so a run going on beside this one keeps its own.
-import { Kafka, logLevel } from "kafkajs";
+import { createKafka } from "../../pipeline/runtime/kafka-bus.ts";
+import { createLogger } from "../../pipeline/runtime/logger.ts";
 // kafkajs' request queue as Trawl patches it: unpatched, every connection re-arms a 1 ms timer and Node prints a
 // TimeoutNegativeWarning (the one warning each integration run printed came from this cleanup's admin client)
 import "../../pipeline/runtime/kafkajs-request-queue.ts";
@@ -29,7 +30,7 @@ const stale = (t: number | null, now: number) => t !== null && now - t > OLDER_T
 /** Deletes earlier runs' test topics and databases; how many of each. */
 export async function removeLeftovers(now = Date.now()): Promise<{ topics: number; databases: number }> {
   const config = loadConfig(process.env);
-  const kafka = new Kafka({ clientId: "trawl-test-cleanup", brokers: config.kafkaBrokers.split(","), logLevel: logLevel.NOTHING });
+  const kafka = createKafka(config, "test-cleanup", createLogger("silent"));
   const admin = kafka.admin();
   await admin.connect();
   let topics: string[];

@@ -1,7 +1,7 @@
 // A private Kafka and ClickHouse for a test that restarts them: started through the project's scripts on free ports
 // with their own TRAWL_INFRA_DIR, so the shared servers other tests use are never touched. Stopped by `stop()`.
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,6 +16,10 @@ export interface OwnInfra {
   kafkaBrokers: string;
   clickhouseUrl: string;
   dir: string;
+  /** With `saslSsl`: the broker's SASL_SSL listener and the PEM file of the CA that signed its certificate. */
+  saslSsl?: { brokers: string; caFile: string };
+  /** With `mutualTls`: the broker's SSL listener (client certificate required), the CA, a client certificate and key. */
+  ssl?: { brokers: string; caFile: string; certFile: string; keyFile: string };
   down(service: Service): Promise<void>;
   up(service: Service): Promise<void>;
   stop(): Promise<void>;
@@ -30,7 +34,38 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startOwnInfra(): Promise<OwnInfra> {
+export interface OwnInfraOptions {
+  /** Which servers to start (default both). */
+  services?: Service[];
+  /** A SASL_SSL listener besides the plaintext one, with these SCRAM-SHA-256/512 users (user → password). */
+  saslSsl?: { users: Record<string, string> };
+  /** An SSL listener besides, that requires a client certificate signed by the same CA. */
+  mutualTls?: boolean;
+  /** The broker's JVM heap options (TRAWL_KAFKA_HEAP_OPTS). */
+  kafkaHeapOpts?: string;
+}
+
+/**
+ * A CA and a certificate it signs for 127.0.0.1 and localhost, made with openssl in `dir` (valid a day): the CA's
+ * PEM file for clients, the broker's keystore (unencrypted PKCS#8 key and certificate, Kafka's PEM keystore) and a
+ * client certificate with its key.
+ */
+export async function makeTestCertificates(dir: string): Promise<{ caFile: string; keystoreFile: string; clientCertFile: string; clientKeyFile: string }> {
+  mkdirSync(dir, { recursive: true });
+  const at = (name: string) => join(dir, name);
+  const openssl = (...args: string[]) => run("openssl", args, { cwd: dir });
+  writeFileSync(at("san.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
+  await openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "1", "-subj", "/CN=trawl-test-ca");
+  await openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "broker.key", "-out", "broker.csr", "-subj", "/CN=127.0.0.1");
+  await openssl("x509", "-req", "-in", "broker.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "broker.crt", "-days", "1", "-extfile", "san.ext");
+  writeFileSync(at("broker-keystore.pem"), readFileSync(at("broker.key"), "utf8") + readFileSync(at("broker.crt"), "utf8"));
+  await openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "client.key", "-out", "client.csr", "-subj", "/CN=trawl-test-client");
+  await openssl("x509", "-req", "-in", "client.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "client.crt", "-days", "1");
+  return { caFile: at("ca.pem"), keystoreFile: at("broker-keystore.pem"), clientCertFile: at("client.crt"), clientKeyFile: at("client.key") };
+}
+
+export async function startOwnInfra(opts: OwnInfraOptions = {}): Promise<OwnInfra> {
+  const services = opts.services ?? ["kafka", "clickhouse"];
   const dir = mkdtempSync(join(tmpdir(), "trawl-own-infra-"));
   // Kafka's jars are installed once per machine (scripts/infra.sh install): reuse them instead of resolving again
   const sharedLibs = join(process.env.TRAWL_INFRA_DIR ?? join(root, ".infra"), "kafka", "libs");
@@ -38,9 +73,19 @@ export async function startOwnInfra(): Promise<OwnInfra> {
     mkdirSync(join(dir, "kafka"), { recursive: true });
     symlinkSync(sharedLibs, join(dir, "kafka", "libs"));
   }
-  const [kafka, controller, http, tcp] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const [kafka, controller, http, tcp, secured, mutual] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+  const tls = opts.saslSsl || opts.mutualTls ? await makeTestCertificates(join(dir, "tls")) : undefined;
   const env = {
     ...process.env,
+    ...(opts.saslSsl && tls
+      ? {
+          TRAWL_KAFKA_SASL_SSL_PORT: String(secured),
+          TRAWL_KAFKA_SSL_KEYSTORE: tls.keystoreFile,
+          TRAWL_KAFKA_SCRAM_USERS: Object.entries(opts.saslSsl.users).map(([u, p]) => `${u}=${p}`).join(" "),
+        }
+      : {}),
+    ...(opts.mutualTls && tls ? { TRAWL_KAFKA_SSL_PORT: String(mutual), TRAWL_KAFKA_SSL_KEYSTORE: tls.keystoreFile, TRAWL_KAFKA_SSL_TRUSTSTORE: tls.caFile } : {}),
+    ...(opts.kafkaHeapOpts ? { TRAWL_KAFKA_HEAP_OPTS: opts.kafkaHeapOpts } : {}),
     TRAWL_INFRA_DIR: dir,
     TRAWL_KAFKA_PORT: String(kafka),
     TRAWL_KAFKA_CONTROLLER_PORT: String(controller),
@@ -49,11 +94,11 @@ export async function startOwnInfra(): Promise<OwnInfra> {
   };
   const script = (service: string, cmd: string) => run("bash", [join(root, "scripts", `${service}.sh`), cmd], { env, timeout: 120_000 });
   const stop = async () => {
-    await Promise.allSettled([script("kafka", "down"), script("clickhouse", "down")]);
+    await Promise.allSettled(services.map((s) => script(s, "down")));
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await Promise.all([script("kafka", "up"), script("clickhouse", "up")]);
+    await Promise.all(services.map((s) => script(s, "up")));
   } catch (err) {
     await stop();
     throw err;
@@ -62,8 +107,55 @@ export async function startOwnInfra(): Promise<OwnInfra> {
     kafkaBrokers: `127.0.0.1:${kafka}`,
     clickhouseUrl: `http://127.0.0.1:${http}`,
     dir,
+    ...(opts.saslSsl && tls ? { saslSsl: { brokers: `127.0.0.1:${secured}`, caFile: tls.caFile } } : {}),
+    ...(opts.mutualTls && tls ? { ssl: { brokers: `127.0.0.1:${mutual}`, caFile: tls.caFile, certFile: tls.clientCertFile, keyFile: tls.clientKeyFile } } : {}),
     down: async (service) => void (await script(service, "down")),
     up: async (service) => void (await script(service, "up")),
+    stop,
+  };
+}
+
+export interface OwnClickHouse {
+  /** http:// on its HTTP port. */
+  httpUrl: string;
+  /** https:// on its HTTPS port (when started with `tls`). */
+  httpsUrl: string;
+  down(): Promise<void>;
+  up(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A private ClickHouse only (scripts/clickhouse.sh, its own ports and data directory): with `tls`, also HTTPS with that
+ * certificate and key (PEM files); with `password`, the default user needs it.
+ */
+export async function startOwnClickHouse(opts: { tls?: { cert: string; key: string }; password?: string } = {}): Promise<OwnClickHouse> {
+  const dir = mkdtempSync(join(tmpdir(), "trawl-own-clickhouse-"));
+  const [http, tcp, https] = [await freePort(), await freePort(), await freePort()];
+  const env = {
+    ...process.env,
+    TRAWL_INFRA_DIR: dir,
+    TRAWL_CLICKHOUSE_HTTP_PORT: String(http),
+    TRAWL_CLICKHOUSE_TCP_PORT: String(tcp),
+    ...(opts.tls ? { TRAWL_CLICKHOUSE_HTTPS_PORT: String(https), TRAWL_CLICKHOUSE_TLS_CERT: opts.tls.cert, TRAWL_CLICKHOUSE_TLS_KEY: opts.tls.key } : {}),
+    TRAWL_CLICKHOUSE_PASSWORD: opts.password ?? "",
+  };
+  const script = (cmd: string) => run("bash", [join(root, "scripts", "clickhouse.sh"), cmd], { env, timeout: 120_000 });
+  const stop = async () => {
+    await Promise.allSettled([script("down")]);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await script("up");
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    httpUrl: `http://127.0.0.1:${http}`,
+    httpsUrl: `https://127.0.0.1:${https}`,
+    down: async () => void (await script("down")),
+    up: async () => void (await script("up")),
     stop,
   };
 }

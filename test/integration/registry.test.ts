@@ -2,7 +2,8 @@
 // the schemas are registered at start, crawl.pages and crawl.events carry the wire format, the pipeline's own
 // consumers still read them, and the kafkajs example of docs/api.md decodes every page through the registry.
 import { SchemaRegistry } from "@kafkajs/confluent-schema-registry";
-import { Kafka, logLevel } from "kafkajs";
+import { createKafka } from "../../pipeline/runtime/kafka-bus.ts";
+import { createLogger } from "../../pipeline/runtime/logger.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consumeCrawlPages, type CrawlPageMessage } from "../../docs/examples/consume-crawl-pages.ts";
 import { validator } from "../../schemas/index.ts";
@@ -76,7 +77,7 @@ describe("schema registry (cluster mode)", () => {
     const topic = `${trawl.config.topicPrefix}crawl.events`;
     const id = await latestId(`${topic}-value`);
     const registry = new SchemaRegistry({ host: REGISTRY });
-    const kafka = new Kafka({ clientId: "registry-test", brokers: trawl.config.kafkaBrokers.split(","), logLevel: logLevel.NOTHING });
+    const kafka = createKafka(trawl.config, "registry-test", createLogger("silent"));
     const consumer = kafka.consumer({ groupId: `${trawl.config.groupPrefix}raw-events-test` });
     const raw: Buffer[] = [];
     await consumer.connect();

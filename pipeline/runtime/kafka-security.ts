@@ -1,0 +1,98 @@
+// How Trawl's Kafka clients connect to a secured cluster (KAFKA_SECURITY_PROTOCOL, KAFKA_SASL_*, KAFKA_SSL_*): the
+// one place that turns the configuration into kafkajs' `ssl` and `sasl` options, reads the PEM files (once, at
+// start: a missing or unreadable file stops the start naming its variable) and explains a refused login by the
+// variables to check, never by the password.
+import { readFileSync } from "node:fs";
+import type { KafkaConfig, SASLOptions } from "kafkajs";
+import { ConfigError, type Config } from "./config.ts";
+
+type KafkaSecurityConfig = Pick<
+  Config,
+  "kafkaSecurityProtocol" | "kafkaSaslMechanism" | "kafkaSaslUsername" | "kafkaSaslPassword" | "kafkaSslCaFile" | "kafkaSslCertFile" | "kafkaSslKeyFile"
+>;
+
+/** The contents of a PEM file named by `variable`; a missing or unreadable one stops the start. */
+export function readPemFile(variable: string, path: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new ConfigError(`config: ${variable}=${JSON.stringify(path)} cannot be read: ${(err as Error).message}`, { cause: err });
+  }
+  if (!text.includes("-----BEGIN ")) throw new ConfigError(`config: ${variable}=${JSON.stringify(path)} is not a PEM file (no -----BEGIN line)`);
+  return text;
+}
+
+/** kafkajs' `ssl` and `sasl` options for the configured protocol; throws ConfigError naming the variable. */
+export function kafkaSecurity(config: KafkaSecurityConfig): Pick<KafkaConfig, "ssl" | "sasl"> {
+  const protocol = config.kafkaSecurityProtocol;
+  const tls = protocol === "SSL" || protocol === "SASL_SSL";
+  const sasl = protocol === "SASL_PLAINTEXT" || protocol === "SASL_SSL";
+  const saslVars = { KAFKA_SASL_MECHANISM: config.kafkaSaslMechanism, KAFKA_SASL_USERNAME: config.kafkaSaslUsername, KAFKA_SASL_PASSWORD: config.kafkaSaslPassword };
+  const sslVars = { KAFKA_SSL_CA_FILE: config.kafkaSslCaFile, KAFKA_SSL_CERT_FILE: config.kafkaSslCertFile, KAFKA_SSL_KEY_FILE: config.kafkaSslKeyFile };
+  const setIn = (vars: Record<string, string>) => Object.keys(vars).filter((k) => vars[k] !== "");
+  if (sasl) {
+    const missing = Object.keys(saslVars).filter((k) => saslVars[k as keyof typeof saslVars] === "");
+    if (missing.length > 0) throw new ConfigError(`config: KAFKA_SECURITY_PROTOCOL=${protocol} needs ${missing.join(", ")} (not set)`);
+  } else if (setIn(saslVars).length > 0) {
+    // a login that would silently not happen
+    throw new ConfigError(`config: ${setIn(saslVars).join(", ")} set but KAFKA_SECURITY_PROTOCOL=${protocol} does not use SASL (SASL_PLAINTEXT or SASL_SSL does)`);
+  }
+  if (!tls && setIn(sslVars).length > 0) {
+    throw new ConfigError(`config: ${setIn(sslVars).join(", ")} set but KAFKA_SECURITY_PROTOCOL=${protocol} does not use TLS (SSL or SASL_SSL does)`);
+  }
+  if ((config.kafkaSslCertFile === "") !== (config.kafkaSslKeyFile === "")) {
+    throw new ConfigError("config: KAFKA_SSL_CERT_FILE and KAFKA_SSL_KEY_FILE go together (a client certificate and its key): set both or neither");
+  }
+  const ssl = tls
+    ? {
+        ...(config.kafkaSslCaFile ? { ca: [readPemFile("KAFKA_SSL_CA_FILE", config.kafkaSslCaFile)] } : {}),
+        ...(config.kafkaSslCertFile ? { cert: readPemFile("KAFKA_SSL_CERT_FILE", config.kafkaSslCertFile), key: readPemFile("KAFKA_SSL_KEY_FILE", config.kafkaSslKeyFile) } : {}),
+      }
+    : undefined;
+  return {
+    ...(ssl ? { ssl: Object.keys(ssl).length > 0 ? ssl : true } : {}),
+    ...(sasl ? { sasl: saslOptions(config) } : {}),
+  };
+}
+
+function saslOptions(config: KafkaSecurityConfig): SASLOptions {
+  const { kafkaSaslUsername: username, kafkaSaslPassword: password } = config;
+  switch (config.kafkaSaslMechanism) {
+    case "PLAIN":
+      return { mechanism: "plain", username, password };
+    case "SCRAM-SHA-256":
+      return { mechanism: "scram-sha-256", username, password };
+    default:
+      return { mechanism: "scram-sha-512", username, password };
+  }
+}
+
+const TLS_TRUST_CODES = new Set([
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "CERT_HAS_EXPIRED",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+]);
+
+/**
+ * A connection failure that waiting will not cure, as a ConfigError naming the variables to check: the broker
+ * refused the login (kafkajs' KafkaJSSASLAuthenticationError), or its certificate is not trusted. Else undefined.
+ */
+export function kafkaSecurityFailure(err: unknown, config: KafkaSecurityConfig): ConfigError | undefined {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause ?? (e as { originalError?: unknown }).originalError, depth++) {
+    if (e.name === "KafkaJSSASLAuthenticationError") {
+      return new ConfigError(
+        `config: Kafka refused the login of KAFKA_SASL_USERNAME=${JSON.stringify(config.kafkaSaslUsername)} with KAFKA_SASL_MECHANISM=${config.kafkaSaslMechanism}: check KAFKA_SASL_PASSWORD (not shown), the user and the mechanism (${e.message})`,
+        { cause: e },
+      );
+    }
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && TLS_TRUST_CODES.has(code)) {
+      return new ConfigError(`config: the Kafka broker's TLS certificate is not trusted (${code}): check KAFKA_SSL_CA_FILE${config.kafkaSslCaFile ? `=${JSON.stringify(config.kafkaSslCaFile)}` : " (not set: the system's CAs)"} and KAFKA_BROKERS (${e.message})`, { cause: e });
+    }
+  }
+  return undefined;
+}
