@@ -1,4 +1,5 @@
-import { connect } from "node:net";
+import { createServer } from "node:http";
+import { connect, type AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { createLogger } from "../runtime/logger.ts";
 import { startCounter, type Counter } from "../../test/fixtures/hostile-site.ts";
@@ -58,6 +59,17 @@ describe("GuardProxy", () => {
     expect(await ask(own.proxy, `CONNECT 127.0.0.1:${counter.port} HTTP/1.1\r\n\r\n`)).toBe("");
     expect(await ask(own.proxy, `GET http://127.0.0.1:${counter.port}/ HTTP/1.1\r\nhost: x\r\n\r\n`)).toBe("");
     expect(counter.accepts + own.counter.accepts).toBe(0);
+  });
+
+  it("forwards a response with a repeated header (two Set-Cookie) as two header lines", async () => {
+    const site = createServer((_req, res) => res.writeHead(302, { location: "/next", "set-cookie": ["a=1; Path=/", "b=2; Path=/"] }).end());
+    await new Promise<void>((r) => site.listen(0, "127.0.0.1", r));
+    open.push({ close: () => new Promise<void>((r) => site.close(() => r())) });
+    const { proxy } = await setup(true, new PageTraffic());
+    const port = (site.address() as AddressInfo).port;
+    const answer = await ask(proxy, `GET http://127.0.0.1:${port}/ HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n`);
+    expect(answer).toMatch(/^HTTP\/1\.1 302/);
+    expect(answer.match(/^set-cookie: .*$/gim)).toEqual(["set-cookie: a=1; Path=/", "set-cookie: b=2; Path=/"]);
   });
 
   it("tunnels and forwards when the rule allows it (the control)", async () => {

@@ -81,7 +81,10 @@ export class GuardProxy {
       }, traffic);
       if ("refused" in out) return this.refuse(url, out.refused, out.reason, req.socket);
       if ("failed" in out) return void req.socket.destroy();
-      res.writeHead(out.status, { ...out.headers, "content-length": String(out.body.length) }).end(out.body);
+      // exchange joins a repeated header with newlines (Playwright's form): a raw response sends each on its own line
+      const headers: Record<string, string | string[]> = { "content-length": String(out.body.length) };
+      for (const [name, value] of Object.entries(out.headers)) if (name !== "content-length") headers[name] = value.includes("\n") ? value.split("\n") : value;
+      res.writeHead(out.status, headers).end(out.body);
     } catch (err) {
       this.opts.log.debug({ url, err: errorMessage(err) }, "proxied browser request not completed");
       req.socket.destroy();
