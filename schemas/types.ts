@@ -90,6 +90,14 @@ export interface BatchScrapeRequest {
   proxy?: "basic" | "stealth" | "auto" | "enhanced";
   maxAge?: number;
   storeInCache?: boolean;
+  /**
+   * Cache-only: the newest cached response of the page, when it is at least this old (ms); no fetch. A miss is 404 SCRAPE_NO_CACHED_DATA
+   */
+  minAge?: number;
+  /**
+   * Cache-only, never an outbound request (maxAge defaults to 2 years, capped by CACHE_MAX_AGE_MS); a miss is 404 SCRAPE_LOCKDOWN_CACHE_MISS; the result is not stored
+   */
+  lockdown?: boolean;
   location?: {
     country?: string;
     languages?: string[];
@@ -211,6 +219,14 @@ export interface CrawlOptions {
    * false: the fetched response is not written to the page cache (default true)
    */
   storeInCache?: boolean;
+  /**
+   * minAge: cache-only; the newest cached response when at least this old, else the page fails with SCRAPE_NO_CACHED_DATA
+   */
+  minAgeMs?: number;
+  /**
+   * lockdown: cache-only, no outbound request; a miss fails the page with SCRAPE_LOCKDOWN_CACHE_MISS
+   */
+  lockdown?: boolean;
   includePaths?: string[];
   excludePaths?: string[];
   regexOnFullURL?: boolean;
@@ -401,6 +417,14 @@ export interface ScrapeOptions {
   proxy?: "basic" | "stealth" | "auto" | "enhanced";
   maxAge?: number;
   storeInCache?: boolean;
+  /**
+   * Cache-only: the newest cached response of the page, when it is at least this old (ms); no fetch. A miss is 404 SCRAPE_NO_CACHED_DATA
+   */
+  minAge?: number;
+  /**
+   * Cache-only, never an outbound request (maxAge defaults to 2 years, capped by CACHE_MAX_AGE_MS); a miss is 404 SCRAPE_LOCKDOWN_CACHE_MISS; the result is not stored
+   */
+  lockdown?: boolean;
   location?: {
     country?: string;
     languages?: string[];
@@ -834,6 +858,14 @@ export interface ScrapeRequest {
   proxy?: "basic" | "stealth" | "auto" | "enhanced";
   maxAge?: number;
   storeInCache?: boolean;
+  /**
+   * Cache-only: the newest cached response of the page, when it is at least this old (ms); no fetch. A miss is 404 SCRAPE_NO_CACHED_DATA
+   */
+  minAge?: number;
+  /**
+   * Cache-only, never an outbound request (maxAge defaults to 2 years, capped by CACHE_MAX_AGE_MS); a miss is 404 SCRAPE_LOCKDOWN_CACHE_MISS; the result is not stored
+   */
+  lockdown?: boolean;
   location?: {
     country?: string;
     languages?: string[];

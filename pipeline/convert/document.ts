@@ -117,6 +117,16 @@ export async function convertPdf(page: FetchedPage & { bytes: Uint8Array }, opti
   return { document, links: [], credits, ...(wantsExtraction(options.formats) && !formats.has("markdown") ? { extractMarkdown: text.markdown } : {}) };
 }
 
+/** Firecrawl's price of a lockdown scrape served from the cache: 4 credits on top of the page's own. */
+export const LOCKDOWN_CREDITS = 4;
+
+/** A lockdown page (always a cache hit) costs LOCKDOWN_CREDITS more; the document says what it cost. */
+export function addLockdownCredits(converted: Converted, options: Pick<CrawlOptions, "lockdown">): void {
+  if (!options.lockdown) return;
+  converted.credits += LOCKDOWN_CREDITS;
+  converted.document.metadata.creditsUsed = converted.credits;
+}
+
 /** The options that shape a document. */
 export type ConvertOptions = PageOptions & Pick<CrawlOptions, "pdf">;
 

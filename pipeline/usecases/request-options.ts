@@ -9,7 +9,7 @@ import { patternError } from "../url/scope.ts";
 type Format = CrawlOptions["formats"][number];
 
 export type ScrapeSettings = Pick<CrawlOptions, "formats" | "json" | "onlyMainContent" | "timeoutMs" | "headers" | "pdf" | "includeTags" | "excludeTags" | "removeBase64Images" | "maxAgeMs" | "storeInCache"
-  | "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification" | "fastMode" | "blockAds">;
+  | "minAgeMs" | "lockdown" | "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification" | "fastMode" | "blockAds">;
 
 /** The fields each action type needs (the schema allows every field on every action). */
 const ACTION_FIELDS: Record<BrowserAction["type"], { required: (keyof BrowserAction)[]; allowed: (keyof BrowserAction)[] }> = {
@@ -81,6 +81,7 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
     if (typeof p === "object" && p.mode === "ocr") throw invalidField([...path, "parsers", i, "mode"], `parsers[].mode "ocr" is not supported by this server (PDF text is extracted from the text layer); use "fast" or "auto"`);
   });
   if (so.fastMode === true) checkFastMode(so, screenshot !== undefined, path);
+  if (so.minAge !== undefined || so.lockdown === true) checkCacheOnly(so, screenshot !== undefined, path);
   const pdf = pdfOption(so.parsers);
   for (const field of ["includeTags", "excludeTags"] as const) {
     (so[field] ?? []).forEach((selector, i) => {
@@ -101,7 +102,9 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
     ...(so.timeout !== undefined ? { timeoutMs: so.timeout } : {}),
     ...(so.headers ? { headers: so.headers } : {}),
     ...(pdf ? { pdf } : {}),
-    ...(so.maxAge ? { maxAgeMs: so.maxAge } : {}),
+    ...(so.maxAge ? { maxAgeMs: so.maxAge } : so.lockdown === true && so.maxAge === undefined ? { maxAgeMs: LOCKDOWN_MAX_AGE_MS } : {}),
+    ...(so.minAge !== undefined ? { minAgeMs: so.minAge } : {}),
+    ...(so.lockdown === true ? { lockdown: true } : {}),
     ...(so.storeInCache === false ? { storeInCache: false } : {}),
     ...(so.waitFor ? { waitForMs: so.waitFor } : {}),
     ...(so.actions?.length ? { actions: so.actions } : {}),
@@ -120,6 +123,21 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
 function checkFastMode(so: ScrapeOptions, screenshot: boolean, path: string[]): void {
   const needs = so.actions?.length ? "actions" : screenshot ? "formats" : so.waitFor ? "waitFor" : so.mobile ? "mobile" : null;
   if (needs) throw invalidField([...path, needs], `fastMode fetches the page without a browser, and ${needs === "formats" ? "a screenshot" : needs} needs one: drop fastMode or ${needs === "formats" ? "the screenshot format" : needs}`);
+}
+
+/** lockdown without maxAge: Firecrawl's 2 years (the page cache's own retention, CACHE_MAX_AGE_MS, still caps it). */
+export const LOCKDOWN_MAX_AGE_MS = 2 * 365 * 24 * 3_600_000;
+
+/**
+ * minAge and lockdown serve a page from the page cache only. The cache holds fetched responses, so an option that
+ * needs a live browser (actions, a screenshot, waitFor, mobile) cannot be served from it; maxAge 0 ("never the
+ * cache") contradicts lockdown.
+ */
+function checkCacheOnly(so: ScrapeOptions, screenshot: boolean, path: string[]): void {
+  const field = so.lockdown === true ? "lockdown" : "minAge";
+  const needs = so.actions?.length ? "actions" : screenshot ? "formats" : so.waitFor ? "waitFor" : so.mobile ? "mobile" : null;
+  if (needs) throw invalidField([...path, needs], `${field} serves the page from the page cache, which holds fetched responses, and ${needs === "formats" ? "a screenshot" : needs} needs a live browser: drop ${field} or ${needs === "formats" ? "the screenshot format" : needs}`);
+  if (so.lockdown === true && so.maxAge === 0) throw invalidField([...path, "maxAge"], "lockdown serves only cached pages, and maxAge 0 refuses every cached page: drop maxAge or lockdown");
 }
 
 /** The anchor's known `integration` values; any other must start with "_". */
@@ -153,6 +171,12 @@ function jsonFormat(f: { schema?: Record<string, unknown>; prompt?: string }, pa
 export function crawlOptions(body: CrawlRequest, defaultLimit: number): CrawlOptions {
   checkJobFields(body);
   const page = scrapeSettings(body.scrapeOptions ?? {}, ["scrapeOptions"]);
+  for (const field of ["minAge", "lockdown"] as const) {
+    const value = body.scrapeOptions?.[field];
+    if (value !== undefined && value !== false) {
+      throw invalidField(["scrapeOptions", field], `${field} is for /v2/scrape and /v2/batch/scrape: a crawl fetches robots.txt and sitemaps and follows links live; use scrapeOptions.maxAge to take its pages from the cache`);
+    }
+  }
   checkPatterns(body);
   const opt = <K extends keyof CrawlOptions>(key: K, value: CrawlOptions[K] | undefined) => (value === undefined ? {} : { [key]: value });
   return {

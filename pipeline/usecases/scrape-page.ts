@@ -1,7 +1,7 @@
 // The fetch -> convert -> document use case for one page, shared by POST /v2/scrape and the CLI (`trawl scrape`).
 // The crawl stages run the same parts (Fetcher.fetch in fetch-render, the Converter in convert).
 import { randomUUID } from "node:crypto";
-import { markHttpError, wantsExtraction, type Converted, type FetchedPage } from "../convert/document.ts";
+import { addLockdownCredits, markHttpError, wantsExtraction, type Converted, type FetchedPage } from "../convert/document.ts";
 import { parseHtml } from "../convert/parse-html.ts";
 import { extractInto } from "../extract-json/extract-page.ts";
 import { JSON_FORMAT_CREDITS } from "../extract-json/extract-json.ts";
@@ -10,7 +10,7 @@ import { precomputedRules, rulesProvider, type RulesResult } from "../extract-js
 import { createLogger, type Logger } from "../runtime/logger.ts";
 import type { ConvertOptions, Converter } from "../convert/converter.ts";
 import type { Fetcher } from "../fetch-render/fetcher.ts";
-import { cachedFetch, type CacheDeps } from "../fetch-render/cached-fetch.ts";
+import { cachedFetch, cacheOnly, type CacheDeps } from "../fetch-render/cached-fetch.ts";
 import type { Clock } from "../runtime/clock.ts";
 import { scrapeJobId } from "../runtime/constants.ts";
 import type { CrawlStore } from "../store/crawl-store.ts";
@@ -23,7 +23,7 @@ import type { CrawlOptions } from "../../schemas/index.ts";
 
 /** What one page's scrape takes: conversion options plus request headers, the page cache and the browser settings. */
 export type ScrapeOptions = ConvertOptions & { json?: { schema?: Record<string, unknown>; prompt?: string }; headers?: Record<string, string>; maxAgeMs?: number; storeInCache?: boolean }
-  & Pick<CrawlOptions, "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification" | "fastMode" | "blockAds">;
+  & Pick<CrawlOptions, "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification" | "fastMode" | "blockAds" | "minAgeMs" | "lockdown">;
 
 export interface ScrapeDeps {
   fetcher: Fetcher;
@@ -76,6 +76,7 @@ export async function scrapePage(
   }
   const converted = await deps.convert(fetched, options);
   markHttpError(converted, fetched.statusCode);
+  addLockdownCredits(converted, options);
   if (wantsExtraction(options.formats)) {
     // the same step as the extract-json stage of a crawl
     const { document } = converted;
@@ -105,6 +106,7 @@ export interface StoredScrapeDeps extends ScrapeDeps {
  */
 export async function scrapeAndStore(deps: StoredScrapeDeps, teamId: string, url: string, options: ScrapeOptions, timeoutMs: number, screenshotBase?: string): Promise<Converted> {
   const converted = await scrapePage(deps, url, options, timeoutMs);
+  if (options.lockdown) return converted; // lockdown is zero data retention: the result is not kept (GET /v2/scrape/:id answers 404)
   const scrapeId = String(converted.document.metadata.scrapeId);
   if (deps.screenshots && screenshotBase) {
     type Shots = { screenshot?: string; actions?: { screenshots: string[] } };
@@ -135,11 +137,13 @@ async function obtain(deps: ScrapeDeps, url: string, options: ScrapeOptions, tim
   };
   if (renderer && browserOption(options)) return rendered();
   const fetch = () => deps.fetcher.fetch({ url, timeoutMs, headers: options.headers, errorPages: true });
-  const { result: fetched, cacheState, cachedAt } = deps.cache
-    ? await cachedFetch(deps.cache, { url, headers: options.headers, maxAgeMs: options.maxAgeMs, storeInCache: options.storeInCache }, fetch)
-    : { result: await fetch(), cacheState: undefined, cachedAt: undefined };
+  // without a page cache, a plain request is fetched and a cache-only one (minAge, lockdown) is a miss
+  const cache = deps.cache ?? { cacheMaxAgeMs: 0, now: Date.now, log: deps.log ?? createLogger("silent", {}) };
+  const req = { url, headers: options.headers, maxAgeMs: options.maxAgeMs, storeInCache: options.storeInCache, minAgeMs: options.minAgeMs, lockdown: options.lockdown };
+  const { result: fetched, cacheState, cachedAt } = await cachedFetch(cache, req, fetch);
   const staticPage: FetchedPage = { ...fetched, scrapeId, engine: "fetch", ...(cacheState ? { cacheState } : {}), ...(cachedAt !== undefined ? { cachedAt } : {}) };
-  const mode = options.fastMode ? "never" : (deps.renderMode ?? "never"); // fastMode: never the browser
+  // fastMode: never the browser; a cache-only page neither (rendering would load the page's scripts and images)
+  const mode = options.fastMode || cacheOnly(req) ? "never" : (deps.renderMode ?? "never");
   if (mode === "never" || !/html/i.test(fetched.contentType) || fetched.statusCode >= 400) return staticPage;
   const why = mode === "always" ? "RENDER=always" : scriptBuilt(fetched.body);
   if (!why) return staticPage;
