@@ -42,7 +42,23 @@ export interface BatchScrapeRequest {
   formats?: (
     | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot" | "screenshot@fullPage")
     | {
-        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot";
+        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot" | "attributes";
+        /**
+         * attributes format: for each CSS selector, the values of one attribute on every element of the page it matches
+         *
+         * @minItems 1
+         * @maxItems 100
+         */
+        selectors?: [
+          {
+            selector: string;
+            attribute: string;
+          },
+          ...{
+            selector: string;
+            attribute: string;
+          }[]
+        ];
         /**
          * json format: the JSON Schema of document.json (compiled with ajv at submit; an invalid schema is a 400)
          */
@@ -188,6 +204,14 @@ export interface PageDocument {
     [k: string]: unknown;
   };
   images?: string[];
+  /**
+   * attributes format: per requested selector, the attribute's values on the matching elements, in document order
+   */
+  attributes?: {
+    selector: string;
+    attribute: string;
+    values: string[];
+  }[];
   [k: string]: unknown;
 }
 
@@ -198,7 +222,14 @@ export interface CrawlOptions {
   limit: number;
   crawlEntireDomain: boolean;
   allowSubdomains: boolean;
-  formats: ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary")[];
+  formats: ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "attributes")[];
+  /**
+   * the attributes format's selectors (formats holds "attributes")
+   */
+  attributes?: {
+    selector: string;
+    attribute: string;
+  }[];
   /**
    * the json format's schema and prompt (formats holds "json")
    */
@@ -369,7 +400,23 @@ export interface ScrapeOptions {
   formats?: (
     | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot" | "screenshot@fullPage")
     | {
-        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot";
+        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot" | "attributes";
+        /**
+         * attributes format: for each CSS selector, the values of one attribute on every element of the page it matches
+         *
+         * @minItems 1
+         * @maxItems 100
+         */
+        selectors?: [
+          {
+            selector: string;
+            attribute: string;
+          },
+          ...{
+            selector: string;
+            attribute: string;
+          }[]
+        ];
         /**
          * json format: the JSON Schema of document.json (compiled with ajv at submit; an invalid schema is a 400)
          */
@@ -810,7 +857,23 @@ export interface ScrapeRequest {
   formats?: (
     | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot" | "screenshot@fullPage")
     | {
-        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot";
+        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot" | "attributes";
+        /**
+         * attributes format: for each CSS selector, the values of one attribute on every element of the page it matches
+         *
+         * @minItems 1
+         * @maxItems 100
+         */
+        selectors?: [
+          {
+            selector: string;
+            attribute: string;
+          },
+          ...{
+            selector: string;
+            attribute: string;
+          }[]
+        ];
         /**
          * json format: the JSON Schema of document.json (compiled with ajv at submit; an invalid schema is a 400)
          */

@@ -1,6 +1,7 @@
 // The use case shared by the convert stage and (later) the single-page scrape: a fetched page -> a document + links.
 import type { DefaultTreeAdapterMap } from "parse5";
 import type { CrawlOptions, PageDocument } from "../../schemas/index.ts";
+import { attributeValues } from "./attributes.ts";
 import { processHtml } from "./html.ts";
 import { renderMarkdown } from "./render-markdown.ts";
 import { pdfToMarkdown } from "./pdf.ts";
@@ -51,7 +52,7 @@ export const wantsExtraction = (formats: readonly string[]): boolean => formats.
 
 const escapeHtml = (s: string) => s.replace(/[&<>]/g, (c) => (c === "&" ? "&amp;" : c === "<" ? "&lt;" : "&gt;"));
 
-type PageOptions = Pick<CrawlOptions, "formats" | "onlyMainContent" | "includeTags" | "excludeTags" | "removeBase64Images" | "json">;
+type PageOptions = Pick<CrawlOptions, "formats" | "onlyMainContent" | "includeTags" | "excludeTags" | "removeBase64Images" | "json" | "attributes">;
 
 export function convertPage(page: FetchedPage, options: PageOptions, analyze?: PageAnalyzer): Converted {
   const isHtml = /html|xml/i.test(page.contentType) && !/^application\/(json|ld\+json)/i.test(page.contentType);
@@ -62,8 +63,14 @@ export function convertPage(page: FetchedPage, options: PageOptions, analyze?: P
   let markdown: () => string;
   const formats = new Set(options.formats);
   let analysis: Record<string, unknown> | undefined;
+  // not an HTML page: every selector matches nothing
+  let attributes = options.attributes?.map((a) => ({ ...a, values: [] as string[] }));
   if (isHtml) {
-    const extract = processHtml(page.body, page.finalUrl, options, "fast", analyze && ((doc) => (analysis = analyze(doc, options))));
+    const beforeClean = (doc: DefaultTreeAdapterMap["parentNode"]) => {
+      if (analyze) analysis = analyze(doc, options);
+      if (options.attributes && formats.has("attributes")) attributes = attributeValues(doc, options.attributes);
+    };
+    const extract = processHtml(page.body, page.finalUrl, options, "fast", beforeClean);
     metadata = extract.metadata;
     links = extract.links;
     images = extract.images;
@@ -93,6 +100,7 @@ export function convertPage(page: FetchedPage, options: PageOptions, analyze?: P
   if (formats.has("rawHtml")) document.rawHtml = page.body;
   if (formats.has("links")) document.links = links;
   if (formats.has("images")) document.images = images();
+  if (formats.has("attributes") && attributes) document.attributes = attributes;
   const extractMarkdown = wantsExtraction(options.formats) && document.markdown === undefined ? markdown() : undefined;
   return { document, links, credits: 1, ...(extractMarkdown !== undefined ? { extractMarkdown } : {}), ...(analysis !== undefined ? { analysis } : {}) };
 }

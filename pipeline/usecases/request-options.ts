@@ -9,7 +9,7 @@ import { patternError } from "../url/scope.ts";
 type Format = CrawlOptions["formats"][number];
 
 export type ScrapeSettings = Pick<CrawlOptions, "formats" | "json" | "onlyMainContent" | "timeoutMs" | "headers" | "pdf" | "includeTags" | "excludeTags" | "removeBase64Images" | "maxAgeMs" | "storeInCache"
-  | "minAgeMs" | "lockdown" | "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification" | "fastMode" | "blockAds">;
+  | "attributes" | "minAgeMs" | "lockdown" | "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification" | "fastMode" | "blockAds">;
 
 /** The fields each action type needs (the schema allows every field on every action). */
 const ACTION_FIELDS: Record<BrowserAction["type"], { required: (keyof BrowserAction)[]; allowed: (keyof BrowserAction)[] }> = {
@@ -46,6 +46,7 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
   const formats: Format[] = [];
   let screenshot: ScrapeSettings["screenshot"];
   let json: CrawlOptions["json"];
+  let attributes: CrawlOptions["attributes"];
   (so.formats ?? ["markdown"]).forEach((f, i) => {
     const type = typeof f === "string" ? f : f.type;
     if (type === "json" && typeof f === "object") {
@@ -61,6 +62,12 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
         ...(spec.viewport ? { viewport: spec.viewport } : {}),
       };
       return;
+    }
+    if (type === "attributes" && typeof f === "object") {
+      if (attributes) throw invalidField([...path, "formats", i], "at most one attributes format");
+      attributes = attributesFormat(f.selectors, [...path, "formats", i]);
+    } else if (typeof f === "object" && f.selectors !== undefined) {
+      throw invalidField([...path, "formats", i, "selectors"], `selectors belong to the attributes format, not ${type}`);
     }
     if (typeof f !== "string" && "fullPage" in f) {
       throw invalidField([...path, "formats", i], `fullPage, quality and viewport belong to the screenshot format, not ${type}`);
@@ -95,6 +102,7 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
   return {
     formats,
     ...(json && (json.schema || json.prompt) ? { json } : {}),
+    ...(attributes ? { attributes } : {}),
     onlyMainContent: so.onlyMainContent ?? true,
     ...(so.includeTags?.length ? { includeTags: so.includeTags } : {}),
     ...(so.excludeTags?.length ? { excludeTags: so.excludeTags } : {}),
@@ -152,6 +160,19 @@ export function checkJobFields(body: { zeroDataRetention?: boolean; integration?
   if (typeof integration === "string" && integration !== "" && !INTEGRATIONS.includes(integration) && !integration.startsWith("_")) {
     throw invalidField(["integration"], `Invalid integration "${integration}": use one of ${INTEGRATIONS.join(", ")} or a custom name starting with "_"`);
   }
+}
+
+/** The attributes format's selectors, each parsed by the convert stage's own selector engine: a 400 names the one it cannot read. */
+function attributesFormat(selectors: { selector: string; attribute: string }[] | undefined, path: (string | number)[]): NonNullable<CrawlOptions["attributes"]> {
+  if (!selectors?.length) throw invalidField([...path, "selectors"], "the attributes format needs selectors: [{ selector, attribute }]");
+  selectors.forEach(({ selector }, j) => {
+    try {
+      parseSelector(selector);
+    } catch (err) {
+      throw invalidField([...path, "selectors", j, "selector"], `Invalid selector "${selector}": ${(err as Error).message}`);
+    }
+  });
+  return selectors.map(({ selector, attribute }) => ({ selector, attribute }));
 }
 
 /** The json format's schema, compiled with ajv: an invalid JSON Schema is a 400 naming the problem. */
