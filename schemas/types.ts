@@ -42,7 +42,26 @@ export interface BatchScrapeRequest {
   formats?: (
     | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot" | "screenshot@fullPage")
     | {
-        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot" | "attributes";
+        type:
+          | "markdown"
+          | "html"
+          | "rawHtml"
+          | "links"
+          | "images"
+          | "json"
+          | "summary"
+          | "screenshot"
+          | "attributes"
+          | "question"
+          | "highlights";
+        /**
+         * question format: the question to answer about the page (document.answer)
+         */
+        question?: string;
+        /**
+         * highlights format: what to find in the page's text (document.highlights)
+         */
+        query?: string;
         /**
          * attributes format: for each CSS selector, the values of one attribute on every element of the page it matches
          *
@@ -205,6 +224,14 @@ export interface PageDocument {
   };
   images?: string[];
   /**
+   * question format: the answer (from the page's own text when no LLM is configured)
+   */
+  answer?: string;
+  /**
+   * highlights format: the page's passages that match the query, verbatim, separated by blank lines
+   */
+  highlights?: string;
+  /**
    * attributes format: per requested selector, the attribute's values on the matching elements, in document order
    */
   attributes?: {
@@ -222,7 +249,17 @@ export interface CrawlOptions {
   limit: number;
   crawlEntireDomain: boolean;
   allowSubdomains: boolean;
-  formats: ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "attributes")[];
+  formats: (
+    "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "attributes" | "question" | "highlights"
+  )[];
+  /**
+   * the question format's question (formats holds "question")
+   */
+  question?: string;
+  /**
+   * the highlights format's query (formats holds "highlights")
+   */
+  highlightsQuery?: string;
   /**
    * the attributes format's selectors (formats holds "attributes")
    */
@@ -400,7 +437,26 @@ export interface ScrapeOptions {
   formats?: (
     | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot" | "screenshot@fullPage")
     | {
-        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot" | "attributes";
+        type:
+          | "markdown"
+          | "html"
+          | "rawHtml"
+          | "links"
+          | "images"
+          | "json"
+          | "summary"
+          | "screenshot"
+          | "attributes"
+          | "question"
+          | "highlights";
+        /**
+         * question format: the question to answer about the page (document.answer)
+         */
+        question?: string;
+        /**
+         * highlights format: what to find in the page's text (document.highlights)
+         */
+        query?: string;
         /**
          * attributes format: for each CSS selector, the values of one attribute on every element of the page it matches
          *
@@ -754,6 +810,14 @@ export interface PageExtract {
       prompt?: string;
     };
     summary?: boolean;
+    /**
+     * the question format's question
+     */
+    question?: string;
+    /**
+     * the highlights format's query
+     */
+    highlights?: string;
   };
   /**
    * the team that owns the job (authentication off: "bypass", the one anonymous team)
@@ -857,7 +921,26 @@ export interface ScrapeRequest {
   formats?: (
     | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot" | "screenshot@fullPage")
     | {
-        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot" | "attributes";
+        type:
+          | "markdown"
+          | "html"
+          | "rawHtml"
+          | "links"
+          | "images"
+          | "json"
+          | "summary"
+          | "screenshot"
+          | "attributes"
+          | "question"
+          | "highlights";
+        /**
+         * question format: the question to answer about the page (document.answer)
+         */
+        question?: string;
+        /**
+         * highlights format: what to find in the page's text (document.highlights)
+         */
+        query?: string;
         /**
          * attributes format: for each CSS selector, the values of one attribute on every element of the page it matches
          *

@@ -1,6 +1,6 @@
 // The use case shared by the convert stage and (later) the single-page scrape: a fetched page -> a document + links.
 import type { DefaultTreeAdapterMap } from "parse5";
-import type { CrawlOptions, PageDocument } from "../../schemas/index.ts";
+import type { CrawlOptions, PageDocument, PageExtract } from "../../schemas/index.ts";
 import { attributeValues } from "./attributes.ts";
 import { processHtml } from "./html.ts";
 import { renderMarkdown } from "./render-markdown.ts";
@@ -48,7 +48,18 @@ export interface Converted {
 export type PageAnalyzer = (doc: DefaultTreeAdapterMap["parentNode"], options: ConvertOptions) => Record<string, unknown> | undefined;
 
 /** The formats that need the extract-json stage. */
-export const wantsExtraction = (formats: readonly string[]): boolean => formats.includes("json") || formats.includes("summary");
+export const wantsExtraction = (formats: readonly string[]): boolean => formats.some((f) => f === "json" || f === "summary" || f === "question" || f === "highlights");
+
+/** What a page's extraction formats ask of the extract-json step, from the page's options. */
+export function extractSpec(options: Pick<CrawlOptions, "formats" | "json" | "question" | "highlightsQuery">): PageExtract["extract"] {
+  const f = options.formats;
+  return {
+    ...(f.includes("json") ? { json: options.json ?? {} } : {}),
+    ...(f.includes("summary") ? { summary: true } : {}),
+    ...(f.includes("question") && options.question ? { question: options.question } : {}),
+    ...(f.includes("highlights") && options.highlightsQuery ? { highlights: options.highlightsQuery } : {}),
+  };
+}
 
 const escapeHtml = (s: string) => s.replace(/[&<>]/g, (c) => (c === "&" ? "&amp;" : c === "<" ? "&lt;" : "&gt;"));
 

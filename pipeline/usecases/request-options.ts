@@ -9,7 +9,7 @@ import { patternError } from "../url/scope.ts";
 type Format = CrawlOptions["formats"][number];
 
 export type ScrapeSettings = Pick<CrawlOptions, "formats" | "json" | "onlyMainContent" | "timeoutMs" | "headers" | "pdf" | "includeTags" | "excludeTags" | "removeBase64Images" | "maxAgeMs" | "storeInCache"
-  | "attributes" | "minAgeMs" | "lockdown" | "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification" | "fastMode" | "blockAds">;
+  | "attributes" | "question" | "highlightsQuery" | "minAgeMs" | "lockdown" | "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification" | "fastMode" | "blockAds">;
 
 /** The fields each action type needs (the schema allows every field on every action). */
 const ACTION_FIELDS: Record<BrowserAction["type"], { required: (keyof BrowserAction)[]; allowed: (keyof BrowserAction)[] }> = {
@@ -47,6 +47,8 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
   let screenshot: ScrapeSettings["screenshot"];
   let json: CrawlOptions["json"];
   let attributes: CrawlOptions["attributes"];
+  let question: string | undefined;
+  let highlightsQuery: string | undefined;
   (so.formats ?? ["markdown"]).forEach((f, i) => {
     const type = typeof f === "string" ? f : f.type;
     if (type === "json" && typeof f === "object") {
@@ -62,6 +64,12 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
         ...(spec.viewport ? { viewport: spec.viewport } : {}),
       };
       return;
+    }
+    if (typeof f === "object") {
+      const text = textFormat(f, type, [...path, "formats", i]);
+      if (text && (type === "question" ? question : highlightsQuery) !== undefined) throw invalidField([...path, "formats", i], `at most one ${type} format`);
+      if (type === "question") question = text;
+      if (type === "highlights") highlightsQuery = text;
     }
     if (type === "attributes" && typeof f === "object") {
       if (attributes) throw invalidField([...path, "formats", i], "at most one attributes format");
@@ -103,6 +111,8 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
     formats,
     ...(json && (json.schema || json.prompt) ? { json } : {}),
     ...(attributes ? { attributes } : {}),
+    ...(question !== undefined ? { question } : {}),
+    ...(highlightsQuery !== undefined ? { highlightsQuery } : {}),
     onlyMainContent: so.onlyMainContent ?? true,
     ...(so.includeTags?.length ? { includeTags: so.includeTags } : {}),
     ...(so.excludeTags?.length ? { excludeTags: so.excludeTags } : {}),
@@ -160,6 +170,18 @@ export function checkJobFields(body: { zeroDataRetention?: boolean; integration?
   if (typeof integration === "string" && integration !== "" && !INTEGRATIONS.includes(integration) && !integration.startsWith("_")) {
     throw invalidField(["integration"], `Invalid integration "${integration}": use one of ${INTEGRATIONS.join(", ")} or a custom name starting with "_"`);
   }
+}
+
+/** question needs `question`, highlights needs `query` (Firecrawl's fields); another format has neither. */
+function textFormat(f: { question?: string; query?: string }, type: string, path: (string | number)[]): string | undefined {
+  const field = type === "question" ? "question" : type === "highlights" ? "query" : undefined;
+  for (const name of ["question", "query"] as const) {
+    if (name !== field && f[name] !== undefined) throw invalidField([...path, name], `${name} belongs to the ${name === "question" ? "question" : "highlights"} format, not ${type}`);
+  }
+  if (!field) return undefined;
+  const text = f[field];
+  if (!text?.trim()) throw invalidField([...path, field], `the ${type} format needs ${field}`);
+  return text;
 }
 
 /** The attributes format's selectors, each parsed by the convert stage's own selector engine: a 400 names the one it cannot read. */

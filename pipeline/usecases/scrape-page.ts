@@ -1,10 +1,9 @@
 // The fetch -> convert -> document use case for one page, shared by POST /v2/scrape and the CLI (`trawl scrape`).
 // The crawl stages run the same parts (Fetcher.fetch in fetch-render, the Converter in convert).
 import { randomUUID } from "node:crypto";
-import { addLockdownCredits, markHttpError, wantsExtraction, type Converted, type FetchedPage } from "../convert/document.ts";
+import { addLockdownCredits, extractSpec, markHttpError, wantsExtraction, type Converted, type FetchedPage } from "../convert/document.ts";
 import { parseHtml } from "../convert/parse-html.ts";
-import { extractInto } from "../extract-json/extract-page.ts";
-import { JSON_FORMAT_CREDITS } from "../extract-json/extract-json.ts";
+import { extractInto, extractionCredits } from "../extract-json/extract-page.ts";
 import type { JsonProvider } from "../extract-json/provider.ts";
 import { precomputedRules, rulesProvider, type RulesResult } from "../extract-json/rules.ts";
 import { createLogger, type Logger } from "../runtime/logger.ts";
@@ -22,7 +21,7 @@ import { errorCode, errorMessage, invalidField } from "../runtime/errors.ts";
 import type { CrawlOptions } from "../../schemas/index.ts";
 
 /** What one page's scrape takes: conversion options plus request headers, the page cache and the browser settings. */
-export type ScrapeOptions = ConvertOptions & { json?: { schema?: Record<string, unknown>; prompt?: string }; headers?: Record<string, string>; maxAgeMs?: number; storeInCache?: boolean }
+export type ScrapeOptions = ConvertOptions & { json?: { schema?: Record<string, unknown>; prompt?: string }; headers?: Record<string, string>; maxAgeMs?: number; storeInCache?: boolean; question?: string; highlightsQuery?: string }
   & Pick<CrawlOptions, "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification" | "fastMode" | "blockAds" | "minAgeMs" | "lockdown">;
 
 export interface ScrapeDeps {
@@ -81,11 +80,11 @@ export async function scrapePage(
     // the same step as the extract-json stage of a crawl
     const { document } = converted;
     const input = { url: fetched.finalUrl, html: fetched.body, markdown: document.markdown ?? converted.extractMarkdown ?? "" };
-    const json = options.formats.includes("json") ? { json: options.json ?? {} } : {};
+    const spec = extractSpec(options);
     // the rules result the convert worker computed from the tree it parsed, when it did: no second parse
     const provider = precomputedRules(deps.extractor ?? defaultExtractor, converted.analysis as RulesResult | undefined);
-    await extractInto(document, input, { ...json, ...(options.formats.includes("summary") ? { summary: true } : {}) }, provider, deps.log ?? createLogger("silent", {}));
-    if (options.formats.includes("json")) converted.credits = Math.max(converted.credits, JSON_FORMAT_CREDITS);
+    await extractInto(document, input, spec, provider, deps.log ?? createLogger("silent", {}));
+    converted.credits = extractionCredits(converted.credits, spec);
     document.metadata.creditsUsed = converted.credits;
     delete converted.extractMarkdown;
     delete converted.analysis;
