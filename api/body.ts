@@ -46,7 +46,8 @@ export function jsonDepth(text: string): number {
 }
 
 export async function jsonBody(ctx: Context, next: Next): Promise<void> {
-  if (ctx.method === "POST" && MULTIPART_ROUTES.has(ctx.path) && ctx.is("multipart/form-data")) return next();
+  // (any method: another one than the route's gets its 405, not a 415 for the upload's type)
+  if (MULTIPART_ROUTES.has(ctx.path) && ctx.is("multipart/form-data")) return next();
   if (ctx.method === "POST" || ctx.method === "PUT" || ctx.method === "PATCH") {
     // null: the request has no body (treated as {}); false: a body of another type
     if (ctx.is("application/json") === false && ctx.request.length !== 0) {
