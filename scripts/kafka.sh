@@ -25,6 +25,8 @@ log4j1() { [[ "$VERSION" == 3.* ]]; }
 install() {
   # .complete names the version installed (empty: 3.9.1, from before the version was recorded)
   if [[ -f "$KDIR/libs/.complete" && "$(cat "$KDIR/libs/.complete")" == "$VERSION" ]]; then return 0; fi
+  # a running broker's jars are not replaced under it (it loads classes from them): the next `down` + `up` switches
+  if pid_alive "$PIDFILE"; then log "kafka: running on other jars; Kafka $VERSION is installed at its next start (down, then up)"; return 0; fi
   need_java_maven
   log "kafka: resolving the jars of Kafka $VERSION from Maven Central"
   rm -rf "$KDIR/libs"
