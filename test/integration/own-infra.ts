@@ -68,10 +68,12 @@ export async function startOwnInfra(opts: OwnInfraOptions = {}): Promise<OwnInfr
   const services = opts.services ?? ["kafka", "clickhouse"];
   const dir = mkdtempSync(join(tmpdir(), "trawl-own-infra-"));
   // Kafka's jars are installed once per machine (scripts/infra.sh install): reuse them instead of resolving again
-  const sharedLibs = join(process.env.TRAWL_INFRA_DIR ?? join(root, ".infra"), "kafka", "libs");
+  // (TRAWL_KAFKA_VERSION: another version's, in a directory of its own, scripts/kafka.sh)
+  const kafkaDir = process.env.TRAWL_KAFKA_VERSION ? `kafka-${process.env.TRAWL_KAFKA_VERSION}` : "kafka";
+  const sharedLibs = join(process.env.TRAWL_INFRA_DIR ?? join(root, ".infra"), kafkaDir, "libs");
   if (existsSync(join(sharedLibs, ".complete"))) {
-    mkdirSync(join(dir, "kafka"), { recursive: true });
-    symlinkSync(sharedLibs, join(dir, "kafka", "libs"));
+    mkdirSync(join(dir, kafkaDir), { recursive: true });
+    symlinkSync(sharedLibs, join(dir, kafkaDir, "libs"));
   }
   const [kafka, controller, http, tcp, secured, mutual] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
   const tls = opts.saslSsl || opts.mutualTls ? await makeTestCertificates(join(dir, "tls")) : undefined;
