@@ -134,8 +134,7 @@ password_xml() {
 
 up() {
   local i urls=()
-  install
-  if ((REPLICAS > 1)); then bash "$(dirname "$0")/zookeeper.sh" up; fi
+  if ((REPLICAS > 1)); then bash "$(dirname "$0")/zookeeper.sh" up || return; fi
   for i in $(replica_ids); do
     select_replica "$i"
     up_one || return
@@ -160,6 +159,7 @@ up_one() {
       log "clickhouse: TRAWL_CLICKHOUSE_HTTPS_PORT needs readable PEM files TRAWL_CLICKHOUSE_TLS_CERT and TRAWL_CLICKHOUSE_TLS_KEY"; return 1
     fi
   fi
+  install
   configure
   log "$name: starting on $HOST:$HTTP_PORT${HTTPS_PORT:+ (https on $HTTPS_PORT)}"
   nohup clickhouse-server --config-file="$CDIR/config.xml" >"$CDIR/logs/stdout.log" 2>&1 &
