@@ -188,9 +188,20 @@ it("completes a crawl exactly while the replica in use is killed with SIGKILL an
     `over the whole run: ${reads.length}, errors ${reads.filter((r) => !r.ok).length}`);
   expect(errors).toBe(0);
 
-  const chunks = await allChunks(api, id);
+  // Replication is asynchronous: documents the killed replica had acknowledged but the other had not fetched yet are
+  // read from the other only once the killed one is back and they are fetched (docs/architecture.md, the lag). How long
+  // after the end the API returns every page is measured here; it must come, and exactly.
+  const ended = Date.now();
+  let chunks = await allChunks(api, id);
+  const pathsOf = (cs: typeof chunks) => cs.flatMap((c) => c.body.data).map((d: any) => new URL(d.metadata.sourceURL).pathname);
+  const shortBy = pages - pathsOf(chunks).length;
+  while (pathsOf(chunks).length < pages && Date.now() < ended + 60_000) {
+    await sleep(250);
+    chunks = await allChunks(api, id);
+  }
+  mark(`every page readable ${Date.now() - ended} ms after the end (${shortBy} not yet on the surviving replica at the end)`);
   expect(chunks[0]?.body, procs.logs()).toMatchObject({ status: "completed", completed: pages, total: pages, creditsUsed: pages });
-  const served = chunks.flatMap((c) => c.body.data).map((d: any) => new URL(d.metadata.sourceURL).pathname);
+  const served = pathsOf(chunks);
   expect(served.length).toBe(pages);
   expect([...new Set(served)].sort()).toEqual([...site.paths].sort());
 
