@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { clusterStatement, createdTable } from "./cluster-ddl.ts";
+import { clusterMisconfigured, clusterStatement, createdTable } from "./cluster-ddl.ts";
 import { migrations } from "./migrations.ts";
 
 describe("clusterStatement", () => {
@@ -41,5 +41,22 @@ describe("clusterStatement", () => {
       expect(s).toContain(`'/clickhouse/tables/{shard}/trawl/${t.table}', '{replica}'`);
     }
     expect(all.filter((s) => createdTable(s)).length).toBe(all.length - 1);
+  });
+});
+
+describe("clusterMisconfigured", () => {
+  // the answers of ClickHouse 18.16
+  it("names CLICKHOUSE_CLUSTER and what the servers lack", () => {
+    const nope = new Error("clickhouse statement failed: Code: 170, e.displayText() = DB::Exception: Requested cluster 'nope' not found, e.what() = DB::Exception");
+    expect(clusterMisconfigured(nope, "nope")?.message).toMatch(/CLICKHOUSE_CLUSTER="nope" is not a cluster of the ClickHouse server/);
+    const macro = new Error("Code: 62, e.displayText() = DB::Exception: There was an error on [127.0.0.1:19421]: Code: 62, e.displayText() = DB::Exception: No macro shard in config");
+    expect(clusterMisconfigured(macro, "c")?.message).toMatch(/has no \{shard\} macro/);
+    const queue = new Error("Code: 49, e.displayText() = DB::Exception: DDL background thread is not initialized., e.what() = DB::Exception");
+    expect(clusterMisconfigured(queue, "c")?.message).toMatch(/no <distributed_ddl> queue/);
+  });
+
+  it("leaves other failures alone", () => {
+    expect(clusterMisconfigured(new Error("connect ECONNREFUSED 127.0.0.1:8123"), "c")).toBeUndefined();
+    expect(clusterMisconfigured(new Error("Code: 62, e.displayText() = DB::Exception: Syntax error"), "c")).toBeUndefined();
   });
 });

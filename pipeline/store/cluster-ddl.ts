@@ -3,6 +3,7 @@
 // through the server's distributed DDL queue in ZooKeeper) and a MergeTree-family engine becomes its Replicated twin,
 // with the ZooKeeper path built from the database and table and the server's `{shard}` / `{replica}` macros
 // (ClickHouse 18.16 syntax: ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/db/table', '{replica}', version)).
+import { ConfigError } from "../runtime/config.ts";
 import { ident, literal } from "./sql.ts";
 
 const CREATE_DATABASE = /^(\s*CREATE DATABASE IF NOT EXISTS [A-Za-z_][A-Za-z0-9_]*)/;
@@ -38,4 +39,19 @@ export function clusterStatement(statement: string, cluster: string): string {
 export function createdTable(statement: string): { database: string; table: string } | undefined {
   const m = CREATE_TABLE.exec(statement);
   return m ? { database: m[2] ?? "", table: m[3] ?? "" } : undefined;
+}
+
+/**
+ * A failure of an ON CLUSTER statement that waiting will not cure, as a ConfigError naming what the servers lack (the
+ * start stops at once instead of retrying): no such cluster (170), no `{shard}`/`{replica}` macro (62), no
+ * `<distributed_ddl>` queue ("DDL background thread is not initialized", 18.16's words). Undefined for any other failure.
+ */
+export function clusterMisconfigured(err: unknown, cluster: string): ConfigError | undefined {
+  const message = err instanceof Error ? err.message : String(err);
+  const name = `CLICKHOUSE_CLUSTER=${JSON.stringify(cluster)}`;
+  if (/\bCode: 170\b/.test(message)) return new ConfigError(`config: ${name} is not a cluster of the ClickHouse server (a <remote_servers> entry; see SELECT DISTINCT cluster FROM system.clusters)`);
+  const macro = /No macro (\w+) in config/.exec(message)?.[1];
+  if (macro) return new ConfigError(`config: ${name}: a server of the cluster has no {${macro}} macro (<macros><shard>…</shard><replica>…</replica></macros> in its configuration; the replicated tables' paths need both)`);
+  if (/DDL background thread is not initialized/.test(message)) return new ConfigError(`config: ${name}: the ClickHouse server has no <distributed_ddl> queue in its configuration (ON CLUSTER statements need it)`);
+  return undefined;
 }

@@ -1,7 +1,7 @@
 // Idempotent schema migrations, run at start by every role. SQL valid on ClickHouse 18.16 and current releases:
 // MergeTree / ReplacingMergeTree(version), UInt64 milliseconds for times, no TTL (retention is a cleanup job).
 import type { ClickHouseClient } from "./clickhouse.ts";
-import { clusterStatement, createdTable } from "./cluster-ddl.ts";
+import { clusterMisconfigured, clusterStatement, createdTable } from "./cluster-ddl.ts";
 import { raw, sql } from "./sql.ts";
 
 /** A column added to a table created by an earlier release (CREATE TABLE IF NOT EXISTS leaves existing tables as they are). */
@@ -107,7 +107,9 @@ async function exists(client: ClickHouseClient, statement: string): Promise<bool
 export async function migrate(client: ClickHouseClient): Promise<void> {
   for (const statement of migrations(client.database)) {
     if (!client.cluster) await client.exec(raw(statement));
-    else if (!(await exists(client, statement))) await client.exec(raw(clusterStatement(statement, client.cluster)));
+    else if (!(await exists(client, statement))) await client.exec(raw(clusterStatement(statement, client.cluster))).catch((err: unknown) => {
+      throw clusterMisconfigured(err, client.cluster) ?? err;
+    });
   }
   for (const c of ADDED_COLUMNS) {
     if (await hasColumn(client, c)) continue;
