@@ -51,7 +51,7 @@ export function openInfrastructure(config: Config, log: Logger, clock: Clock, cl
 
 /** Kafka + ClickHouse: migrations and topics first (waiting for the servers), then a producer. */
 async function clusterInfrastructure(config: Config, log: Logger, client: string): Promise<Infrastructure> {
-  const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase, caFile: config.clickhouseCaFile });
+  const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase, caFile: config.clickhouseCaFile, cluster: config.clickhouseCluster });
   const patient = { retries: 20, initialMs: 250, maxMs: 3000, retriable: (err: unknown) => !(err instanceof ConfigError), onRetry: (err: unknown, attempt: number) => log.warn({ err: (err as Error).message, attempt }, "waiting for infrastructure") };
   // the Kafka and registry settings first (their files are read here): a bad one stops the start before any server is touched
   const kafka = createKafka(config, client, log);

@@ -1,7 +1,7 @@
 // One declarative table of every configuration variable, parsed once at start.
 // Nothing below `main` reads process.env; a bad value stops the start with a message naming the variable.
 
-type Kind = "string" | "int" | "bool" | "url" | "enum" | "fraction" | "msList" | "hostMap" | "proxyUrl";
+type Kind = "string" | "int" | "bool" | "url" | "urlList" | "enum" | "fraction" | "msList" | "hostMap" | "proxyUrl";
 
 interface Var<K extends Kind = Kind> {
   env: string;
@@ -68,7 +68,8 @@ export const configVars = {
   schemaRegistryUsername: v({ env: "SCHEMA_REGISTRY_USERNAME", kind: "string", default: "", description: "User for the Schema Registry's HTTP Basic authentication (with SCHEMA_REGISTRY_PASSWORD). Empty: none.", roles: "all (cluster)" }),
   schemaRegistryPassword: v({ env: "SCHEMA_REGISTRY_PASSWORD", kind: "string", default: "", description: "Password for the Schema Registry's Basic authentication. Never logged.", roles: "all (cluster)", secret: true }),
   schemaRegistryCaFile: v({ env: "SCHEMA_REGISTRY_CA_FILE", kind: "string", default: "", description: "PEM file of the CA certificates trusted for an https SCHEMA_REGISTRY_URL (besides the system's). Read once at start; a missing file stops the start.", roles: "all (cluster)" }),
-  clickhouseUrl: v({ env: "CLICKHOUSE_URL", kind: "url", default: "http://127.0.0.1:18123", description: "ClickHouse HTTP interface.", roles: "all" }),
+  clickhouseUrl: v({ env: "CLICKHOUSE_URL", kind: "urlList", default: "http://127.0.0.1:18123", description: "ClickHouse HTTP interface; several replicas separated by commas: a request whose server is away (down, unreachable, cut off from ZooKeeper) is sent to the next, and the process stays on the one that answered.", roles: "all" }),
+  clickhouseCluster: v({ env: "CLICKHOUSE_CLUSTER", kind: "string", default: "", description: "A ClickHouse cluster (`remote_servers`) whose replicas hold Trawl's tables: migrations run `ON CLUSTER` and create `Replicated*MergeTree` tables at `/clickhouse/tables/{shard}/<database>/<table>` with the servers' `{shard}`/`{replica}` macros (one shard of replicas; see docs/architecture.md). Empty: tables of one server.", roles: "all (cluster)" }),
   clickhouseDatabase: v({ env: "CLICKHOUSE_DATABASE", kind: "string", default: "trawl", description: "ClickHouse database (created at start).", roles: "all" }),
   clickhouseUser: v({ env: "CLICKHOUSE_USER", kind: "string", default: "default", description: "ClickHouse user.", roles: "all" }),
   clickhousePassword: v({ env: "CLICKHOUSE_PASSWORD", kind: "string", default: "", description: "ClickHouse password (sent in the Authorization header of each request; never logged).", roles: "all", secret: true }),
@@ -169,6 +170,12 @@ function parseVar(spec: Var, raw: string): string | number | boolean | number[] 
         throw bad("expected a URL");
       }
       return raw.replace(/\/+$/, "");
+    }
+    case "urlList": {
+      // `http://a:8123,http://b:8123` -> the same, each checked as a url, without trailing slashes
+      const list = raw.split(",").map((x) => x.trim()).filter(Boolean);
+      if (list.length === 0) throw bad("expected a URL, or several separated by commas");
+      return list.map((u) => parseVar({ ...spec, kind: "url", default: "x" }, u)).join(",");
     }
     case "msList": {
       // `60000,300000` -> [60000, 300000]

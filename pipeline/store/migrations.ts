@@ -1,6 +1,7 @@
 // Idempotent schema migrations, run at start by every role. SQL valid on ClickHouse 18.16 and current releases:
 // MergeTree / ReplacingMergeTree(version), UInt64 milliseconds for times, no TTL (retention is a cleanup job).
 import type { ClickHouseClient } from "./clickhouse.ts";
+import { clusterMisconfigured, clusterStatement, createdTable } from "./cluster-ddl.ts";
 import { raw, sql } from "./sql.ts";
 
 /** A column added to a table created by an earlier release (CREATE TABLE IF NOT EXISTS leaves existing tables as they are). */
@@ -90,8 +91,26 @@ async function hasColumn(client: ClickHouseClient, c: AddedColumn): Promise<bool
   return Number(rows[0]?.n ?? 0) > 0;
 }
 
+/**
+ * Cluster mode: a table this replica already has is not created again. Every role migrates at start, and an
+ * `ON CLUSTER` statement goes through ZooKeeper's DDL queue and waits for every replica of the cluster (up to
+ * distributed_ddl_task_timeout while one is down), even when nothing is left to create.
+ */
+async function exists(client: ClickHouseClient, statement: string): Promise<boolean> {
+  const t = createdTable(statement);
+  const rows = t ? await client.query(sql`SELECT 1 AS ok FROM system.tables WHERE database = ${t.database} AND name = ${t.table}`)
+    : /^\s*CREATE DATABASE /.test(statement) ? await client.query(sql`SELECT 1 AS ok FROM system.databases WHERE name = ${client.database}`)
+    : [];
+  return rows.length > 0;
+}
+
 export async function migrate(client: ClickHouseClient): Promise<void> {
-  for (const statement of migrations(client.database)) await client.exec(raw(statement));
+  for (const statement of migrations(client.database)) {
+    if (!client.cluster) await client.exec(raw(statement));
+    else if (!(await exists(client, statement))) await client.exec(raw(clusterStatement(statement, client.cluster))).catch((err: unknown) => {
+      throw clusterMisconfigured(err, client.cluster) ?? err;
+    });
+  }
   for (const c of ADDED_COLUMNS) {
     if (await hasColumn(client, c)) continue;
     try {
