@@ -1,6 +1,8 @@
 // Idempotent schema migrations, run at start by every role. SQL valid on ClickHouse 18.16 and current releases:
-// MergeTree / ReplacingMergeTree(version), UInt64 milliseconds for times, no TTL (retention is a cleanup job).
+// MergeTree / ReplacingMergeTree(version), UInt64 milliseconds for times, no TTL (retention drops whole days: the
+// tables a crawl writes are partitioned by day, see clickhouse-retention.ts).
 import type { ClickHouseClient } from "./clickhouse.ts";
+import { legacyTables, partitionBy, partitionOldTables } from "./clickhouse-retention.ts";
 import { raw, sql } from "./sql.ts";
 
 /** A column added to a table created by an earlier release (CREATE TABLE IF NOT EXISTS leaves existing tables as they are). */
@@ -38,27 +40,31 @@ export function migrations(db: string): string[] {
       crawl_id String, version UInt64, team_id String, url String, options String, webhook String,
       status String, total UInt64, completed UInt64, failed UInt64, credits_used UInt64,
       discovery_done UInt8, created_at UInt64, updated_at UInt64, completed_at UInt64, expires_at UInt64, error String
-    ) ENGINE = ReplacingMergeTree(version) ORDER BY crawl_id`,
+    ) ENGINE = ReplacingMergeTree(version) ORDER BY crawl_id ${partitionBy("crawls")}`,
     `CREATE TABLE IF NOT EXISTS ${db}.crawl_cancels (crawl_id String, cancelled_at UInt64)
-      ENGINE = ReplacingMergeTree(cancelled_at) ORDER BY crawl_id`,
+      ENGINE = ReplacingMergeTree(cancelled_at) ORDER BY crawl_id ${partitionBy("crawl_cancels")}`,
     // The frontier's seen-URL state; the latest version of a key wins.
     `CREATE TABLE IF NOT EXISTS ${db}.frontier_urls (
-      crawl_id String, url_key String, url String, depth UInt32, state UInt8, version UInt64
-    ) ENGINE = ReplacingMergeTree(version) ORDER BY (crawl_id, url_key)`,
+      crawl_id String, url_key String, url String, depth UInt32, state UInt8, version UInt64,
+      written_at UInt64 DEFAULT toUInt64(now()) * 1000
+    ) ENGINE = ReplacingMergeTree(version) ORDER BY (crawl_id, url_key) ${partitionBy("frontier_urls")}`,
     `CREATE TABLE IF NOT EXISTS ${db}.documents (
       crawl_id String, seq UInt64, url_key String, final_key String, scrape_id String, url String, status_code UInt16,
       bytes UInt32, credits UInt32, stored_at UInt64, doc String
-    ) ENGINE = MergeTree() ORDER BY (crawl_id, seq) SETTINGS index_granularity = ${DOC_GRANULARITY}`,
+    ) ENGINE = MergeTree() ORDER BY (crawl_id, seq) ${partitionBy("documents")} SETTINGS index_granularity = ${DOC_GRANULARITY}`,
     `CREATE TABLE IF NOT EXISTS ${db}.crawl_errors (
       crawl_id String, url_key String, url String, code String, error String, status_code UInt16, at UInt64
-    ) ENGINE = ReplacingMergeTree(at) ORDER BY (crawl_id, url_key)`,
+    ) ENGINE = ReplacingMergeTree(at) ORDER BY (crawl_id, url_key) ${partitionBy("crawl_errors")}`,
     // attempt 0: the event was handed to delivery; 1, 2, ...: the outcome of each attempt
     `CREATE TABLE IF NOT EXISTS ${db}.webhook_deliveries (
       crawl_id String, event_id String, event String, url String, status_code UInt16, attempt UInt32, error String, at UInt64
-    ) ENGINE = MergeTree() ORDER BY (crawl_id, at)`,
+    ) ENGINE = MergeTree() ORDER BY (crawl_id, at) ${partitionBy("webhook_deliveries")}`,
     // x-idempotency-key of POST /v2/crawl and /v2/batch/scrape; the earliest claim of a key wins
     `CREATE TABLE IF NOT EXISTS ${db}.idempotency_keys (team_id String, key String, claim_id String, at UInt64)
-      ENGINE = MergeTree() ORDER BY (team_id, key)`,
+      ENGINE = MergeTree() ORDER BY (team_id, key) ${partitionBy("idempotency_keys")}`,
+    // crawls the retention sweep found expired (their credits are in the ledger): reads skip them until their days are dropped
+    `CREATE TABLE IF NOT EXISTS ${db}.expired_crawls (crawl_id String, at UInt64)
+      ENGINE = ReplacingMergeTree(at) ORDER BY crawl_id ${partitionBy("expired_crawls")}`,
     // authentication (USE_DB_AUTHENTICATION=true): teams and their credit balance, API keys stored as scrypt hashes
     `CREATE TABLE IF NOT EXISTS ${db}.teams (team_id String, name String, credits Int64, created_at UInt64, version UInt64)
       ENGINE = ReplacingMergeTree(version) ORDER BY team_id`,
@@ -90,8 +96,28 @@ async function hasColumn(client: ClickHouseClient, c: AddedColumn): Promise<bool
   return Number(rows[0]?.n ?? 0) > 0;
 }
 
-export async function migrate(client: ClickHouseClient): Promise<void> {
+/** The CREATE statement of `table` for a table named `as` (the partitioned successor of an old table). */
+function createAs(db: string, table: string, as: string): string {
+  const head = new RegExp(`^(\\s*CREATE TABLE IF NOT EXISTS ${db}\\.)${table}\\b`);
+  const statement = migrations(db).find((s) => head.test(s));
+  if (!statement) throw new TypeError(`no CREATE statement for ${table}`);
+  return statement.replace(head, `$1${as}`);
+}
+
+/**
+ * Creates what is missing, adds later columns, and partitions the tables of a database made before partitioning
+ * (`partitionOldTables`). Returns the tables whose unpartitioned predecessor is still there (read with them).
+ */
+export async function migrate(client: ClickHouseClient): Promise<Set<string>> {
   for (const statement of migrations(client.database)) await client.exec(raw(statement));
+  // the old tables get the later columns first (they are read together with the new ones), then the new ones
+  await addColumns(client);
+  await partitionOldTables(client, (table, as) => createAs(client.database, table, as));
+  await addColumns(client);
+  return legacyTables(client);
+}
+
+async function addColumns(client: ClickHouseClient): Promise<void> {
   for (const c of ADDED_COLUMNS) {
     if (await hasColumn(client, c)) continue;
     try {
