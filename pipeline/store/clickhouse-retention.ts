@@ -39,14 +39,32 @@ export const RETAINED: RetainedTable[] = [
 /** A table created before partitioning is renamed so, read together with the new one until its crawls expire. */
 export const LEGACY_SUFFIX = "_unpartitioned";
 
-const retained = (table: string): RetainedTable => {
-  const t = RETAINED.find((r) => r.table === table);
-  if (!t) throw new TypeError(`not a retained table: ${table}`);
-  return t;
+/** Tables partitioned by day that are not a crawl's: the page cache, emptied of whole days past CACHE_MAX_AGE_MS. */
+export const BY_DAY: Record<string, string> = { page_cache: "stored_at" };
+
+const timeOf = (table: string): string => {
+  const time = RETAINED.find((r) => r.table === table)?.time ?? BY_DAY[table];
+  if (!time) throw new TypeError(`not a table partitioned by day: ${table}`);
+  return time;
 };
 
-/** The PARTITION BY clause of a retained table (ClickHouse 18.16 accepts it after ORDER BY; no TTL there). */
-export const partitionBy = (table: string): string => `PARTITION BY intDiv(${retained(table).time}, ${DAY_MS})`;
+/** The PARTITION BY clause of a table partitioned by day (ClickHouse 18.16 accepts it after ORDER BY; no TTL there). */
+export const partitionBy = (table: string): string => `PARTITION BY intDiv(${timeOf(table)}, ${DAY_MS})`;
+
+/** The days of `table` (its partitions) whose every row is older than `horizon`. */
+export async function pastDays(ch: ClickHouseClient, table: string, horizon: number): Promise<number[]> {
+  const parts = await ch.query<{ partition: string }>(
+    sql`SELECT DISTINCT partition FROM system.parts WHERE database = ${ch.database} AND table = ${table} AND active`,
+  );
+  return parts.map((p) => Number(p.partition)).filter((d) => Number.isInteger(d) && (d + 1) * DAY_MS <= horizon).sort((a, b) => a - b);
+}
+
+/** Drops whole days of `table` older than `horizon` (the page cache: no row is pinned). */
+export async function dropDaysBefore(ch: ClickHouseClient, table: string, horizon: number): Promise<number[]> {
+  const days = await pastDays(ch, table, horizon);
+  for (const day of days) await ch.exec(raw(`ALTER TABLE ${ch.table(table)} DROP PARTITION ${day}`));
+  return days;
+}
 
 /** The table to read: the table itself, or both it and its unpartitioned predecessor while that one exists. */
 export function readTable(ch: ClickHouseClient, name: string, legacy: ReadonlySet<string>): SqlFragment {
@@ -80,8 +98,8 @@ async function partitionKey(ch: ClickHouseClient, table: string): Promise<string
  * `create(name)` is the CREATE statement of the partitioned table under another name. Roles migrating at once: the
  * RENAME of the second fails (the target exists) and it finds the table partitioned.
  */
-export async function partitionOldTables(ch: ClickHouseClient, create: (table: string, as: string) => string): Promise<void> {
-  for (const { table } of RETAINED) {
+export async function partitionOldTables(ch: ClickHouseClient, create: (table: string, as: string) => string, tables: string[]): Promise<void> {
+  for (const table of tables) {
     if ((await partitionKey(ch, table)) !== "") continue;
     const fresh = `${table}_partitioned`;
     await ch.exec(raw(create(table, fresh)));
@@ -118,10 +136,7 @@ export async function dropExpiredDays(ch: ClickHouseClient, now: number, retenti
   const horizon = now - retentionMs;
   for (const { table, time, pin } of RETAINED) {
     const by = pin === "none" ? undefined : pins[pin];
-    const parts = await ch.query<{ partition: string }>(
-      sql`SELECT DISTINCT partition FROM system.parts WHERE database = ${ch.database} AND table = ${table} AND active`,
-    );
-    const eligible = parts.map((p) => Number(p.partition)).filter((d) => Number.isInteger(d) && (d + 1) * DAY_MS <= horizon);
+    const eligible = await pastDays(ch, table, horizon);
     if (eligible.length > 0) {
       const end = (Math.max(...eligible) + 1) * DAY_MS;
       const pinned = by
@@ -129,7 +144,7 @@ export async function dropExpiredDays(ch: ClickHouseClient, now: number, retenti
           sql`SELECT DISTINCT intDiv(${raw(time)}, ${DAY_MS}) AS d FROM ${raw(ch.table(table))} WHERE ${raw(time)} < ${end} AND crawl_id IN (${by})`,
         )).map((r) => Number(r.d)))
         : new Set<number>();
-      for (const day of eligible.filter((d) => !pinned.has(d)).sort((a, b) => a - b)) {
+      for (const day of eligible.filter((d) => !pinned.has(d))) {
         await ch.exec(raw(`ALTER TABLE ${ch.table(table)} DROP PARTITION ${day}`));
         dropped.push(`${table}/${day}`);
       }

@@ -2,7 +2,7 @@
 // MergeTree / ReplacingMergeTree(version), UInt64 milliseconds for times, no TTL (retention drops whole days: the
 // tables a crawl writes are partitioned by day, see clickhouse-retention.ts).
 import type { ClickHouseClient } from "./clickhouse.ts";
-import { legacyTables, partitionBy, partitionOldTables } from "./clickhouse-retention.ts";
+import { BY_DAY, LEGACY_SUFFIX, RETAINED, legacyTables, partitionBy, partitionOldTables } from "./clickhouse-retention.ts";
 import { raw, sql } from "./sql.ts";
 
 /** A column added to a table created by an earlier release (CREATE TABLE IF NOT EXISTS leaves existing tables as they are). */
@@ -82,7 +82,7 @@ export function migrations(db: string): string[] {
     // fetched responses for maxAge / storeInCache, by URL + request headers; the newest wins
     `CREATE TABLE IF NOT EXISTS ${db}.page_cache (
       key String, url String, final_url String, status_code UInt16, content_type String, body String, body_base64 String, stored_at UInt64
-    ) ENGINE = ReplacingMergeTree(stored_at) ORDER BY key SETTINGS index_granularity = ${DOC_GRANULARITY}`,
+    ) ENGINE = ReplacingMergeTree(stored_at) ORDER BY key ${partitionBy("page_cache")} SETTINGS index_granularity = ${DOC_GRANULARITY}`,
     // stored screenshots (SCREENSHOTS=url), served at /v2/screenshots/<job>/<id>.<type>, deleted with their job
     `CREATE TABLE IF NOT EXISTS ${db}.screenshots (job_id String, id String, type String, data_base64 String, stored_at UInt64)
       ENGINE = MergeTree() ORDER BY (job_id, id)`,
@@ -112,7 +112,10 @@ export async function migrate(client: ClickHouseClient): Promise<Set<string>> {
   for (const statement of migrations(client.database)) await client.exec(raw(statement));
   // the old tables get the later columns first (they are read together with the new ones), then the new ones
   await addColumns(client);
-  await partitionOldTables(client, (table, as) => createAs(client.database, table, as));
+  const create = (table: string, as: string) => createAs(client.database, table, as);
+  await partitionOldTables(client, create, [...RETAINED.map((r) => r.table), ...Object.keys(BY_DAY)]);
+  // the page cache before partitioning is not read: a cache, its pages are fetched again
+  for (const table of Object.keys(BY_DAY)) await client.exec(raw(`DROP TABLE IF EXISTS ${client.table(`${table}${LEGACY_SUFFIX}`)}`));
   await addColumns(client);
   return legacyTables(client);
 }

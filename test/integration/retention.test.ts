@@ -6,6 +6,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../pipeline/runtime/config.ts";
 import { ClickHouseClient } from "../../pipeline/store/clickhouse.ts";
 import { ClickHouseCrawlStore } from "../../pipeline/store/clickhouse-crawl-store.ts";
+import { ClickHousePageCache } from "../../pipeline/store/clickhouse-page-cache.ts";
+import { createLogger } from "../../pipeline/runtime/logger.ts";
 import { DAY_MS, LEGACY_SUFFIX, RETAINED } from "../../pipeline/store/clickhouse-retention.ts";
 import type { CrawlRecord, DocumentRow, ExpiredCrawl } from "../../pipeline/store/crawl-store.ts";
 import { ADDED_COLUMNS, migrate, migrations } from "../../pipeline/store/migrations.ts";
@@ -119,6 +121,22 @@ describe("ClickHouse retention by day", () => {
     expect(await mutations(ch)).toEqual([]);
   });
 
+  it("empties the page cache of whole days past its age, without a mutation; younger pages are still served", async () => {
+    const ch = client("retcache");
+    dbs.push(ch);
+    await migrate(ch);
+    const cache = new ClickHousePageCache(ch, createLogger("silent"));
+    const page = (key: string, storedAt: number) => ({ key, url: `https://s.test/${key}`, finalUrl: `https://s.test/${key}`, statusCode: 200, contentType: "text/html", body: `<p>${key}</p>`, storedAt });
+    cache.put([page("old", now - 3 * DAY_MS), page("young", now - 60_000)]);
+    await cache.close();
+    expect((await days(ch, "page_cache")).length).toBe(2);
+    await cache.deleteBefore(now - 2 * DAY_MS);
+    expect(await days(ch, "page_cache")).toEqual([Math.floor(now / DAY_MS)]);
+    expect(await cache.get("old", 0)).toBeNull();
+    expect((await cache.get("young", now - 2 * DAY_MS))?.body).toBe("<p>young</p>");
+    expect(await mutations(ch)).toEqual([]);
+  });
+
   it("upgrades a database of the release before partitioning: old rows stay readable, old tables go once their crawls expired", async () => {
     const ch = client("retup");
     dbs.push(ch);
@@ -147,6 +165,9 @@ describe("ClickHouse retention by day", () => {
       expect(keys.find((k) => k.name === `${t}${LEGACY_SUFFIX}`)?.partition_key, t).toBe("");
     }
     expect(keys.map((k) => k.name).filter((n) => n.endsWith("_partitioned"))).toEqual([]);
+    // the page cache is partitioned too; its old pages are not kept (a cache: fetched again)
+    expect(keys.find((k) => k.name === "page_cache")?.partition_key).toMatch(/intDiv/);
+    expect(keys.find((k) => k.name === `page_cache${LEGACY_SUFFIX}`)).toBeUndefined();
 
     // the crawl goes on: old and new rows read together
     const store = new ClickHouseCrawlStore(ch, legacy);
