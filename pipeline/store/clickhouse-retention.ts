@@ -4,6 +4,7 @@
 import type { ClickHouseClient } from "./clickhouse.ts";
 import { raw, sql, type SqlFragment } from "./sql.ts";
 import { retry } from "../runtime/retry.ts";
+import { setTimeout as sleep } from "node:timers/promises";
 
 export const DAY_MS = 86_400_000;
 
@@ -82,6 +83,15 @@ export async function legacyTables(ch: ClickHouseClient): Promise<Set<string>> {
 /** A read of system.tables fails when a table of the database is renamed or dropped under it (another role migrating). */
 const tableVanished = (err: unknown) => /doesn't exist|does not exist/.test((err as Error)?.message ?? "");
 
+/** DROP TABLE IF EXISTS, which 18.16 fails when another role renames or drops the table at the same moment. */
+export async function dropTable(ch: ClickHouseClient, name: string): Promise<void> {
+  try {
+    await ch.exec(raw(`DROP TABLE IF EXISTS ${ch.table(name)}`));
+  } catch (err) {
+    if (!tableVanished(err)) throw err;
+  }
+}
+
 async function partitionKey(ch: ClickHouseClient, table: string): Promise<string | undefined> {
   const rows = await retry(
     () => ch.query<{ partition_key: string }>(sql`SELECT partition_key FROM system.tables WHERE database = ${ch.database} AND name = ${table}`),
@@ -95,22 +105,29 @@ async function partitionKey(ch: ClickHouseClient, table: string): Promise<string
  * rewrite the whole table while the roles write to it. So the old table is renamed `<table>_unpartitioned` and a
  * partitioned one takes its name in the same RENAME (writers, old releases included, go on writing `<table>`); reads
  * see both (`readTable`) and the sweep drops the old table whole once every crawl in it has expired.
- * `create(name)` is the CREATE statement of the partitioned table under another name. Roles migrating at once: the
- * RENAME of the second fails (the target exists) and it finds the table partitioned.
+ * `create(table, as)` makes the partitioned table under another name, with every column the old one has (writers must
+ * not find a column missing after the RENAME). Roles migrating at once: the
+ * RENAME of the second fails (the target exists) and it finds the table partitioned. The two renames are not atomic on
+ * 18.16: a statement between them finds no table (code 60, retried as STORE_UNAVAILABLE by the client).
  */
-export async function partitionOldTables(ch: ClickHouseClient, create: (table: string, as: string) => string, tables: string[]): Promise<void> {
+export async function partitionOldTables(ch: ClickHouseClient, create: (table: string, as: string) => Promise<void>, tables: string[]): Promise<void> {
   for (const table of tables) {
     if ((await partitionKey(ch, table)) !== "") continue;
     const fresh = `${table}_partitioned`;
-    await ch.exec(raw(create(table, fresh)));
     try {
+      await create(table, fresh);
       await ch.exec(raw(`RENAME TABLE ${ch.table(table)} TO ${ch.table(`${table}${LEGACY_SUFFIX}`)}, ${ch.table(fresh)} TO ${ch.table(table)}`));
     } catch (err) {
-      const key = await partitionKey(ch, table);
+      // another role's RENAME may be between its two steps: wait for the table to be back
+      let key = await partitionKey(ch, table);
+      for (let i = 0; key === undefined && i < 40; i++) {
+        await sleep(50);
+        key = await partitionKey(ch, table);
+      }
       if (key === "") throw err;
-      // a RENAME of two tables that stopped half-way (not atomic on 18.16): finish it
+      // a RENAME that stopped half-way for good (the server stopped): finish it
       if (key === undefined) await ch.exec(raw(`RENAME TABLE ${ch.table(fresh)} TO ${ch.table(table)}`));
-      else await ch.exec(raw(`DROP TABLE IF EXISTS ${ch.table(fresh)}`));
+      else await dropTable(ch, fresh);
     }
   }
 }
@@ -150,7 +167,7 @@ export async function dropExpiredDays(ch: ClickHouseClient, now: number, retenti
       }
     }
     if (legacy.has(table) && (await legacyExpired(ch, `${table}${LEGACY_SUFFIX}`, time, horizon, by))) {
-      await ch.exec(raw(`DROP TABLE IF EXISTS ${ch.table(`${table}${LEGACY_SUFFIX}`)}`));
+      await dropTable(ch, `${table}${LEGACY_SUFFIX}`);
       legacy.delete(table);
       dropped.push(`${table}${LEGACY_SUFFIX}`);
     }

@@ -2,7 +2,7 @@
 // MergeTree / ReplacingMergeTree(version), UInt64 milliseconds for times, no TTL (retention drops whole days: the
 // tables a crawl writes are partitioned by day, see clickhouse-retention.ts).
 import type { ClickHouseClient } from "./clickhouse.ts";
-import { BY_DAY, LEGACY_SUFFIX, RETAINED, legacyTables, partitionBy, partitionOldTables } from "./clickhouse-retention.ts";
+import { BY_DAY, LEGACY_SUFFIX, RETAINED, dropTable, legacyTables, partitionBy, partitionOldTables } from "./clickhouse-retention.ts";
 import { raw, sql } from "./sql.ts";
 
 /** A column added to a table created by an earlier release (CREATE TABLE IF NOT EXISTS leaves existing tables as they are). */
@@ -112,16 +112,20 @@ export async function migrate(client: ClickHouseClient): Promise<Set<string>> {
   for (const statement of migrations(client.database)) await client.exec(raw(statement));
   // the old tables get the later columns first (they are read together with the new ones), then the new ones
   await addColumns(client);
-  const create = (table: string, as: string) => createAs(client.database, table, as);
+  const create = async (table: string, as: string) => {
+    await client.exec(raw(createAs(client.database, table, as)));
+    await addColumns(client, (c) => (c.table === table ? { ...c, table: as } : undefined));
+  };
   await partitionOldTables(client, create, [...RETAINED.map((r) => r.table), ...Object.keys(BY_DAY)]);
   // the page cache before partitioning is not read: a cache, its pages are fetched again
-  for (const table of Object.keys(BY_DAY)) await client.exec(raw(`DROP TABLE IF EXISTS ${client.table(`${table}${LEGACY_SUFFIX}`)}`));
+  for (const table of Object.keys(BY_DAY)) await dropTable(client, `${table}${LEGACY_SUFFIX}`);
   await addColumns(client);
   return legacyTables(client);
 }
 
-async function addColumns(client: ClickHouseClient): Promise<void> {
-  for (const c of ADDED_COLUMNS) {
+/** Adds the later columns a table lacks; `which` picks and renames them (default: every one, to its own table). */
+async function addColumns(client: ClickHouseClient, which: (c: AddedColumn) => AddedColumn | undefined = (c) => c): Promise<void> {
+  for (const c of ADDED_COLUMNS.map(which).filter((x) => x !== undefined)) {
     if (await hasColumn(client, c)) continue;
     try {
       await client.exec(raw(`ALTER TABLE ${client.table(c.table)} ADD COLUMN ${c.column} ${c.type}`));
