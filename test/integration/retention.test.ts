@@ -21,7 +21,8 @@ const suffix = `${Date.now().toString(36)}_${Math.floor(Math.random() * 1e6)}`;
 const client = (name: string) => new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: `trawl_${name}_${suffix}` });
 const dbs: ClickHouseClient[] = [];
 afterAll(async () => {
-  for (const ch of dbs) await ch.exec(raw(`DROP DATABASE IF EXISTS ${ch.database}`));
+  // a migration a failed test left running may still create a table: DROP DATABASE then asks to be tried again
+  for (const ch of dbs) await retry(() => ch.exec(raw(`DROP DATABASE IF EXISTS ${ch.database}`)), { retries: 10, initialMs: 200, maxMs: 1000, retriable: () => true });
 });
 
 const now = Date.now();
