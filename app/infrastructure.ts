@@ -57,7 +57,7 @@ async function clusterInfrastructure(config: Config, log: Logger, client: string
   const kafka = createKafka(config, client, log);
   const registryConn = config.schemaRegistryUrl ? registryConnection(config) : undefined;
   // an untrusted certificate or refused credentials do not go away by waiting: the start stops at once
-  await retry(() => migrate(ch), { ...patient, retriable: (err) => patient.retriable(err) && !(err instanceof TrawlError && (err.code === "STORE_TLS_UNTRUSTED" || err.code === "STORE_AUTH_REFUSED")) });
+  const legacyTables = await retry(() => migrate(ch), { ...patient, retriable: (err) => patient.retriable(err) && !(err instanceof TrawlError && (err.code === "STORE_TLS_UNTRUSTED" || err.code === "STORE_AUTH_REFUSED")) });
   await retry(() => ensureTopics(kafka, config, log), patient);
   const registry = registryConn ? await retry(() => connectRegistry(registryConn, config.topicPrefix, log), { ...patient, retriable: (err) => !(err instanceof TrawlError || err instanceof ConfigError) || (err instanceof TrawlError && err.retriable) }) : undefined;
   const bus = new KafkaBus(kafka, config.topicPrefix, registry, { lingerMs: config.kafkaLingerMs, compression: config.kafkaCompression as KafkaCompression, publicCompression: config.kafkaPublicCompression as KafkaCompression });
@@ -65,7 +65,7 @@ async function clusterInfrastructure(config: Config, log: Logger, client: string
   const cache = new ClickHousePageCache(ch, log);
   return {
     bus,
-    store: new ClickHouseCrawlStore(ch),
+    store: new ClickHouseCrawlStore(ch, legacyTables),
     auth: new ClickHouseAuthStore(ch),
     cache,
     screenshots: new ClickHouseScreenshotStore(ch),

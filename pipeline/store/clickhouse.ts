@@ -138,7 +138,8 @@ export class ClickHouseClient {
     const refused = tlsOrAuthFailure(err, url, this.caFile, what);
     if (refused) return refused;
     const message = err instanceof Error ? err.message : String(err);
-    if (RETRIABLE_NET.test(message) || REPLICA_AWAY.test(message) || (err as { code?: string })?.code?.toString().startsWith("E")) {
+    // 60 UNKNOWN_TABLE: a migration renaming a table (clickhouse-retention.ts) between its two steps; nothing was written
+    if (RETRIABLE_NET.test(message) || REPLICA_AWAY.test(message) || (err as { code?: string })?.code?.toString().startsWith("E") || Number((err as { code?: unknown })?.code) === 60) {
       return new InfrastructureError("STORE_UNAVAILABLE", `clickhouse ${what} failed: ${message}`, err);
     }
     return new TrawlError("BUG", `clickhouse ${what} failed: ${message}`, { cause: err });
