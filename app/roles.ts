@@ -105,7 +105,7 @@ export async function sweepExpired(w: Wiring, now: number): Promise<string[]> {
 
 export async function startFrontier(w: Wiring): Promise<void> {
   const { infra, clock, log, config } = w;
-  w.runners.push(await infra.run(new FrontierProcessor({ store: infra.store, clock, log, metrics: w.metrics })));
+  w.runners.push(await infra.run(new FrontierProcessor({ store: infra.store, clock, log, metrics: w.metrics, snapshots: infra.snapshots })));
   // the per-team concurrency limit: a team's own setting, else TEAM_MAX_CONCURRENCY (also for the anonymous team)
   const limits = new TeamLimits(infra.auth, config.teamMaxConcurrency, config.authCacheTtlMs, clock.now);
   w.runners.push(await infra.run(new AdmissionProcessor({ store: infra.store, clock, log, limitOf: (teamId) => limits.of(teamId) })));
@@ -145,6 +145,7 @@ export async function startFetchRender(w: Wiring): Promise<void> {
     renderMode: config.render as RenderMode,
     metrics: w.metrics,
     load: loadGuard(w),
+    snapshots: infra.snapshots,
   }, config.fetchConcurrency);
   w.runners.push(await infra.run(processor));
 }
@@ -171,7 +172,7 @@ export async function startExtractJson(w: Wiring): Promise<void> {
 
 export async function startSink(w: Wiring): Promise<void> {
   const { infra, clock, log } = w;
-  w.runners.push(await infra.run(new SinkProcessor({ store: infra.store, cancels: new CancelCache(infra.store, 0, clock.now), clock, log, metrics: w.metrics })));
+  w.runners.push(await infra.run(new SinkProcessor({ store: infra.store, cancels: new CancelCache(infra.store, 0, clock.now), clock, log, metrics: w.metrics, snapshots: infra.snapshots })));
 }
 
 export async function startWebhookEmit(w: Wiring): Promise<void> {
@@ -217,7 +218,7 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
     : new IndexBackend(infra.store, clock.now);
   const scrape = {
     store: infra.store, bus: infra.bus, clock, log, fetcher, convert: pageConverter(w.pool, w.analyze), extractor: w.providers.provider, cache: cacheDeps(w),
-    renderer: processRenderer(w), renderMode: config.render as RenderMode,
+    renderer: processRenderer(w), renderMode: config.render as RenderMode, snapshots: infra.snapshots,
   };
   // POST /v2/extract jobs run here, shared by the API replicas through the extract-jobs consumer group
   const jobs = new ExtractJobProcessor({ ...scrape, allowPrivate: config.allowPrivateCrawlTargets, fetchTimeoutMs: config.fetchTimeoutMs, authStore: infra.auth });

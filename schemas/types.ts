@@ -40,9 +40,21 @@ export interface BatchScrapeRequest {
    * @maxItems 20
    */
   formats?: (
-    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot" | "screenshot@fullPage")
+    | (
+        | "markdown"
+        | "html"
+        | "rawHtml"
+        | "links"
+        | "images"
+        | "json"
+        | "summary"
+        | "screenshot"
+        | "screenshot@fullPage"
+        | "changeTracking"
+      )
     | {
-        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot";
+        type:
+          "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot" | "changeTracking";
         /**
          * json format: the JSON Schema of document.json (compiled with ajv at submit; an invalid schema is a 400)
          */
@@ -57,6 +69,16 @@ export interface BatchScrapeRequest {
           width: number;
           height: number;
         };
+        /**
+         * changeTracking format: git-diff (a unified diff of the markdown) and/or json (the json fields compared with their previous values)
+         *
+         * @maxItems 2
+         */
+        modes?: ("git-diff" | "json")[];
+        /**
+         * changeTracking format: a separate history of the same URLs (default: none)
+         */
+        tag?: string | null;
       }
   )[];
   onlyMainContent?: boolean;
@@ -180,6 +202,19 @@ export interface PageDocument {
     [k: string]: unknown;
   };
   images?: string[];
+  /**
+   * the changeTracking format: this page against the previous scrape of its URL by the same team (and tag)
+   */
+  changeTracking?: {
+    previousScrapeAt: string | null;
+    changeStatus: "new" | "same" | "changed" | "removed";
+    visibility: "visible" | "hidden";
+    diff?: {
+      text: string;
+      json: {};
+    };
+    json?: {};
+  };
   [k: string]: unknown;
 }
 
@@ -285,6 +320,20 @@ export interface CrawlOptions {
    * false: the browser loads ad and tracker hosts too (default true: blocked, BLOCK_ADS_LISTS)
    */
   blockAds?: boolean;
+  /**
+   * the changeTracking format: documents are compared with the previous snapshot of the same URL in the team's history for this tag
+   */
+  changeTracking?: {
+    modes: ("git-diff" | "json")[];
+    /**
+     * "" without a tag
+     */
+    tag: string;
+    /**
+     * json was added to the formats for the json mode only: it is compared, kept in the snapshot and left out of the document
+     */
+    trackingJson?: boolean;
+  };
 }
 
 /**
@@ -307,6 +356,35 @@ export interface CrawlPage {
    * the team that owns the job (authentication off: "bypass", the one anonymous team)
    */
   teamId?: string;
+  freshness?: PageFreshness;
+}
+
+/**
+ * Change tracking of one page on its way through the pipeline: its history (team, tag, lineage), what the fetch learned (validators, content hash) and, for a page reused from its snapshot, that it was not converted again.
+ */
+export interface PageFreshness {
+  tag: string;
+  modes: ("git-diff" | "json")[];
+  /**
+   * the crawl's start URL key: its pages no longer reached are removed at its end (absent: batch)
+   */
+  origin?: string;
+  optionsHash: string;
+  /**
+   * sha256 of the fetched body (absent: rendered page)
+   */
+  contentHash?: string;
+  etag?: string;
+  lastModified?: string;
+  trackingJson?: boolean;
+  /**
+   * the stored document was reused: the server answered 304, or the body's hash was the stored one
+   */
+  reused?: "not-modified" | "same-hash";
+  /**
+   * the page's links (kept in the snapshot, for a later reuse)
+   */
+  links?: string[];
 }
 
 /**
@@ -351,9 +429,21 @@ export interface ScrapeOptions {
    * @maxItems 20
    */
   formats?: (
-    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot" | "screenshot@fullPage")
+    | (
+        | "markdown"
+        | "html"
+        | "rawHtml"
+        | "links"
+        | "images"
+        | "json"
+        | "summary"
+        | "screenshot"
+        | "screenshot@fullPage"
+        | "changeTracking"
+      )
     | {
-        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot";
+        type:
+          "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot" | "changeTracking";
         /**
          * json format: the JSON Schema of document.json (compiled with ajv at submit; an invalid schema is a 400)
          */
@@ -368,6 +458,16 @@ export interface ScrapeOptions {
           width: number;
           height: number;
         };
+        /**
+         * changeTracking format: git-diff (a unified diff of the markdown) and/or json (the json fields compared with their previous values)
+         *
+         * @maxItems 2
+         */
+        modes?: ("git-diff" | "json")[];
+        /**
+         * changeTracking format: a separate history of the same URLs (default: none)
+         */
+        tag?: string | null;
       }
   )[];
   onlyMainContent?: boolean;
@@ -688,6 +788,7 @@ export interface PageExtract {
    * the team that owns the job (authentication off: "bypass", the one anonymous team)
    */
   teamId?: string;
+  freshness?: PageFreshness;
 }
 
 /**
@@ -740,6 +841,15 @@ export interface PageFetched {
    * the team that owns the job (authentication off: "bypass", the one anonymous team)
    */
   teamId?: string;
+  freshness?: PageFreshness;
+  /**
+   * the stored document and links of a page that did not change (304 or same content hash): converted no more
+   */
+  reuse?: {
+    document: PageDocument;
+    links: string[];
+    scrapedAt?: number;
+  };
 }
 
 /**
@@ -784,9 +894,21 @@ export interface ScrapeRequest {
    * @maxItems 20
    */
   formats?: (
-    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot" | "screenshot@fullPage")
+    | (
+        | "markdown"
+        | "html"
+        | "rawHtml"
+        | "links"
+        | "images"
+        | "json"
+        | "summary"
+        | "screenshot"
+        | "screenshot@fullPage"
+        | "changeTracking"
+      )
     | {
-        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot";
+        type:
+          "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot" | "changeTracking";
         /**
          * json format: the JSON Schema of document.json (compiled with ajv at submit; an invalid schema is a 400)
          */
@@ -801,6 +923,16 @@ export interface ScrapeRequest {
           width: number;
           height: number;
         };
+        /**
+         * changeTracking format: git-diff (a unified diff of the markdown) and/or json (the json fields compared with their previous values)
+         *
+         * @maxItems 2
+         */
+        modes?: ("git-diff" | "json")[];
+        /**
+         * changeTracking format: a separate history of the same URLs (default: none)
+         */
+        tag?: string | null;
       }
   )[];
   onlyMainContent?: boolean;

@@ -7,12 +7,15 @@ import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Metrics } from "../runtime/metrics.ts";
 import type { Logger } from "../runtime/logger.ts";
-import type { CrawlStore, ErrorRow, UrlRow } from "../store/crawl-store.ts";
+import type { CrawlRecord, CrawlStore, ErrorRow, UrlRow } from "../store/crawl-store.ts";
 import { PartitionCache } from "../runtime/partition-cache.ts";
 import { admitted, isHeld, reduce, restore, resume, teamOf, toRecord, type CrawlState } from "./reducer.ts";
 import { keys } from "../topology.ts";
 import { URL_STATE } from "../store/crawl-store.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
+import type { SnapshotStore } from "../store/snapshot-store.ts";
+import { crawlUrlKey } from "../url/normalize-url.ts";
+import { TEAM_BYPASS } from "../runtime/constants.ts";
 
 const TERMINAL = new Set(["crawl.completed", "crawl.failed", "crawl.cancelled"]);
 
@@ -43,10 +46,12 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
   private readonly clock: Clock;
   private readonly log: Logger;
   private readonly metrics: Metrics | undefined;
+  private readonly snapshots: SnapshotStore | undefined;
 
-  /** metrics: crawls started, ended by status, credits of ended crawls */
-  constructor(deps: { store: CrawlStore; clock: Clock; log: Logger; metrics?: Metrics }) {
+  /** metrics: crawls started, ended by status, credits of ended crawls; snapshots: change tracking's history */
+  constructor(deps: { store: CrawlStore; clock: Clock; log: Logger; metrics?: Metrics; snapshots?: SnapshotStore }) {
     super("frontier");
+    this.snapshots = deps.snapshots;
     this.metrics = deps.metrics;
     this.store = deps.store;
     this.clock = deps.clock;
@@ -151,6 +156,19 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     if (phase === 0) await this.persist(batch);
   }
 
+  /**
+   * The pages of the crawl's lineage (same team, tag and start URL) that earlier crawls stored and this one did not
+   * reach (neither stored nor failed nor skipped: every URL it saw is in its URL states) get a tombstone: removed.
+   */
+  private async sweepRemoved(r: CrawlRecord): Promise<void> {
+    if (!this.snapshots || !r.options.changeTracking) return;
+    const reached = new Set((await this.store.loadUrls(r.crawlId)).map((u) => u.urlKey));
+    const removed = await this.snapshots.sweepRemoved({
+      teamId: r.teamId || TEAM_BYPASS, tag: r.options.changeTracking.tag, origin: crawlUrlKey(r.url, r.options), crawlId: r.crawlId, reached, now: this.clock.now(),
+    });
+    if (removed.length) this.log.info({ crawlId: r.crawlId, removed: removed.length }, "change tracking: pages no longer reached reported removed");
+  }
+
   private async persist(batch: Batch): Promise<void> {
     const now = this.clock.now();
     const records = [...batch.dirty].flatMap((id) => {
@@ -166,6 +184,8 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     batch.urls = [];
     batch.errors = [];
     batch.dirty.clear();
+    // change tracking: a completed crawl's removed pages are recorded before crawl.completed (phase 1) announces the end
+    for (const r of records) if (r.status === "completed" && r.options.changeTracking && r.options.kind !== "batch") await this.sweepRemoved(r);
     // finished crawls leave memory after a while; a late event reloads them (and finds them terminal)
     for (const r of records) {
       if (r.status === "scraping" || this.finished.includes(r.crawlId)) continue;
