@@ -364,6 +364,10 @@ export interface CrawlPage {
  */
 export interface PageFreshness {
   tag: string;
+  /**
+   * the page's key in its history: the URL's dedup key (for a batch, of its URL, not of its place in the batch)
+   */
+  urlKey?: string;
   modes: ("git-diff" | "json")[];
   /**
    * the crawl's start URL key: its pages no longer reached are removed at its end (absent: batch)

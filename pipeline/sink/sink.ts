@@ -141,7 +141,7 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
     const now = this.clock.now();
     if (page.freshness) {
       // change tracking: compared with the page's previous snapshot; the new snapshot is taken with the document
-      const previous = batch.previous.get(historyKey(page.teamId ?? "", page.freshness.tag, page.urlKey)) ?? null;
+      const previous = batch.previous.get(historyKey(page.teamId ?? "", page.freshness.tag, page.freshness.urlKey ?? page.urlKey)) ?? null;
       batch.snapshots.push(trackChanges(page, page.freshness, previous, now));
     }
     const doc = JSON.stringify(page.document);

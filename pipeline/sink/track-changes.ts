@@ -16,7 +16,7 @@ export async function previousSnapshots(store: SnapshotStore, pages: CrawlPage[]
     if (!p.freshness) continue;
     const teamId = p.teamId ?? "";
     const g = groups.get(historyKey(teamId, p.freshness.tag, "")) ?? { teamId, tag: p.freshness.tag, keys: [] };
-    g.keys.push(p.urlKey);
+    g.keys.push(p.freshness.urlKey ?? p.urlKey);
     groups.set(historyKey(teamId, p.freshness.tag, ""), g);
   }
   const out = new Map<string, Snapshot>();
@@ -50,7 +50,7 @@ export function trackChanges(page: CrawlPage, f: Freshness, previous: Snapshot |
   if (f.trackingJson) delete document.json;
   document.changeTracking = tracking as unknown as NonNullable<CrawlPage["document"]["changeTracking"]>;
   return {
-    teamId: page.teamId ?? "", tag: f.tag, urlKey: page.urlKey, url: String(document.metadata.sourceURL ?? document.metadata.url ?? ""), crawlId: page.crawlId,
+    teamId: page.teamId ?? "", tag: f.tag, urlKey: f.urlKey ?? page.urlKey, url: String(document.metadata.sourceURL ?? document.metadata.url ?? ""), crawlId: page.crawlId,
     origin: f.origin ?? "", scrapedAt: replay ? previous.scrapedAt : now, statusCode, changeStatus: tracking.changeStatus, contentHash: f.contentHash ?? "",
     etag: f.etag ?? "", lastModified: f.lastModified ?? "", optionsHash: f.optionsHash, doc: JSON.stringify(stored), links: f.links ?? [],
     tracking: JSON.stringify(tracking),

@@ -29,23 +29,29 @@ export interface Previous {
 }
 
 /** The freshness of a page of a change-tracking job before any fetch (rendered pages keep only this). */
-export function baseFreshness(job: { startUrl?: string; options: CrawlOptions }): Freshness | null {
+export function baseFreshness(job: { url: string; urlKey: string; startUrl?: string; options: CrawlOptions }): Freshness | null {
   const ct = job.options.changeTracking;
   if (!ct) return null;
   return {
-    tag: ct.tag, modes: ct.modes, optionsHash: documentOptionsHash(job.options), ...(ct.trackingJson ? { trackingJson: true } : {}),
+    tag: ct.tag, urlKey: historyUrlKey(job), modes: ct.modes, optionsHash: documentOptionsHash(job.options), ...(ct.trackingJson ? { trackingJson: true } : {}),
     ...(job.options.kind !== "batch" && job.startUrl ? { origin: crawlUrlKey(job.startUrl, job.options) } : {}),
   };
+}
+
+/** A page's key in its history: its URL key (a batch's keys are places in the batch: the key of its URL instead). */
+export function historyUrlKey(job: { url: string; urlKey: string; options: CrawlOptions }): string {
+  return job.options.kind === "batch" ? crawlUrlKey(job.url, job.options) : job.urlKey;
 }
 
 /** The page's history entry, or null when the job does not track changes. */
 export async function previousSnapshot(
   snapshots: SnapshotStore | undefined,
-  job: { teamId?: string; urlKey: string; startUrl?: string; options: CrawlOptions },
+  job: { teamId?: string; url: string; urlKey: string; startUrl?: string; options: CrawlOptions },
 ): Promise<Previous | null> {
   const freshness = baseFreshness(job);
   if (!freshness) return null;
-  const snap = snapshots ? (await snapshots.latest(job.teamId ?? "", freshness.tag, [job.urlKey])).get(job.urlKey) ?? null : null;
+  const key = freshness.urlKey ?? job.urlKey;
+  const snap = snapshots ? (await snapshots.latest(job.teamId ?? "", freshness.tag, [key])).get(key) ?? null : null;
   const usable = snap && snap.optionsHash === freshness.optionsHash && snap.doc !== "" && snap.statusCode < 400 ? snap : null;
   return { freshness, usable };
 }

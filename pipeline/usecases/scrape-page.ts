@@ -164,9 +164,9 @@ async function obtain(deps: ScrapeDeps, url: string, options: ScrapeOptions, tim
 
 /** The changeTracking of a single scrape: compared with the page's last snapshot in the team's history, which it then replaces. */
 async function trackScrape(snapshots: SnapshotStore, teamId: string, jobId: string, document: Converted["document"], credits: number, options: ScrapeOptions, now: number): Promise<void> {
-  const freshness = baseFreshness({ options: { ...options, limit: 1, crawlEntireDomain: false, allowSubdomains: false } as CrawlOptions });
-  if (!freshness) return;
   const urlKey = crawlUrlKey(String(document.metadata.sourceURL ?? document.metadata.url), {});
+  const freshness = baseFreshness({ url: String(document.metadata.sourceURL), urlKey, options: { ...options, limit: 1, crawlEntireDomain: false, allowSubdomains: false } as CrawlOptions });
+  if (!freshness) return;
   const previous = (await snapshots.latest(teamId, freshness.tag, [urlKey])).get(urlKey) ?? null;
   const page: CrawlPage = { crawlId: jobId, teamId, urlKey, credits, document };
   await snapshots.put([trackChanges(page, freshness, previous, now)]);
