@@ -33,6 +33,8 @@ interface Batch {
   urls: UrlRow[];
   errors: ErrorRow[];
   dirty: Set<string>;
+  /** crawls this batch completed */
+  completed: Set<string>;
 }
 
 export class FrontierProcessor extends DeclaredProcessor implements Processor<FrontierInboxMessage, Batch> {
@@ -59,7 +61,7 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
   }
 
   createBatch(): Batch {
-    return { urls: [], errors: [], dirty: new Set() };
+    return { urls: [], errors: [], dirty: new Set(), completed: new Set() };
   }
 
   /** State of a crawl after a restart; null when the frontier never saw it (only the API's version 0 exists). */
@@ -101,6 +103,7 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     const { state: next, step } = reduce(state, event, this.clock.now());
     if (!next) return step.emissions;
     if (!state) this.metrics?.crawlsStarted.inc();
+    if (before !== next.status && next.status === "completed") batch.completed.add(next.crawlId);
     if (before !== next.status && next.status !== "scraping") {
       this.metrics?.crawlsEnded.inc({ status: next.status });
       this.metrics?.creditsUsed.inc(next.creditsUsed);
@@ -160,9 +163,9 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
    * The pages of the crawl's lineage (same team, tag and start URL) that earlier crawls stored and this one did not
    * reach (neither stored nor failed nor skipped: every URL it saw is in its URL states) get a tombstone: removed.
    */
-  private async sweepRemoved(r: CrawlRecord): Promise<void> {
+  private async sweepRemoved(r: CrawlRecord, unsaved: string[]): Promise<void> {
     if (!this.snapshots || !r.options.changeTracking) return;
-    const reached = new Set((await this.store.loadUrls(r.crawlId)).map((u) => u.urlKey));
+    const reached = new Set([...(await this.store.loadUrls(r.crawlId)).map((u) => u.urlKey), ...unsaved]);
     const removed = await this.snapshots.sweepRemoved({
       teamId: r.teamId || TEAM_BYPASS, tag: r.options.changeTracking.tag, origin: crawlUrlKey(r.url, r.options), crawlId: r.crawlId, reached, now: this.clock.now(),
     });
@@ -175,6 +178,13 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
       const s = this.states.get(id);
       return s ? [toRecord(s, now)] : [];
     });
+    // change tracking: the removed pages of a crawl this batch completed are recorded before its record says completed
+    // (a crash in between completes it again on replay, and the sweep, idempotent, finds the same pages) and before
+    // crawl.completed (phase 1) announces the end
+    for (const r of records) if (batch.completed.has(r.crawlId) && r.status === "completed" && r.options.changeTracking && r.options.kind !== "batch") {
+      await this.sweepRemoved(r, batch.urls.filter((u) => u.crawlId === r.crawlId).map((u) => u.urlKey));
+    }
+    batch.completed.clear();
     // three independent, idempotent writes (a retry of all three is harmless): side by side
     await Promise.all([
       batch.urls.length ? this.store.saveUrls(batch.urls) : undefined,
@@ -184,8 +194,6 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     batch.urls = [];
     batch.errors = [];
     batch.dirty.clear();
-    // change tracking: a completed crawl's removed pages are recorded before crawl.completed (phase 1) announces the end
-    for (const r of records) if (r.status === "completed" && r.options.changeTracking && r.options.kind !== "batch") await this.sweepRemoved(r);
     // finished crawls leave memory after a while; a late event reloads them (and finds them terminal)
     for (const r of records) {
       if (r.status === "scraping" || this.finished.includes(r.crawlId)) continue;
