@@ -155,6 +155,37 @@ export interface BrowserAction {
 }
 
 /**
+ * document.changeTracking (the changeTracking format): this page against the previous scrape of its URL by the same team and tag. Declared in the OpenAPI document's PageDocument, not in document.schema.json (the public topics' registered schemas must stay backward compatible).
+ */
+export interface ChangeTracking {
+  /**
+   * when the page was last scraped in this history (ISO 8601); null: new
+   */
+  previousScrapeAt: string | null;
+  changeStatus: "new" | "same" | "changed" | "removed";
+  /**
+   * hidden: a page of an earlier crawl that this crawl no longer reached
+   */
+  visibility: "visible" | "hidden";
+  /**
+   * git-diff mode: the unified diff of the markdown and its parsed form ({files: [{from, to, chunks: [{content, changes}]}]})
+   */
+  diff?: {
+    text: string;
+    json: {};
+  };
+  /**
+   * json mode: the json fields that changed, each {previous, current}
+   */
+  json?: {
+    [k: string]: {
+      previous?: unknown;
+      current?: unknown;
+    };
+  };
+}
+
+/**
  * Public topic crawl.events: lifecycle of a crawl, keyed by crawlId, in order per crawl.
  */
 export interface CrawlEvent {
@@ -181,7 +212,7 @@ export interface CrawlEvent {
 }
 
 /**
- * One crawled page as the API returns it. Fields present depend on the requested formats.
+ * One crawled page as the API returns it. Fields present depend on the requested formats. With the changeTracking format: changeTracking {previousScrapeAt, changeStatus, visibility, diff?, json?} (docs/api.md; not declared here, so that the public topics' registered schemas stay backward compatible: declaring a property of this open object narrows it).
  */
 export interface PageDocument {
   markdown?: string;
@@ -202,19 +233,6 @@ export interface PageDocument {
     [k: string]: unknown;
   };
   images?: string[];
-  /**
-   * the changeTracking format: this page against the previous scrape of its URL by the same team (and tag)
-   */
-  changeTracking?: {
-    previousScrapeAt: string | null;
-    changeStatus: "new" | "same" | "changed" | "removed";
-    visibility: "visible" | "hidden";
-    diff?: {
-      text: string;
-      json: {};
-    };
-    json?: {};
-  };
   [k: string]: unknown;
 }
 
