@@ -7,6 +7,7 @@ import type { Metrics } from "../pipeline/runtime/metrics.ts";
 import type { AuthStore } from "../pipeline/store/auth-store.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
 import type { ScreenshotStore } from "../pipeline/store/screenshot-store.ts";
+import type { SnapshotStore } from "../pipeline/store/snapshot-store.ts";
 import type { ScrapeDeps } from "../pipeline/usecases/scrape-page.ts";
 import type { LlmClient } from "../pipeline/usecases/crawl-prompt.ts";
 import type { TeamAccess } from "../pipeline/usecases/team-access.ts";
@@ -42,4 +43,6 @@ export interface ApiDeps extends ScrapeDeps {
   statusCache?: StatusCache;
   /** SCREENSHOTS=url: stored screenshots, served at /v2/screenshots/:job/:file (absent: data URLs) */
   screenshots?: ScreenshotStore;
+  /** change tracking's page history (removed pages of a crawl, and POST /v2/scrape's comparisons) */
+  snapshots?: SnapshotStore;
 }

@@ -24,6 +24,8 @@ import { migrate } from "../pipeline/store/migrations.ts";
 import { EmbeddedPageCache, type PageCache } from "../pipeline/store/page-cache.ts";
 import { raw } from "../pipeline/store/sql.ts";
 import { ClickHouseScreenshotStore, EmbeddedScreenshotStore, type ScreenshotStore } from "../pipeline/store/screenshot-store.ts";
+import { EmbeddedSnapshotStore, type SnapshotStore } from "../pipeline/store/snapshot-store.ts";
+import { ClickHouseSnapshotStore } from "../pipeline/store/clickhouse-snapshot-store.ts";
 import type { KafkaCompression } from "../pipeline/runtime/kafka-compression.ts";
 
 export interface Infrastructure {
@@ -34,6 +36,8 @@ export interface Infrastructure {
   cache: PageCache;
   /** Stored screenshots (SCREENSHOTS=url). */
   screenshots: ScreenshotStore;
+  /** Page snapshots of change tracking and conditional fetches. */
+  snapshots: SnapshotStore;
   run<T, B>(processor: Processor<T, B>): Promise<RunnerHandle>;
   ready(): Promise<boolean>;
   queueStats(): Promise<QueueStat[]>;
@@ -69,6 +73,7 @@ async function clusterInfrastructure(config: Config, log: Logger, client: string
     auth: new ClickHouseAuthStore(ch),
     cache,
     screenshots: new ClickHouseScreenshotStore(ch),
+    snapshots: new ClickHouseSnapshotStore(ch),
     run: (processor) => startRunner({ kafka, bus, config, log }, processor),
     ready: async () => (await ch.query(raw("SELECT 1 AS ok"))).length === 1,
     queueStats: () => kafkaQueueStats(kafka, config),
@@ -88,6 +93,7 @@ async function embeddedInfrastructure(config: Config, log: Logger, clock: Clock)
   const store = await EmbeddedCrawlStore.open(dir, clock.now());
   const cache = await EmbeddedPageCache.open(dir, clock.now() - config.cacheMaxAgeMs, log);
   const auth = await EmbeddedAuthStore.open(dir);
+  const snapshots = await EmbeddedSnapshotStore.open(dir, log);
   const damaged = bus.damage.tornBytes + bus.damage.missingOffsets + bus.damage.damagedRecords + store.repairedBytes + store.damagedRecords > 0;
   if (damaged) {
     const found = { ...bus.damage, storeTornBytes: store.repairedBytes, storeDamagedRecords: store.damagedRecords, cacheTornBytes: cache.repairedBytes };
@@ -101,6 +107,7 @@ async function embeddedInfrastructure(config: Config, log: Logger, clock: Clock)
     auth,
     cache,
     screenshots: new EmbeddedScreenshotStore(dir, async (jobId) => (await store.getCrawl(jobId)) !== null),
+    snapshots,
     run: async (processor) => bus.consume(processor, log),
     ready: async () => true,
     queueStats: () => bus.queueStats(),
@@ -111,6 +118,7 @@ async function embeddedInfrastructure(config: Config, log: Logger, clock: Clock)
       await store.close();
       await cache.close();
       await auth.close();
+      await snapshots.close();
     },
   };
 }

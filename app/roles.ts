@@ -107,7 +107,7 @@ export async function sweepExpired(w: Wiring, now: number): Promise<string[]> {
 
 export async function startFrontier(w: Wiring): Promise<void> {
   const { infra, clock, log, config } = w;
-  const frontier = new FrontierProcessor({ store: infra.store, clock, log, metrics: w.metrics, limits: config });
+  const frontier = new FrontierProcessor({ store: infra.store, clock, log, metrics: w.metrics, limits: config, snapshots: infra.snapshots });
   w.runners.push(await infra.run(frontier));
   // lost work is sent again: a crawl stalled past its bound gets ResumeRequested, handled in order with its events
   const reissue = setInterval(() => {
@@ -157,6 +157,7 @@ export async function startFetchRender(w: Wiring): Promise<void> {
     renderMode: config.render as RenderMode,
     metrics: w.metrics,
     load: loadGuard(w),
+    snapshots: infra.snapshots,
   }, config.fetchConcurrency);
   w.runners.push(await infra.run(processor));
 }
@@ -183,7 +184,7 @@ export async function startExtractJson(w: Wiring): Promise<void> {
 
 export async function startSink(w: Wiring): Promise<void> {
   const { infra, clock, log } = w;
-  w.runners.push(await infra.run(new SinkProcessor({ store: infra.store, cancels: new CancelCache(infra.store, 0, clock.now), clock, log, metrics: w.metrics })));
+  w.runners.push(await infra.run(new SinkProcessor({ store: infra.store, cancels: new CancelCache(infra.store, 0, clock.now), clock, log, metrics: w.metrics, snapshots: infra.snapshots })));
 }
 
 export async function startWebhookEmit(w: Wiring): Promise<void> {
@@ -229,7 +230,7 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
     : new IndexBackend(infra.store, clock.now);
   const scrape = {
     store: infra.store, bus: infra.bus, clock, log, fetcher, convert: pageConverter(w.pool, w.analyze), extractor: w.providers.provider, cache: cacheDeps(w),
-    renderer: processRenderer(w), renderMode: config.render as RenderMode,
+    renderer: processRenderer(w), renderMode: config.render as RenderMode, snapshots: infra.snapshots,
   };
   // POST /v2/extract jobs run here, shared by the API replicas through the extract-jobs consumer group
   const jobs = new ExtractJobProcessor({ ...scrape, allowPrivate: config.allowPrivateCrawlTargets, fetchTimeoutMs: config.fetchTimeoutMs, authStore: infra.auth });

@@ -49,8 +49,11 @@ export interface StaticSite {
   close(): Promise<void>;
 }
 
-/** Serves `dir` under /docs/ with /sitemap.xml listing every HTML page. */
-export async function serveDirectory(dir: string): Promise<StaticSite> {
+/**
+ * Serves `dir` under /docs/ with /sitemap.xml listing every HTML page. `validators`: ETag and Last-Modified from the
+ * file's size and time, and 304 to a matching If-None-Match (as nginx does for static files).
+ */
+export async function serveDirectory(dir: string, opts: { validators?: boolean } = {}): Promise<StaticSite> {
   let origin = "";
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname);
@@ -68,6 +71,16 @@ export async function serveDirectory(dir: string): Promise<StaticSite> {
     if (!path.startsWith("/docs/") || !file.startsWith(dir) || !existsSync(file) || !statSync(file).isFile()) {
       res.writeHead(404, { "content-type": "text/html" }).end("<h1>Not found</h1>");
       return;
+    }
+    if (opts.validators) {
+      const st = statSync(file);
+      const etag = `"${Math.floor(st.mtimeMs / 1000).toString(16)}-${st.size.toString(16)}"`;
+      if (req.headers["if-none-match"] === etag) {
+        res.writeHead(304, { etag }).end();
+        return;
+      }
+      res.setHeader("etag", etag);
+      res.setHeader("last-modified", st.mtime.toUTCString());
     }
     res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream" }).end(readFileSync(file));
   });

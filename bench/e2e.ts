@@ -105,7 +105,8 @@ async function heapSnapshot(pid: number, api: string): Promise<void> {
 }
 
 export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrapeOptions?: Record<string, unknown>, opts: E2eOptions = {}) {
-  const site = siteSpec === "pg" ? await serveDirectory(ensurePostgresManual()) : await startSyntheticSite(Number(siteSpec.split(":")[1] ?? 1000));
+  // BENCH_VALIDATORS=1: the manual is served with ETag / Last-Modified and answers 304 (conditional recrawls)
+  const site = siteSpec === "pg" ? await serveDirectory(ensurePostgresManual(), { validators: process.env.BENCH_VALIDATORS === "1" }) : await startSyntheticSite(Number(siteSpec.split(":")[1] ?? 1000));
   const start = siteSpec === "pg" ? `${site.origin}/docs/index.html` : `${site.origin}/site/p0.html`;
   const expected = siteSpec === "pg" ? undefined : Number(siteSpec.split(":")[1]);
   // when the site answered each request: where a crawl's time goes between the POST, the first and last fetch and the end
@@ -275,5 +276,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   if (crawls) opts.crawls = Number(crawls);
   if (readers) opts.readers = Number(readers);
   if (arg === "cluster-api") opts.apiProcess = true;
-  console.log(JSON.stringify(await e2e(mode, site, undefined, opts)));
+  // BENCH_CHANGE_TRACKING=1: every crawl with the changeTracking format (the second and later ones compare and revalidate)
+  const scrapeOptions = process.env.BENCH_CHANGE_TRACKING === "1" ? { formats: ["markdown", { type: "changeTracking" }] } : undefined;
+  console.log(JSON.stringify(await e2e(mode, site, scrapeOptions, opts)));
 }

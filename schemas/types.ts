@@ -40,7 +40,18 @@ export interface BatchScrapeRequest {
    * @maxItems 20
    */
   formats?: (
-    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot" | "screenshot@fullPage")
+    | (
+        | "markdown"
+        | "html"
+        | "rawHtml"
+        | "links"
+        | "images"
+        | "json"
+        | "summary"
+        | "screenshot"
+        | "screenshot@fullPage"
+        | "changeTracking"
+      )
     | {
         type:
           | "markdown"
@@ -53,7 +64,8 @@ export interface BatchScrapeRequest {
           | "screenshot"
           | "attributes"
           | "question"
-          | "highlights";
+          | "highlights"
+          | "changeTracking";
         /**
          * question format: the question to answer about the page (document.answer)
          */
@@ -92,6 +104,16 @@ export interface BatchScrapeRequest {
           width: number;
           height: number;
         };
+        /**
+         * changeTracking format: git-diff (a unified diff of the markdown) and/or json (the json fields compared with their previous values)
+         *
+         * @maxItems 2
+         */
+        modes?: ("git-diff" | "json")[];
+        /**
+         * changeTracking format: a separate history of the same URLs (default: none)
+         */
+        tag?: string | null;
       }
   )[];
   onlyMainContent?: boolean;
@@ -176,6 +198,37 @@ export interface BrowserAction {
 }
 
 /**
+ * document.changeTracking (the changeTracking format): this page against the previous scrape of its URL by the same team and tag. Declared in the OpenAPI document's PageDocument, not in document.schema.json (the public topics' registered schemas must stay backward compatible).
+ */
+export interface ChangeTracking {
+  /**
+   * when the page was last scraped in this history (ISO 8601); null: new
+   */
+  previousScrapeAt: string | null;
+  changeStatus: "new" | "same" | "changed" | "removed";
+  /**
+   * hidden: a page of an earlier crawl that this crawl no longer reached
+   */
+  visibility: "visible" | "hidden";
+  /**
+   * git-diff mode: the unified diff of the markdown and its parsed form ({files: [{from, to, chunks: [{content, changes}]}]})
+   */
+  diff?: {
+    text: string;
+    json: {};
+  };
+  /**
+   * json mode: the json fields that changed, each {previous, current}
+   */
+  json?: {
+    [k: string]: {
+      previous?: unknown;
+      current?: unknown;
+    };
+  };
+}
+
+/**
  * Public topic crawl.events: lifecycle of a crawl, keyed by crawlId, in order per crawl.
  */
 export interface CrawlEvent {
@@ -202,7 +255,7 @@ export interface CrawlEvent {
 }
 
 /**
- * One crawled page as the API returns it. Fields present depend on the requested formats.
+ * One crawled page as the API returns it. Fields present depend on the requested formats. With the changeTracking format: changeTracking {previousScrapeAt, changeStatus, visibility, diff?, json?} (docs/api.md; not declared here, so that the public topics' registered schemas stay backward compatible: declaring a property of this open object narrows it).
  */
 export interface PageDocument {
   markdown?: string;
@@ -369,6 +422,20 @@ export interface CrawlOptions {
    * false: the browser loads ad and tracker hosts too (default true: blocked, BLOCK_ADS_LISTS)
    */
   blockAds?: boolean;
+  /**
+   * the changeTracking format: documents are compared with the previous snapshot of the same URL in the team's history for this tag
+   */
+  changeTracking?: {
+    modes: ("git-diff" | "json")[];
+    /**
+     * "" without a tag
+     */
+    tag: string;
+    /**
+     * json was added to the formats for the json mode only: it is compared, kept in the snapshot and left out of the document
+     */
+    trackingJson?: boolean;
+  };
 }
 
 /**
@@ -391,6 +458,39 @@ export interface CrawlPage {
    * the team that owns the job (authentication off: "bypass", the one anonymous team)
    */
   teamId?: string;
+  freshness?: PageFreshness;
+}
+
+/**
+ * Change tracking of one page on its way through the pipeline: its history (team, tag, lineage), what the fetch learned (validators, content hash) and, for a page reused from its snapshot, that it was not converted again.
+ */
+export interface PageFreshness {
+  tag: string;
+  /**
+   * the page's key in its history: the URL's dedup key (for a batch, of its URL, not of its place in the batch)
+   */
+  urlKey?: string;
+  modes: ("git-diff" | "json")[];
+  /**
+   * the crawl's start URL key: its pages no longer reached are removed at its end (absent: batch)
+   */
+  origin?: string;
+  optionsHash: string;
+  /**
+   * sha256 of the fetched body (absent: rendered page)
+   */
+  contentHash?: string;
+  etag?: string;
+  lastModified?: string;
+  trackingJson?: boolean;
+  /**
+   * the stored document was reused: the server answered 304, or the body's hash was the stored one
+   */
+  reused?: "not-modified" | "same-hash";
+  /**
+   * the page's links (kept in the snapshot, for a later reuse)
+   */
+  links?: string[];
 }
 
 /**
@@ -435,7 +535,18 @@ export interface ScrapeOptions {
    * @maxItems 20
    */
   formats?: (
-    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot" | "screenshot@fullPage")
+    | (
+        | "markdown"
+        | "html"
+        | "rawHtml"
+        | "links"
+        | "images"
+        | "json"
+        | "summary"
+        | "screenshot"
+        | "screenshot@fullPage"
+        | "changeTracking"
+      )
     | {
         type:
           | "markdown"
@@ -448,7 +559,8 @@ export interface ScrapeOptions {
           | "screenshot"
           | "attributes"
           | "question"
-          | "highlights";
+          | "highlights"
+          | "changeTracking";
         /**
          * question format: the question to answer about the page (document.answer)
          */
@@ -487,6 +599,16 @@ export interface ScrapeOptions {
           width: number;
           height: number;
         };
+        /**
+         * changeTracking format: git-diff (a unified diff of the markdown) and/or json (the json fields compared with their previous values)
+         *
+         * @maxItems 2
+         */
+        modes?: ("git-diff" | "json")[];
+        /**
+         * changeTracking format: a separate history of the same URLs (default: none)
+         */
+        tag?: string | null;
       }
   )[];
   onlyMainContent?: boolean;
@@ -823,6 +945,7 @@ export interface PageExtract {
    * the team that owns the job (authentication off: "bypass", the one anonymous team)
    */
   teamId?: string;
+  freshness?: PageFreshness;
 }
 
 /**
@@ -875,6 +998,15 @@ export interface PageFetched {
    * the team that owns the job (authentication off: "bypass", the one anonymous team)
    */
   teamId?: string;
+  freshness?: PageFreshness;
+  /**
+   * the stored document and links of a page that did not change (304 or same content hash): converted no more
+   */
+  reuse?: {
+    document: PageDocument;
+    links: string[];
+    scrapedAt?: number;
+  };
 }
 
 /**
@@ -919,7 +1051,18 @@ export interface ScrapeRequest {
    * @maxItems 20
    */
   formats?: (
-    | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot" | "screenshot@fullPage")
+    | (
+        | "markdown"
+        | "html"
+        | "rawHtml"
+        | "links"
+        | "images"
+        | "json"
+        | "summary"
+        | "screenshot"
+        | "screenshot@fullPage"
+        | "changeTracking"
+      )
     | {
         type:
           | "markdown"
@@ -932,7 +1075,8 @@ export interface ScrapeRequest {
           | "screenshot"
           | "attributes"
           | "question"
-          | "highlights";
+          | "highlights"
+          | "changeTracking";
         /**
          * question format: the question to answer about the page (document.answer)
          */
@@ -971,6 +1115,16 @@ export interface ScrapeRequest {
           width: number;
           height: number;
         };
+        /**
+         * changeTracking format: git-diff (a unified diff of the markdown) and/or json (the json fields compared with their previous values)
+         *
+         * @maxItems 2
+         */
+        modes?: ("git-diff" | "json")[];
+        /**
+         * changeTracking format: a separate history of the same URLs (default: none)
+         */
+        tag?: string | null;
       }
   )[];
   onlyMainContent?: boolean;

@@ -74,7 +74,7 @@ export function jobRoutes(router: Router, deps: ApiDeps, base: string): void {
     const origin = publicBase(ctx, config.trustProxy);
     const load = async () => {
       const crawl = await readable(ctx, id);
-      const { head, docs, nextSkip } = await crawlStatus(store, crawl, clock.now(), { skip, limit: limit ?? DEFAULT_PAGE_DOCS, maxBytes: config.statusChunkMaxBytes });
+      const { head, docs, nextSkip } = await crawlStatus(store, crawl, clock.now(), { skip, limit: limit ?? DEFAULT_PAGE_DOCS, maxBytes: config.statusChunkMaxBytes }, deps.snapshots);
       if (nextSkip !== undefined) head.next = `${origin}${base}/${id}?skip=${nextSkip}${limit !== undefined ? `&limit=${limit}` : ""}`;
       // documents are stored as JSON text: splice them in without parsing
       return `${JSON.stringify(head).slice(0, -1)},"data":[${docs.join(",")}]}`;

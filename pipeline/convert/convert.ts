@@ -44,13 +44,35 @@ export class ConvertProcessor extends DeclaredProcessor implements Processor<Pag
 
   createBatch(): void {}
 
+  /** A page that did not change since its snapshot (304, or the same body): its stored document and links, not converted again. */
+  private reused(page: PageFetched, reuse: NonNullable<PageFetched["reuse"]>): Emission[] {
+    const document = { ...reuse.document, metadata: { ...reuse.document.metadata, scrapeId: page.scrapeId } };
+    markConcurrencyLimited(document, page.options);
+    const credits = Number(document.metadata.creditsUsed ?? 1);
+    const out: Emission[] = [];
+    if (reuse.links.length > 0 && page.options.kind !== "batch") {
+      const discovered: FrontierInboxMessage = { type: "LinksDiscovered", crawlId: page.crawlId, urlKey: page.urlKey, url: page.finalUrl, depth: page.depth, links: reuse.links };
+      out.push({ topic: "frontier.inbox", key: keys.crawl(page.crawlId), value: discovered, phase: 0 });
+    }
+    const crawlPage: CrawlPage = {
+      crawlId: page.crawlId, ...(page.teamId ? { teamId: page.teamId } : {}), urlKey: page.urlKey, credits, document, ...(page.finalUrlKey ? { finalUrlKey: page.finalUrlKey } : {}),
+      ...(page.options.kind === "batch" ? { kind: "batch" as const } : {}), ...(page.freshness ? { freshness: page.freshness } : {}),
+    };
+    out.push({ topic: "crawl.pages", key: keys.crawl(page.crawlId), value: crawlPage, phase: 1 });
+    this.metrics?.pagesConverted.inc({ outcome: "reused" });
+    return out;
+  }
+
   async handle(msg: Consumed<PageFetched>): Promise<Emission[]> {
     const page = msg.value;
+    if (page.reuse) return this.reused(page, page.reuse);
     const bytes = page.bodyBase64 === undefined ? undefined : Buffer.from(page.bodyBase64, "base64");
     const converted = markHttpError(await this.convert({ ...page, ...(bytes ? { bytes } : {}) }, page.options), page.statusCode);
     addLockdownCredits(converted, page.options);
     const { document, links, credits, extractMarkdown, analysis } = converted;
     markConcurrencyLimited(document, page.options);
+    // change tracking: the links go into the page's snapshot
+    const freshness = page.freshness;
     const out: Emission[] = [];
     // a batch scrape follows no link: its pages' links are not sent to the frontier
     if (links.length > 0 && page.options.kind !== "batch") {
@@ -59,6 +81,7 @@ export class ConvertProcessor extends DeclaredProcessor implements Processor<Pag
     }
     const crawlPage: CrawlPage = {
       crawlId: page.crawlId, ...(page.teamId ? { teamId: page.teamId } : {}), urlKey: page.urlKey, credits, document, ...(page.finalUrlKey ? { finalUrlKey: page.finalUrlKey } : {}), ...(page.options.kind === "batch" ? { kind: "batch" as const } : {}),
+      ...(freshness ? { freshness: { ...freshness, links } } : {}),
     };
     const formats = page.options.formats;
     if (wantsExtraction(formats)) {

@@ -50,7 +50,7 @@ export class ExtractJsonProcessor extends DeclaredProcessor implements Processor
   private onward(page: PageExtract, document: CrawlPage["document"], credits: number): Emission {
     const value: CrawlPage = {
       crawlId: page.crawlId, urlKey: page.urlKey, credits, document, ...(page.finalUrlKey ? { finalUrlKey: page.finalUrlKey } : {}),
-      ...(page.kind ? { kind: page.kind } : {}), ...(page.teamId ? { teamId: page.teamId } : {}),
+      ...(page.kind ? { kind: page.kind } : {}), ...(page.teamId ? { teamId: page.teamId } : {}), ...(page.freshness ? { freshness: page.freshness } : {}),
     };
     return { topic: "crawl.pages", key: keys.crawl(page.crawlId), value };
   }

@@ -72,7 +72,7 @@ export async function cachedFetch(
     if (hit) return { result: cachedResult(req.url, hit), cacheState: "hit", cachedAt: hit.storedAt };
   }
   const result = await fetch();
-  if (req.storeInCache !== false && result.statusCode < 400) {
+  if (req.storeInCache !== false && result.statusCode < 400 && result.statusCode !== 304) {
     const pdf = result.contentType === "application/pdf" && result.bytes;
     cache.put([{
       key, url: req.url, finalUrl: result.finalUrl, statusCode: result.statusCode, contentType: result.contentType,

@@ -20,6 +20,8 @@ import type { PageCache } from "../store/page-cache.ts";
 import { browserOption, scriptBuilt, type RenderMode } from "../browser/needs-render.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 import type { Metrics } from "../runtime/metrics.ts";
+import type { SnapshotStore } from "../store/snapshot-store.ts";
+import { afterFetch, conditionalHeaders, previousSnapshot } from "../store/page-freshness.ts";
 
 export interface FetchRenderDeps {
   fetcher: Fetcher;
@@ -46,6 +48,8 @@ export interface FetchRenderDeps {
   renderMode?: RenderMode;
   /** pages fetched by outcome, fetch time and size */
   metrics?: Metrics;
+  /** change tracking: the previous snapshot of a page gives the validators of a conditional fetch */
+  snapshots?: SnapshotStore;
 }
 
 interface Batch {
@@ -135,8 +139,12 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
       { key: `host:${host}`, maxConcurrent: deps.hostMaxConcurrency, spacingMs: deps.hostDelayMs },
       { key: `crawl:${task.crawlId}`, maxConcurrent: crawlSerial ? 1 : (task.options.maxConcurrency ?? Number.MAX_SAFE_INTEGER), spacingMs: task.options.delayMs ?? 0 },
     ];
+    // change tracking: If-None-Match / If-Modified-Since from the page's last snapshot (not part of the page cache's key)
+    const previous = await previousSnapshot(deps.snapshots, task);
+    const conditional = conditionalHeaders(previous);
+    const headers = Object.keys(conditional).length ? { ...task.options.headers, ...conditional } : task.options.headers;
     const fetchWithRetries = () => retry(
-      () => deps.politeness.run(rules, () => deps.fetcher.fetch({ url: task.url, timeoutMs, headers: task.options.headers, errorPages: task.options.kind === "batch" })),
+      () => deps.politeness.run(rules, () => deps.fetcher.fetch({ url: task.url, timeoutMs, headers, errorPages: task.options.kind === "batch" })),
       {
         retries: deps.retries,
         initialMs: 500,
@@ -168,8 +176,9 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
       }
       await this.checkRobots(task, result.finalUrl);
     }
+    const fresh = previous ? afterFetch(previous, result) : null;
     // fastMode: the static page as fetched, never the browser; minAge / lockdown: the cached page, never the browser
-    if (renderMode !== "never" && !task.options.fastMode && !cacheOnly(task.options) && /html/i.test(result.contentType) && result.statusCode < 400) {
+    if (!fresh?.reuse && renderMode !== "never" && !task.options.fastMode && !cacheOnly(task.options) && /html/i.test(result.contentType) && result.statusCode < 400) {
       const why = renderMode === "always" ? "RENDER=always" : scriptBuilt(result.body);
       if (why) {
         this.log.debug({ crawlId: task.crawlId, urlKey: task.urlKey, why }, "page handed to the browser");
@@ -187,8 +196,11 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
       depth: task.depth,
       statusCode: result.statusCode,
       contentType: result.contentType,
-      body: result.body,
-      ...(result.contentType === "application/pdf" && result.bytes ? { bodyBase64: result.bytes.toString("base64") } : {}),
+      // a page that did not change travels as its stored document, not its body
+      body: fresh?.reuse ? "" : result.body,
+      ...(!fresh?.reuse && result.contentType === "application/pdf" && result.bytes ? { bodyBase64: result.bytes.toString("base64") } : {}),
+      ...(fresh ? { freshness: fresh.freshness } : {}),
+      ...(fresh?.reuse ? { reuse: fresh.reuse } : {}),
       scrapeId: randomUUID(),
       options: task.options,
       ...(cacheState ? { cacheState } : {}),

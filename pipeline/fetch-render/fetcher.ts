@@ -27,6 +27,15 @@ export interface FetchResult {
   body: string;
   /** The undecoded body (raw requests, and PDFs, whose `body` is empty). */
   bytes?: Buffer;
+  /** The response's validators, for a later conditional fetch (If-None-Match, If-Modified-Since). */
+  etag?: string;
+  lastModified?: string;
+}
+
+function validators(headers: Record<string, string | string[] | undefined>): { etag?: string; lastModified?: string } {
+  const etag = headers.etag;
+  const lastModified = headers["last-modified"];
+  return { ...(typeof etag === "string" && etag ? { etag } : {}), ...(typeof lastModified === "string" && lastModified ? { lastModified } : {}) };
 }
 
 /** Seconds or an HTTP date -> milliseconds from now. */
@@ -151,9 +160,9 @@ export class UndiciFetcher implements Fetcher {
         throw toPageError(err, req.timeoutMs, res.statusCode);
       }
       const type = pdf ? "application/pdf" : (contentType.split(";")[0]?.trim() ?? contentType);
-      if (pdf) return { url: req.url, finalUrl: current, statusCode: res.statusCode, contentType: type, body: "", bytes };
+      if (pdf) return { url: req.url, finalUrl: current, statusCode: res.statusCode, contentType: type, body: "", bytes, ...validators(res.headers) };
       const body = decodeBody(bytes, contentType);
-      return { url: req.url, finalUrl: current, statusCode: res.statusCode, contentType: type, body, ...(req.raw ? { bytes } : {}) };
+      return { url: req.url, finalUrl: current, statusCode: res.statusCode, contentType: type, body, ...(req.raw ? { bytes } : {}), ...validators(res.headers) };
     }
   }
 

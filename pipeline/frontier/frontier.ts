@@ -7,13 +7,16 @@ import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Metrics } from "../runtime/metrics.ts";
 import type { Logger } from "../runtime/logger.ts";
-import type { CrawlStore, ErrorRow, UrlRow } from "../store/crawl-store.ts";
+import type { CrawlRecord, CrawlStore, ErrorRow, UrlRow } from "../store/crawl-store.ts";
 import { PartitionCache } from "../runtime/partition-cache.ts";
 import { admitted, isHeld, reduce, restore, resume, teamOf, toRecord, type CrawlState } from "./reducer.ts";
 import { keys } from "../topology.ts";
 import { URL_STATE } from "../store/crawl-store.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 import { reissueAfterMs, reissueDue, type StageLimits } from "./reissue.ts";
+import type { SnapshotStore } from "../store/snapshot-store.ts";
+import { crawlUrlKey } from "../url/normalize-url.ts";
+import { TEAM_BYPASS } from "../runtime/constants.ts";
 
 const TERMINAL = new Set(["crawl.completed", "crawl.failed", "crawl.cancelled"]);
 
@@ -31,6 +34,8 @@ interface Batch {
   urls: UrlRow[];
   errors: ErrorRow[];
   dirty: Set<string>;
+  /** crawls this batch completed */
+  completed: Set<string>;
 }
 
 export class FrontierProcessor extends DeclaredProcessor implements Processor<FrontierInboxMessage, Batch> {
@@ -48,10 +53,12 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
   private readonly limits: StageLimits | undefined;
   /** Crawls whose reissue was asked for (ResumeRequested produced, not handled yet), with when. */
   private readonly asked = new Map<string, number>();
+  private readonly snapshots: SnapshotStore | undefined;
 
-  /** metrics: crawls started, ended by status, credits of ended crawls */
-  constructor(deps: { store: CrawlStore; clock: Clock; log: Logger; metrics?: Metrics; limits?: StageLimits }) {
+  /** metrics: crawls started, ended by status, credits of ended crawls; snapshots: change tracking's history */
+  constructor(deps: { store: CrawlStore; clock: Clock; log: Logger; metrics?: Metrics; limits?: StageLimits; snapshots?: SnapshotStore }) {
     super("frontier");
+    this.snapshots = deps.snapshots;
     this.metrics = deps.metrics;
     this.limits = deps.limits;
     this.store = deps.store;
@@ -60,7 +67,7 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
   }
 
   createBatch(): Batch {
-    return { urls: [], errors: [], dirty: new Set() };
+    return { urls: [], errors: [], dirty: new Set(), completed: new Set() };
   }
 
   /** State of a crawl after a restart; null when the frontier never saw it (only the API's version 0 exists). */
@@ -102,6 +109,7 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     const { state: next, step } = reduce(state, event, this.clock.now());
     if (!next) return step.emissions;
     if (!state) this.metrics?.crawlsStarted.inc();
+    if (before !== next.status && next.status === "completed") batch.completed.add(next.crawlId);
     if (before !== next.status && next.status !== "scraping") {
       this.metrics?.crawlsEnded.inc({ status: next.status });
       this.metrics?.creditsUsed.inc(next.creditsUsed);
@@ -179,12 +187,32 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     if (phase === 0) await this.persist(batch);
   }
 
+  /**
+   * The pages of the crawl's lineage (same team, tag and start URL) that earlier crawls stored and this one did not
+   * reach (neither stored nor failed nor skipped: every URL it saw is in its URL states) get a tombstone: removed.
+   */
+  private async sweepRemoved(r: CrawlRecord, unsaved: string[]): Promise<void> {
+    if (!this.snapshots || !r.options.changeTracking) return;
+    const reached = new Set([...(await this.store.loadUrls(r.crawlId)).map((u) => u.urlKey), ...unsaved]);
+    const removed = await this.snapshots.sweepRemoved({
+      teamId: r.teamId || TEAM_BYPASS, tag: r.options.changeTracking.tag, origin: crawlUrlKey(r.url, r.options), crawlId: r.crawlId, reached, now: this.clock.now(),
+    });
+    if (removed.length) this.log.info({ crawlId: r.crawlId, removed: removed.length }, "change tracking: pages no longer reached reported removed");
+  }
+
   private async persist(batch: Batch): Promise<void> {
     const now = this.clock.now();
     const records = [...batch.dirty].flatMap((id) => {
       const s = this.states.get(id);
       return s ? [toRecord(s, now)] : [];
     });
+    // change tracking: the removed pages of a crawl this batch completed are recorded before its record says completed
+    // (a crash in between completes it again on replay, and the sweep, idempotent, finds the same pages) and before
+    // crawl.completed (phase 1) announces the end
+    for (const r of records) if (batch.completed.has(r.crawlId) && r.status === "completed" && r.options.changeTracking && r.options.kind !== "batch") {
+      await this.sweepRemoved(r, batch.urls.filter((u) => u.crawlId === r.crawlId).map((u) => u.urlKey));
+    }
+    batch.completed.clear();
     // three independent, idempotent writes (a retry of all three is harmless): side by side
     await Promise.all([
       batch.urls.length ? this.store.saveUrls(batch.urls) : undefined,

@@ -1,6 +1,7 @@
 // render stage: render.tasks -> pages.fetched (or PageFailed). Pages that fetch-render found need a browser are
 // rendered by headless Chromium through the Renderer port; a page that only looked script-built falls back to its
 // static HTML (with a warning) when no browser is available or the browser fails on it.
+import { baseFreshness } from "../store/page-freshness.ts";
 import { randomUUID } from "node:crypto";
 import type { FetchTask, FrontierInboxMessage, PageFetched, RenderTask } from "../../schemas/index.ts";
 import type { RenderAction, Renderer, RenderRequest, RenderResult } from "../browser/renderer.ts";
@@ -98,6 +99,9 @@ export class RenderProcessor extends DeclaredProcessor implements Processor<Rend
       engine, ...(got.screenshot ? { screenshot: got.screenshot } : {}), ...(got.actions ? { actions: got.actions as unknown as Record<string, unknown> } : {}),
       ...(warning ? { warning } : {}),
     };
+    // change tracking: a rendered page has a history, but no validators or content hash (never reused)
+    const freshness = baseFreshness(task);
+    if (freshness) page.freshness = freshness;
     return { topic: "pages.fetched", key: keys.crawlUrl(task.crawlId, task.urlKey), value: page };
   }
 

@@ -10,6 +10,9 @@ import { PartitionCache } from "../runtime/partition-cache.ts";
 import type { CancelCache } from "../store/cancel-cache.ts";
 import { documentTokens, type CrawlStore, type DocumentRow } from "../store/crawl-store.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
+import type { SnapshotStore } from "../store/snapshot-store.ts";
+import { historyKey, previousSnapshots, trackChanges } from "./track-changes.ts";
+import type { Snapshot } from "../store/snapshot-store.ts";
 
 /** A crawl's cursor unused this long is dropped from memory (it is rebuilt from the store if the crawl goes on). */
 export const CURSOR_IDLE_MS = 10 * 60 * 1000;
@@ -30,6 +33,10 @@ interface Batch {
   cancelled: Set<string>;
   /** an insert of this batch failed: it may have been stored anyway */
   uncertain: boolean;
+  /** change tracking: the latest snapshot of the batch's pages, by history key */
+  previous: Map<string, Snapshot>;
+  /** change tracking: the snapshots this batch takes */
+  snapshots: Snapshot[];
 }
 
 export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlPage, Batch> {
@@ -42,10 +49,12 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
   private readonly log: Logger;
   private sweptAt = 0;
   private readonly metrics: Metrics | undefined;
+  private readonly snapshots: SnapshotStore | undefined;
 
-  /** metrics: documents by outcome (stored, duplicate, raced, cancelled) */
-  constructor(deps: { store: CrawlStore; cancels: CancelCache; clock: Clock; log: Logger; metrics?: Metrics }) {
+  /** metrics: documents by outcome (stored, duplicate, raced, cancelled); snapshots: change tracking's history */
+  constructor(deps: { store: CrawlStore; cancels: CancelCache; clock: Clock; log: Logger; metrics?: Metrics; snapshots?: SnapshotStore }) {
     super("sink");
+    this.snapshots = deps.snapshots;
     this.metrics = deps.metrics;
     this.store = deps.store;
     this.cancels = deps.cancels;
@@ -54,7 +63,7 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
   }
 
   createBatch(): Batch {
-    return { rows: [], keys: new Map(), finals: new Map(), cancelled: new Set(), uncertain: false };
+    return { rows: [], keys: new Map(), finals: new Map(), cancelled: new Set(), uncertain: false, previous: new Map(), snapshots: [] };
   }
 
   private async cursor(crawlId: string, partition: number): Promise<CrawlCursor> {
@@ -90,6 +99,7 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
   async prepare(messages: Consumed<CrawlPage>[], batch: Batch): Promise<void> {
     this.sweep();
     batch.cancelled = await this.cancels.check(messages.map((m) => m.value.crawlId));
+    if (this.snapshots) batch.previous = await previousSnapshots(this.snapshots, messages.map((m) => m.value));
   }
 
   async handle(msg: Consumed<CrawlPage>, batch: Batch): Promise<Emission[]> {
@@ -129,6 +139,11 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
     batchKeys.add(page.urlKey);
     batchFinals.add(finalKey);
     const now = this.clock.now();
+    if (page.freshness) {
+      // change tracking: compared with the page's previous snapshot; the new snapshot is taken with the document
+      const previous = batch.previous.get(historyKey(page.teamId ?? "", page.freshness.tag, page.freshness.urlKey ?? page.urlKey)) ?? null;
+      batch.snapshots.push(trackChanges(page, page.freshness, previous, now));
+    }
     const doc = JSON.stringify(page.document);
     batch.rows.push({
       crawlId: page.crawlId,
@@ -150,6 +165,11 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
 
   /** Documents are durable before anyone hears of them. */
   async beforeProduce(batch: Batch): Promise<void> {
+    // snapshots first: a replay after a crash between the two writes finds this job's snapshot and answers the same
+    if (batch.snapshots.length > 0 && this.snapshots) {
+      await this.snapshots.put(batch.snapshots);
+      batch.snapshots = [];
+    }
     if (batch.uncertain) await this.dropStored(batch);
     if (batch.rows.length === 0) return;
     try {

@@ -87,6 +87,16 @@ export function migrations(db: string): string[] {
     // stored screenshots (SCREENSHOTS=url), served at /v2/screenshots/<job>/<id>.<type>, deleted with their job
     `CREATE TABLE IF NOT EXISTS ${db}.screenshots (job_id String, id String, type String, data_base64 String, stored_at UInt64)
       ENGINE = MergeTree() ORDER BY (job_id, id)`,
+    // change tracking: the last snapshot of each page per team and tag (not a result: no retention with the documents)
+    `CREATE TABLE IF NOT EXISTS ${db}.page_snapshots (
+      team_id String, tag String, url_key String, url String, crawl_id String, origin String, scraped_at UInt64, status_code UInt16,
+      change_status String, content_hash String, etag String, last_modified String, options_hash String, doc String, links String, tracking String
+    ) ENGINE = ReplacingMergeTree(scraped_at) ORDER BY (team_id, tag, url_key) SETTINGS index_granularity = ${DOC_GRANULARITY}`,
+    // change tracking: one row per job and page (what the job found), kept after the page's snapshot moved on
+    `CREATE TABLE IF NOT EXISTS ${db}.page_history (
+      team_id String, tag String, url_key String, crawl_id String, url String, origin String, change_status String, status_code UInt16,
+      content_hash String, at UInt64
+    ) ENGINE = ReplacingMergeTree(at) ORDER BY (team_id, tag, url_key, crawl_id)`,
   ];
 }
 

@@ -3,6 +3,8 @@
 import type { CrawlRecord, CrawlStore } from "../store/crawl-store.ts";
 import { RETENTION_MS } from "../runtime/constants.ts";
 import { ROBOTS_BLOCKED } from "../runtime/errors.ts";
+import type { SnapshotStore } from "../store/snapshot-store.ts";
+import { TEAM_BYPASS } from "../runtime/constants.ts";
 
 /** Errors recorded for a URL that the caller is not shown in `errors` (robots.txt blocks are listed apart). */
 const HIDDEN_ERRORS = new Set(["SCRAPE_RACED_REDIRECT", ROBOTS_BLOCKED]);
@@ -35,7 +37,9 @@ export interface StatusChunk {
  * once (what is stored stays, and nothing more comes) and shows `completed` as at least what it serves: a page
  * stored just before the cancel is counted (and billed) when its PageDone arrives, a moment later.
  */
-export async function crawlStatus(store: CrawlStore, crawl: CrawlRecord, now: number, chunk: { skip: number; limit: number; maxBytes: number }): Promise<StatusChunk> {
+export async function crawlStatus(
+  store: CrawlStore, crawl: CrawlRecord, now: number, chunk: { skip: number; limit: number; maxBytes: number }, snapshots?: SnapshotStore,
+): Promise<StatusChunk> {
   const capped = crawl.status === "scraping";
   const counted = capped ? Math.max(0, crawl.completed - chunk.skip) : chunk.limit;
   const page = counted === 0
@@ -68,7 +72,25 @@ export async function crawlStatus(store: CrawlStore, crawl: CrawlRecord, now: nu
   }
   if (crawl.status === "cancelled") head.completed = Math.max(crawl.completed, chunk.skip + page.docs.length);
   const more = page.more && (!capped || page.nextSkip < crawl.completed);
-  return { head, docs: page.docs, ...(more ? { nextSkip: page.nextSkip } : {}) };
+  // change tracking: the last chunk of a completed crawl ends with the pages it no longer reached
+  const removed = !more && crawl.status === "completed" && snapshots ? await removedDocuments(snapshots, crawl) : [];
+  return { head, docs: removed.length ? [...page.docs, ...removed] : page.docs, ...(more ? { nextSkip: page.nextSkip } : {}) };
+}
+
+/**
+ * The pages of the crawl's lineage that it no longer reached (recorded at its end), as documents without content:
+ * `changeTracking.changeStatus` "removed", visibility "hidden". They follow the stored documents on the last page of
+ * `data` and are not counted in `completed` (nothing was scraped or billed).
+ */
+export async function removedDocuments(snapshots: SnapshotStore, crawl: CrawlRecord): Promise<string[]> {
+  const ct = crawl.options.changeTracking;
+  if (!ct || crawl.options.kind === "batch") return [];
+  const rows = await snapshots.removedBy(crawl.teamId || TEAM_BYPASS, ct.tag, crawl.crawlId);
+  return rows.map((r) => JSON.stringify({
+    markdown: "",
+    metadata: { url: r.url, sourceURL: r.url, statusCode: 404, scrapeId: `removed:${r.urlKey}`, error: "no longer reached by this crawl: it was a page of an earlier crawl of the same site" },
+    changeTracking: JSON.parse(r.tracking) as unknown,
+  }));
 }
 
 /**

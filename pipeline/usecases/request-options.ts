@@ -9,7 +9,10 @@ import { patternError } from "../url/scope.ts";
 type Format = CrawlOptions["formats"][number];
 
 export type ScrapeSettings = Pick<CrawlOptions, "formats" | "json" | "onlyMainContent" | "timeoutMs" | "headers" | "pdf" | "includeTags" | "excludeTags" | "removeBase64Images" | "maxAgeMs" | "storeInCache"
-  | "attributes" | "question" | "highlightsQuery" | "minAgeMs" | "lockdown" | "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification" | "fastMode" | "blockAds">;
+  | "attributes" | "question" | "highlightsQuery" | "minAgeMs" | "lockdown" | "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification" | "fastMode" | "blockAds" | "changeTracking">;
+
+/** Firecrawl's refusal, word for word (a 400 on formats). */
+export const CHANGE_TRACKING_NEEDS_MARKDOWN = "The changeTracking format requires the markdown format to be specified as well";
 
 /** The fields each action type needs (the schema allows every field on every action). */
 const ACTION_FIELDS: Record<BrowserAction["type"], { required: (keyof BrowserAction)[]; allowed: (keyof BrowserAction)[] }> = {
@@ -49,8 +52,18 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
   let attributes: CrawlOptions["attributes"];
   let question: string | undefined;
   let highlightsQuery: string | undefined;
+  let tracking: { modes: ("git-diff" | "json")[]; tag: string; schema?: Record<string, unknown>; prompt?: string } | undefined;
   (so.formats ?? ["markdown"]).forEach((f, i) => {
     const type = typeof f === "string" ? f : f.type;
+    if (type === "changeTracking") {
+      const spec: { modes?: ("git-diff" | "json")[]; tag?: string | null; schema?: Record<string, unknown>; prompt?: string } = typeof f === "string" ? {} : f;
+      if (spec.schema !== undefined) jsonFormat({ schema: spec.schema }, [...path, "formats", i]);
+      tracking = { modes: [...new Set(spec.modes ?? [])], tag: spec.tag ?? "", ...(spec.schema ? { schema: spec.schema } : {}), ...(spec.prompt ? { prompt: spec.prompt } : {}) };
+      return;
+    }
+    if (typeof f !== "string" && (f.modes !== undefined || f.tag !== undefined)) {
+      throw invalidField([...path, "formats", i], `modes and tag belong to the changeTracking format, not ${type}`);
+    }
     if (type === "json" && typeof f === "object") {
       if (json) throw invalidField([...path, "formats", i], "at most one json format");
       json = jsonFormat(f, [...path, "formats", i]);
@@ -82,6 +95,14 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
     }
     if (!formats.includes(type)) formats.push(type);
   });
+  if (tracking && !formats.includes("markdown")) throw invalidField([...path, "formats"], CHANGE_TRACKING_NEEDS_MARKDOWN);
+  // json mode compares the json format's fields; with a schema of its own and no json format, json is extracted for
+  // the comparison only (and left out of the document)
+  const trackingJson = tracking?.modes.includes("json") === true && !formats.includes("json") && tracking.schema !== undefined;
+  if (tracking && trackingJson) {
+    formats.push("json");
+    json = { schema: tracking.schema as Record<string, unknown>, ...(tracking.prompt ? { prompt: tracking.prompt } : {}) };
+  }
   if (so.actions?.length) checkActions(so.actions, so.waitFor ?? 0, path);
   if (so.waitFor !== undefined && so.timeout !== undefined && so.waitFor > so.timeout / 2) {
     throw invalidField([...path, "waitFor"], "waitFor must not exceed half of timeout");
@@ -131,6 +152,7 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
     ...(so.skipTlsVerification === false ? { skipTlsVerification: false } : {}),
     ...(so.fastMode === true ? { fastMode: true } : {}),
     ...(so.blockAds === false ? { blockAds: false } : {}),
+    ...(tracking ? { changeTracking: { modes: tracking.modes, tag: tracking.tag, ...(trackingJson ? { trackingJson: true } : {}) } } : {}),
   };
 }
 

@@ -1,5 +1,10 @@
 // The fetch -> convert -> document use case for one page, shared by POST /v2/scrape and the CLI (`trawl scrape`).
 // The crawl stages run the same parts (Fetcher.fetch in fetch-render, the Converter in convert).
+import type { SnapshotStore } from "../store/snapshot-store.ts";
+import { baseFreshness } from "../store/page-freshness.ts";
+import { trackChanges } from "../sink/track-changes.ts";
+import { crawlUrlKey } from "../url/normalize-url.ts";
+import type { CrawlPage } from "../../schemas/index.ts";
 import { randomUUID } from "node:crypto";
 import { addLockdownCredits, extractSpec, markHttpError, wantsExtraction, type Converted, type FetchedPage } from "../convert/document.ts";
 import { parseHtml } from "../convert/parse-html.ts";
@@ -22,7 +27,7 @@ import type { CrawlOptions } from "../../schemas/index.ts";
 
 /** What one page's scrape takes: conversion options plus request headers, the page cache and the browser settings. */
 export type ScrapeOptions = ConvertOptions & { json?: { schema?: Record<string, unknown>; prompt?: string }; headers?: Record<string, string>; maxAgeMs?: number; storeInCache?: boolean; question?: string; highlightsQuery?: string }
-  & Pick<CrawlOptions, "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification" | "fastMode" | "blockAds" | "minAgeMs" | "lockdown">;
+  & Pick<CrawlOptions, "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification" | "fastMode" | "blockAds" | "minAgeMs" | "lockdown" | "changeTracking">;
 
 export interface ScrapeDeps {
   fetcher: Fetcher;
@@ -97,6 +102,8 @@ export interface StoredScrapeDeps extends ScrapeDeps {
   clock: Clock;
   /** SCREENSHOTS=url: where screenshots are stored (absent: data URLs in the document) */
   screenshots?: ScreenshotStore;
+  /** the changeTracking format's page history (absent: no change tracking) */
+  snapshots?: SnapshotStore;
 }
 
 /**
@@ -113,6 +120,7 @@ export async function scrapeAndStore(deps: StoredScrapeDeps, teamId: string, url
     converted.document = published as typeof converted.document;
   }
   const { document, credits } = converted;
+  if (options.changeTracking && deps.snapshots) await trackScrape(deps.snapshots, teamId, scrapeJobId(teamId, scrapeId), document, credits, options, deps.clock.now());
   await deps.store.insertDocuments([{
     crawlId: scrapeJobId(teamId, scrapeId), seq: 0, urlKey: scrapeId, finalKey: scrapeId, scrapeId, url: String(document.metadata.url),
     statusCode: Number(document.metadata.statusCode), credits, storedAt: deps.clock.now(), doc: JSON.stringify(document),
@@ -155,4 +163,14 @@ async function obtain(deps: ScrapeDeps, url: string, options: ScrapeOptions, tim
     if (errorCode(err) === "SCRAPE_PRIVATE_TARGET_REFUSED") throw err;
     return { ...staticPage, warning: `Rendering this script-built page failed (${errorMessage(err)}): the static HTML was used.` };
   }
+}
+
+/** The changeTracking of a single scrape: compared with the page's last snapshot in the team's history, which it then replaces. */
+async function trackScrape(snapshots: SnapshotStore, teamId: string, jobId: string, document: Converted["document"], credits: number, options: ScrapeOptions, now: number): Promise<void> {
+  const urlKey = crawlUrlKey(String(document.metadata.sourceURL ?? document.metadata.url), {});
+  const freshness = baseFreshness({ url: String(document.metadata.sourceURL), urlKey, options: { ...options, limit: 1, crawlEntireDomain: false, allowSubdomains: false } as CrawlOptions });
+  if (!freshness) return;
+  const previous = (await snapshots.latest(teamId, freshness.tag, [urlKey])).get(urlKey) ?? null;
+  const page: CrawlPage = { crawlId: jobId, teamId, urlKey, credits, document };
+  await snapshots.put([trackChanges(page, freshness, previous, now)]);
 }

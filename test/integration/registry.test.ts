@@ -130,4 +130,25 @@ describe("schema registry (cluster mode)", () => {
       expect(versions, topic).toHaveLength(2);
     }
   });
+
+  it("the version of crawl.pages with freshness is accepted as compatible (BACKWARD) after the version without it", async () => {
+    const prefix = `ctrack${Date.now().toString(36)}.`;
+    const subject = encodeURIComponent(`${prefix}crawl.pages-value`);
+    const before = structuredClone(bundledSchema("crawl-page")) as { properties: Record<string, unknown>; $defs?: Record<string, { properties?: Record<string, unknown> }> };
+    // the previous release: no freshness, and nothing about change tracking in the document (declaring
+    // document.changeTracking would narrow that open object: incompatible, so it stays undeclared)
+    expect(before.properties.freshness).toBeDefined();
+    delete before.properties.freshness;
+    for (const [name, def] of Object.entries(before.$defs ?? {})) {
+      if (name.includes("freshness")) delete before.$defs?.[name];
+      else delete def.properties?.changeTracking;
+    }
+    const headers = { "content-type": "application/vnd.schemaregistry.v1+json" };
+    expect((await fetch(`${REGISTRY}/subjects/${subject}/versions`, { method: "POST", headers, body: JSON.stringify({ schemaType: "JSON", schema: JSON.stringify(before) }) })).status).toBe(200);
+    expect((await fetch(`${REGISTRY}/config/${subject}`, { method: "PUT", headers, body: JSON.stringify({ compatibility: "BACKWARD" }) })).status).toBe(200);
+    const upgraded = await startTrawl({ mode: "cluster", schemaRegistryUrl: REGISTRY, topicPrefix: prefix, groupPrefix: prefix });
+    await upgraded.stop();
+    const versions = (await (await fetch(`${REGISTRY}/subjects/${subject}/versions`)).json()) as number[];
+    expect(versions).toHaveLength(2);
+  });
 });
