@@ -16,6 +16,7 @@ import { FetchRenderProcessor } from "../pipeline/fetch-render/fetch-render.ts";
 import { LoadGuard, loadSource, systemSampler } from "../pipeline/fetch-render/load-guard.ts";
 import { readCgroup } from "../pipeline/fetch-render/cgroup.ts";
 import { Politeness } from "../pipeline/fetch-render/politeness.ts";
+import { HostLimits } from "../pipeline/fetch-render/host-limit.ts";
 import { RobotsCache } from "../pipeline/fetch-render/robots.ts";
 import { IndexBackend } from "../pipeline/search/index-backend.ts";
 import { SearxngBackend } from "../pipeline/search/searxng-backend.ts";
@@ -135,7 +136,10 @@ export async function startFetchRender(w: Wiring): Promise<void> {
     retries: config.fetchRetries,
     retryAfterMaxMs: config.retryAfterMaxMs,
     robotsUserAgent: config.robotsUserAgent,
-    hostMaxConcurrency: config.hostMaxConcurrency,
+    hosts: new HostLimits({ initial: config.hostMaxConcurrency, ceiling: config.hostMaxConcurrencyCeiling }, clock.now, (host, from, to, why) => {
+      if (why === "strain") log.info({ host, from, to }, "host strained (429, 503, time-out or connection error): fewer fetches at once");
+      else log.debug({ host, from, to, why }, "host concurrency");
+    }),
     hostDelayMs: config.hostDelayMs,
     maxSitemaps: config.maxSitemaps,
     sitemapMaxBytes: config.sitemapMaxBytes,

@@ -27,6 +27,8 @@ export interface FetchResult {
   body: string;
   /** The undecoded body (raw requests, and PDFs, whose `body` is empty). */
   bytes?: Buffer;
+  /** Time from the request to the last response's headers (the host's latency, whatever the body's size). */
+  headersMs?: number;
 }
 
 /** Seconds or an HTTP date -> milliseconds from now. */
@@ -89,6 +91,7 @@ export class UndiciFetcher implements Fetcher {
   async fetch(req: FetchRequest): Promise<FetchResult> {
     const signal = AbortSignal.timeout(req.timeoutMs);
     let current = req.url;
+    let headersMs: number;
     for (let hop = 0; ; hop++) {
       // IP literals skip DNS lookup, so they are checked here
       const literal = refusedLiteral(current, this.opts.allowPrivate);
@@ -97,6 +100,7 @@ export class UndiciFetcher implements Fetcher {
       }
       await this.checkProxiedTarget(current);
       let res;
+      const sent = performance.now();
       try {
         res = await request(current, {
           dispatcher: this.agent,
@@ -110,6 +114,7 @@ export class UndiciFetcher implements Fetcher {
       } catch (err) {
         throw toPageError(err, req.timeoutMs);
       }
+      headersMs = performance.now() - sent;
       const location = res.headers.location;
       if (res.statusCode >= 300 && res.statusCode < 400 && location) {
         await res.body.dump();
@@ -151,9 +156,9 @@ export class UndiciFetcher implements Fetcher {
         throw toPageError(err, req.timeoutMs, res.statusCode);
       }
       const type = pdf ? "application/pdf" : (contentType.split(";")[0]?.trim() ?? contentType);
-      if (pdf) return { url: req.url, finalUrl: current, statusCode: res.statusCode, contentType: type, body: "", bytes };
+      if (pdf) return { url: req.url, finalUrl: current, statusCode: res.statusCode, contentType: type, body: "", bytes, headersMs };
       const body = decodeBody(bytes, contentType);
-      return { url: req.url, finalUrl: current, statusCode: res.statusCode, contentType: type, body, ...(req.raw ? { bytes } : {}) };
+      return { url: req.url, finalUrl: current, statusCode: res.statusCode, contentType: type, body, ...(req.raw ? { bytes } : {}), headersMs };
     }
   }
 
