@@ -13,7 +13,7 @@ import type { PageAnalyzer } from "../pipeline/convert/document.ts";
 import { ExtractJsonProcessor } from "../pipeline/extract-json/extract-json.ts";
 import type { Providers } from "../pipeline/extract-json/providers.ts";
 import { FetchRenderProcessor } from "../pipeline/fetch-render/fetch-render.ts";
-import { LoadGuard, loadSource, systemSampler } from "../pipeline/fetch-render/load-guard.ts";
+import { AUTO_BUSY, LoadGuard, loadSource, systemSampler } from "../pipeline/fetch-render/load-guard.ts";
 import { readCgroup } from "../pipeline/fetch-render/cgroup.ts";
 import { Politeness } from "../pipeline/fetch-render/politeness.ts";
 import { HostLimits } from "../pipeline/fetch-render/host-limit.ts";
@@ -87,7 +87,7 @@ const loadGuard = ({ config, log }: Wiring) => {
   log.info({ loadSource: loadSource(cgroup), cpuLimitCores: cgroup?.cpuLimitCores ?? null, memoryLimitBytes: cgroup?.memoryLimitBytes ?? null }, "MAX_CPU/MAX_RAM measure this load");
   return new LoadGuard({
     maxCpu: config.maxCpu, maxRam: config.maxRam, sample: systemSampler(cgroup),
-    onOverload: (s) => log.warn({ cpu: +s.cpu.toFixed(2), ram: +s.ram.toFixed(2), maxCpu: config.maxCpu, maxRam: config.maxRam, source: loadSource(cgroup) }, "load above MAX_CPU/MAX_RAM: no new page until it drops"),
+    onOverload: (s) => log.warn({ cpu: +s.cpu.toFixed(2), ownCpu: +(s.own ?? 0).toFixed(2), ram: +s.ram.toFixed(2), maxCpu: config.maxCpu ?? `auto (machine ${AUTO_BUSY * 100} % busy and others using more of it than Trawl)`, maxRam: config.maxRam, source: loadSource(cgroup) }, "load above MAX_CPU/MAX_RAM: no new page until it drops"),
   });
 };
 

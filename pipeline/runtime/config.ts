@@ -1,7 +1,7 @@
 // One declarative table of every configuration variable, parsed once at start.
 // Nothing below `main` reads process.env; a bad value stops the start with a message naming the variable.
 
-type Kind = "string" | "int" | "bool" | "url" | "enum" | "fraction" | "msList" | "hostMap" | "proxyUrl";
+type Kind = "string" | "int" | "bool" | "url" | "enum" | "fraction" | "optionalFraction" | "msList" | "hostMap" | "proxyUrl";
 
 interface Var<K extends Kind = Kind> {
   env: string;
@@ -107,7 +107,7 @@ export const configVars = {
   chromiumPath: v({ env: "CHROMIUM_PATH", kind: "string", default: "/usr/bin/chromium", description: "The Chromium binary (Debian's chromium package). Missing: no rendering; auto falls back to static with a warning, requests that need a browser fail clearly.", roles: "fetch-render, render, api" }),
   blockAdsLists: v({ env: "BLOCK_ADS_LISTS", kind: "string", default: "/usr/share/chromium/extensions/ublock-origin/assets/thirdparties/easylist/easylist.txt,/usr/share/chromium/extensions/ublock-origin/assets/thirdparties/easylist/easyprivacy.txt", description: "Comma-separated Adblock-syntax filter lists whose whole-host rules (`||host^`) the browser refuses when a request's blockAds is true (the default). The default paths are EasyList and EasyPrivacy as Debian's webext-ublock-origin-chromium package installs them (read from disk, never fetched). Empty: nothing is blocked.", roles: "render, api" }),
   screenshots: v({ env: "SCREENSHOTS", kind: "enum", default: "url", values: ["url", "data-url"], description: "How screenshots (the screenshot format, screenshot actions) are returned. url: stored (ClickHouse, or DATA_DIR in embedded mode) and served at `/v2/screenshots/<job>/<id>.png` (or .jpeg) to the owning team, deleted with the job's results; data-url: inline `data:image/...;base64` in the document.", roles: "render, api" }),
-  maxCpu: v({ env: "MAX_CPU", kind: "fraction", default: "0.8", description: "CPU use (0.0-1.0) above which a fetch-render worker takes no new page until it drops: the process's cgroup's use over its CPU quota (cgroup v2 cpu.max, v1 cfs quota) when one is set, else the whole machine's.", roles: "fetch-render" }),
+  maxCpu: v({ env: "MAX_CPU", kind: "optionalFraction", default: "", description: "CPU use (0.0-1.0) above which a fetch-render worker takes no new page until it drops: the process's cgroup's use over its CPU quota (cgroup v2 cpu.max, v1 cfs quota) when one is set, else the whole machine's. Not set: no new page only while the machine (or cgroup) is at least 90 % busy and other processes use more of it than Trawl does, so Trawl busy with its own work is never held, and work beside it that wants the cores gets them.", roles: "fetch-render" }),
   maxRam: v({ env: "MAX_RAM", kind: "fraction", default: "0.8", description: "Memory use (0.0-1.0) above which a fetch-render worker takes no new page until it drops: the process's cgroup's use (without reclaimable file cache) over its limit (v2 memory.max, v1 memory.limit_in_bytes) when one is set, else the whole machine's.", roles: "fetch-render" }),
   cacheMaxAgeMs: v({ env: "CACHE_MAX_AGE_MS", kind: "int", default: "172800000", min: 0, max: 2592000000, description: "How long fetched responses stay in the page cache that `maxAge` reads (2 days); a request's maxAge is capped by it. 0: no page cache.", roles: "fetch-render, api" }),
   retentionSweepMs: v({ env: "RETENTION_SWEEP_MS", kind: "int", default: "600000", min: 1000, max: 86400000, description: "How often expired results (24 h after a crawl ended) are deleted.", roles: "frontier" }),
@@ -128,6 +128,7 @@ export const configVars = {
 
 type Vars = typeof configVars;
 type ValueOf<V> = V extends Var<"int"> | Var<"fraction"> ? number
+  : V extends Var<"optionalFraction"> ? number | null
   : V extends Var<"bool"> ? boolean
   : V extends Var<"msList"> ? number[]
   : V extends Var<"hostMap"> ? Record<string, string>
@@ -138,7 +139,7 @@ export class ConfigError extends Error {
   readonly code = "CONFIG_INVALID";
 }
 
-function parseVar(spec: Var, raw: string): string | number | boolean | number[] | Record<string, string> {
+function parseVar(spec: Var, raw: string): string | number | boolean | number[] | Record<string, string> | null {
   const bad = (why: string) => new ConfigError(`config: ${spec.env}=${JSON.stringify(raw)} is invalid: ${why}`);
   switch (spec.kind) {
     case "int": {
@@ -148,7 +149,9 @@ function parseVar(spec: Var, raw: string): string | number | boolean | number[] 
       if (spec.max !== undefined && n > spec.max) throw bad(`must be <= ${spec.max}`);
       return n;
     }
+    case "optionalFraction":
     case "fraction": {
+      if (spec.kind === "optionalFraction" && raw.trim() === "") return null; // not set: the variable's own rule
       const n = Number(raw.trim());
       if (raw.trim() === "" || !Number.isFinite(n) || n < 0 || n > 1) throw bad("expected a fraction from 0.0 to 1.0");
       return n;
