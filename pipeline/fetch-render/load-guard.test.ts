@@ -43,6 +43,28 @@ describe("LoadGuard", () => {
     expect(s.cpu).toBeGreaterThanOrEqual(0);
   });
 
+  it("MAX_CPU not set: a CPU overload that lasts lets one page through per interval (a trickle, not a stop)", async () => {
+    const guard = new LoadGuard({ maxCpu: null, maxRam: 0.8, sample: () => ({ cpu: 1, own: 0.05, ram: 0.2 }), intervalMs: 100 });
+    const admitted: number[] = [];
+    const t0 = Date.now();
+    const waiting = Array.from({ length: 4 }, () => guard.admit().then(() => admitted.push(Date.now() - t0)));
+    await Promise.race([Promise.all(waiting), new Promise((r) => setTimeout(r, 450))]);
+    expect(admitted.length).toBeGreaterThanOrEqual(2);
+    expect(admitted.length).toBeLessThanOrEqual(4);
+    for (let i = 1; i < admitted.length; i++) expect(admitted[i]! - admitted[i - 1]!).toBeGreaterThanOrEqual(90);
+    await Promise.all(waiting);
+    // memory full, or MAX_CPU set: nothing through while it lasts
+    for (const g of [new LoadGuard({ maxCpu: null, maxRam: 0.8, sample: () => ({ cpu: 1, own: 0.05, ram: 0.9 }), intervalMs: 50 }), new LoadGuard({ maxCpu: 0.8, maxRam: 0.8, sample: () => ({ cpu: 1, own: 0.05, ram: 0.2 }), intervalMs: 50 })]) {
+      let through = false;
+      const stop = new AbortController();
+      const held = g.admit(stop.signal).then(() => (through = !stop.signal.aborted));
+      await new Promise((r) => setTimeout(r, 200));
+      stop.abort();
+      await held;
+      expect(through).toBe(false);
+    }
+  });
+
   it("MAX_CPU not set: overload is a busy machine used more by others than by this process", () => {
     const at = (cpu: number, own: number): LoadSample => ({ cpu, own, ram: 0.1 });
     expect(cpuOverloaded(at(1, 0.9), null)).toBe(false); // Trawl alone, both cores busy with its own work

@@ -90,6 +90,8 @@ export class LoadGuard {
   private readonly onOverload: (s: LoadSample) => void;
   /** An overload is reported once per episode, not once per waiting worker. */
   private reported = false;
+  /** when the last page was let through an overload (MAX_CPU not set) */
+  private trickledAt = 0;
 
   constructor(opts: { maxCpu: number | null; maxRam: number; sample: () => LoadSample; intervalMs?: number; onOverload?: (s: LoadSample) => void }) {
     this.maxCpu = opts.maxCpu;
@@ -115,11 +117,20 @@ export class LoadGuard {
     return over;
   }
 
-  /** Resolves once the machine is below both thresholds (at once when it already is). */
+  /**
+   * Resolves once the machine is below both thresholds (at once when it already is). With MAX_CPU not set, a CPU
+   * overload lets one page through per interval: a machine that other work keeps busy for hours slows a crawl to a
+   * trickle instead of stopping it (a crawl that never ends and never fails). A set MAX_CPU, and memory, hold all.
+   */
   async admit(signal?: AbortSignal): Promise<void> {
     while (this.overloaded() && !signal?.aborted) {
       if (!this.reported) this.onOverload(this.current);
       this.reported = true;
+      const now = Date.now();
+      if (this.maxCpu === null && this.current.ram <= this.maxRam && now - this.trickledAt >= this.intervalMs) {
+        this.trickledAt = now;
+        return;
+      }
       await sleep(this.intervalMs, signal);
     }
   }
