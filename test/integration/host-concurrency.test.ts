@@ -45,7 +45,7 @@ async function rateLimitedSite(): Promise<LimitedSite> {
   return Object.assign(site, { origin, close: () => new Promise<void>((r) => server.close(() => r())) });
 }
 
-describe.each(MODES)("%s mode: a host that answers 429 above %s fetches at once", (mode) => {
+describe.each(MODES)(`%s mode: a host that answers 429 above ${N} fetches at once`, (mode) => {
   const open: { stop(): Promise<void> }[] = [];
   afterAll(async () => {
     for (const x of open) await x.stop();
