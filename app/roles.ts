@@ -13,9 +13,10 @@ import type { PageAnalyzer } from "../pipeline/convert/document.ts";
 import { ExtractJsonProcessor } from "../pipeline/extract-json/extract-json.ts";
 import type { Providers } from "../pipeline/extract-json/providers.ts";
 import { FetchRenderProcessor } from "../pipeline/fetch-render/fetch-render.ts";
-import { LoadGuard, loadSource, systemSampler } from "../pipeline/fetch-render/load-guard.ts";
+import { AUTO_BUSY, LoadGuard, loadSource, systemSampler } from "../pipeline/fetch-render/load-guard.ts";
 import { readCgroup } from "../pipeline/fetch-render/cgroup.ts";
 import { Politeness } from "../pipeline/fetch-render/politeness.ts";
+import { HostLimits } from "../pipeline/fetch-render/host-limit.ts";
 import { RobotsCache } from "../pipeline/fetch-render/robots.ts";
 import { IndexBackend } from "../pipeline/search/index-backend.ts";
 import { SearxngBackend } from "../pipeline/search/searxng-backend.ts";
@@ -88,7 +89,7 @@ const loadGuard = ({ config, log }: Wiring) => {
   log.info({ loadSource: loadSource(cgroup), cpuLimitCores: cgroup?.cpuLimitCores ?? null, memoryLimitBytes: cgroup?.memoryLimitBytes ?? null }, "MAX_CPU/MAX_RAM measure this load");
   return new LoadGuard({
     maxCpu: config.maxCpu, maxRam: config.maxRam, sample: systemSampler(cgroup),
-    onOverload: (s) => log.warn({ cpu: +s.cpu.toFixed(2), ram: +s.ram.toFixed(2), maxCpu: config.maxCpu, maxRam: config.maxRam, source: loadSource(cgroup) }, "load above MAX_CPU/MAX_RAM: no new page until it drops"),
+    onOverload: (s) => log.warn({ cpu: +s.cpu.toFixed(2), ownCpu: +(s.own ?? 0).toFixed(2), ram: +s.ram.toFixed(2), maxCpu: config.maxCpu ?? `auto (machine ${AUTO_BUSY * 100} % busy and others using more of it than Trawl)`, maxRam: config.maxRam, source: loadSource(cgroup) }, "load above MAX_CPU/MAX_RAM: no new page until it drops"),
   });
 };
 
@@ -147,7 +148,10 @@ export async function startFetchRender(w: Wiring): Promise<void> {
     retries: config.fetchRetries,
     retryAfterMaxMs: config.retryAfterMaxMs,
     robotsUserAgent: config.robotsUserAgent,
-    hostMaxConcurrency: config.hostMaxConcurrency,
+    hosts: new HostLimits({ initial: config.hostMaxConcurrency, ceiling: config.hostMaxConcurrencyCeiling }, clock.now, (host, from, to, why) => {
+      if (why === "strain") log.info({ host, from, to }, "host strained (429, 503, time-out or connection error): fewer fetches at once");
+      else log.debug({ host, from, to, why }, "host concurrency");
+    }),
     hostDelayMs: config.hostDelayMs,
     maxSitemaps: config.maxSitemaps,
     sitemapMaxBytes: config.sitemapMaxBytes,

@@ -29,7 +29,7 @@ const port = await new Promise<number>((done) => {
   });
 });
 const dataDir = mkdtempSync(join(tmpdir(), "trawl-auth-flood-"));
-const env = { ...process.env, TRAWL_MODE: "embedded", DATA_DIR: dataDir, PORT: String(port), USE_DB_AUTHENTICATION: "true", LOG_LEVEL: "warn", MAX_CPU: "1", MAX_RAM: "1" };
+const env = { ...process.env, TRAWL_MODE: "embedded", DATA_DIR: dataDir, PORT: String(port), USE_DB_AUTHENTICATION: "true", LOG_LEVEL: "warn" };
 const child = spawn(join(ROOT, "node_modules/.bin/node"), [join(ROOT, "bin/trawl.js"), "all", "--embedded"], { env, stdio: ["ignore", "ignore", "inherit"] });
 
 interface Answer { status: number; ms: number; retryAfter?: string }

@@ -17,7 +17,7 @@ const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length 
 
 async function measure(auth: boolean): Promise<{ p50Ms: number; p99Ms: number }> {
   const dataDir = mkdtempSync(join(tmpdir(), "trawl-bench-auth-"));
-  const config = loadConfig(process.env, { mode: "embedded", dataDir, port: 0, allowPrivateCrawlTargets: true, logLevel: "warn", maxCpu: 1, maxRam: 1, useDbAuthentication: auth });
+  const config = loadConfig(process.env, { mode: "embedded", dataDir, port: 0, allowPrivateCrawlTargets: true, logLevel: "warn", useDbAuthentication: auth });
   const running = await start(ROLES, config, createLogger("warn"));
   const api = `http://127.0.0.1:${(running.server?.address() as AddressInfo).port}`;
   const headers: Record<string, string> = { "content-type": "application/json" };

@@ -36,6 +36,11 @@ export interface E2eOptions {
   apiProcess?: boolean;
 }
 
+/** `A=1,B=2` -> { A: "1", B: "2" } */
+export function trawlEnv(text: string | undefined): Record<string, string> {
+  return Object.fromEntries((text ?? "").split(",").filter((x) => x.includes("=")).map((x) => [x.slice(0, x.indexOf("=")).trim(), x.slice(x.indexOf("=") + 1).trim()]));
+}
+
 const quantile = (sorted: number[], x: number) => +(sorted[Math.min(sorted.length - 1, Math.floor(x * sorted.length))] ?? 0).toFixed(1);
 
 /** Readers that each GET the crawl's status about once a second (jittered) until stopped, in their own process
@@ -143,8 +148,10 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
     // 100 % of each crawl), written by the process itself on SIGUSR2; its API answers again once one is written
     const snapshotDir = process.env.BENCH_HEAPSNAPSHOT;
     const env = {
-      ...process.env, TRAWL_MODE: mode, PORT: String(port), DATA_DIR: dataDir, ALLOW_PRIVATE_CRAWL_TARGETS: "true", LOG_LEVEL: "warn",
-      MAX_CPU: "1", MAX_RAM: "1", HOST_MAX_CONCURRENCY: "16",
+      // the defaults of `npm start` / `npx trawl all`: only what a crawl of a loopback site needs, and where it runs
+      ...process.env, TRAWL_MODE: mode, PORT: String(port), DATA_DIR: dataDir, ALLOW_PRIVATE_CRAWL_TARGETS: "true",
+      // BENCH_TRAWL_ENV="HOST_MAX_CONCURRENCY=16,MAX_CPU=1": tuned settings, for rows labelled as such
+      ...trawlEnv(process.env.BENCH_TRAWL_ENV),
       ...(infra ? { KAFKA_BROKERS: infra.kafkaBrokers, CLICKHOUSE_URL: infra.clickhouseUrl } : {}),
       ...opts.env,
       // BENCH_TRAWL_NODE_OPTIONS: Node/V8 flags for Trawl's processes only (not the bench's site server or readers)

@@ -12,7 +12,7 @@ import { startSyntheticSite } from "./synthetic-site.ts";
 const pages = Number(process.argv[2] ?? 1000);
 const dataDir = mkdtempSync(join(tmpdir(), "trawl-bench-"));
 const site = await startSyntheticSite(pages);
-const config = loadConfig(process.env, { mode: "embedded", dataDir, port: 0, allowPrivateCrawlTargets: true, logLevel: "warn", maxCpu: 1, maxRam: 1 });
+const config = loadConfig(process.env, { mode: "embedded", dataDir, port: 0, allowPrivateCrawlTargets: true, logLevel: "warn" });
 const t0 = performance.now();
 const running = await start(ROLES, config, createLogger("warn"));
 const readyMs = performance.now() - t0;

@@ -34,7 +34,7 @@ const DOCS = 10_000;
 async function mapBench(dir: string) {
   const site = await serveDirectory(dir);
   const dataDir = mkdtempSync(join(tmpdir(), "trawl-bench-"));
-  const config = loadConfig(process.env, { mode: "embedded", dataDir, host: "127.0.0.1", port: 0, allowPrivateCrawlTargets: true, logLevel: "error", maxCpu: 1, maxRam: 1 });
+  const config = loadConfig(process.env, { mode: "embedded", dataDir, host: "127.0.0.1", port: 0, allowPrivateCrawlTargets: true, logLevel: "error" });
   const running = await start(ROLES, config, createLogger("error"));
   const api = `http://127.0.0.1:${(running.server?.address() as AddressInfo).port}`;
   const map = (body: object) => fetch(`${api}/v2/map`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: `${site.origin}/docs/`, ...body }) }).then((r) => r.json() as Promise<{ links: unknown[] }>);

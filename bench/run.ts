@@ -16,8 +16,10 @@ interface Bench {
   targets?: (r: Record<string, unknown>, all: Record<string, Record<string, unknown>>) => string[];
 }
 
-const script = (file: string, ...args: string[]) => () => {
-  const out = execFileSync(node, ["--expose-gc", join(here, file), ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 64 * 1024 * 1024 });
+const script = (file: string, ...args: string[]) => scriptWith({}, file, ...args);
+/** `env`: extra settings of the bench process (BENCH_TRAWL_ENV: settings of Trawl's own process, for tuned rows) */
+const scriptWith = (env: Record<string, string>, file: string, ...args: string[]) => () => {
+  const out = execFileSync(node, ["--expose-gc", join(here, file), ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 64 * 1024 * 1024, env: { ...process.env, ...env } });
   return JSON.parse(out.trim().split("\n").at(-1) as string) as Record<string, unknown>;
 };
 
@@ -129,6 +131,12 @@ const benches: Record<string, Bench> = {
       met(Number(r.pagesPerSecond) >= 130, ">= 130 pages/s"),
       ...(all.peer ? ratioTargets(r, Number(all.peer.pagesPerSecond), 4) : []),
     ],
+  },
+  "embedded-tuned": {
+    describe: "TUNED, not the defaults (not in the default set): the embedded row with HOST_MAX_CONCURRENCY=16 MAX_CPU=1 MAX_RAM=1, the settings every row ran with before issue 34",
+    run: scriptWith({ BENCH_TRAWL_ENV: "HOST_MAX_CONCURRENCY=16,MAX_CPU=1,MAX_RAM=1" }, "e2e.ts", "embedded", "pg", "-", "-", "2"),
+    summary: (r) => e2eSummary(r),
+    targets: (r, all) => (all.peer ? ratioTargets(r, Number(all.peer.pagesPerSecond), 4) : []),
   },
   cluster: {
     describe: "cluster mode end to end on its own Kafka + ClickHouse started for the run (every role in one process, all on the same cores), PostgreSQL manual crawled twice: the first crawl after start and the next",

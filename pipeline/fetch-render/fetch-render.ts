@@ -12,6 +12,7 @@ import { crawlUrlKey } from "../url/normalize-url.ts";
 import { inScope } from "../url/scope.ts";
 import type { Fetcher } from "./fetcher.ts";
 import type { Politeness } from "./politeness.ts";
+import type { Answer, HostLimits } from "./host-limit.ts";
 import type { RobotsCache } from "./robots.ts";
 import type { LoadGuard } from "./load-guard.ts";
 import { discoverSitemapUrls, type SitemapWarning } from "./sitemaps.ts";
@@ -33,7 +34,8 @@ export interface FetchRenderDeps {
   retries: number;
   retryAfterMaxMs: number;
   robotsUserAgent: string;
-  hostMaxConcurrency: number;
+  /** each host's fetches at once: HOST_MAX_CONCURRENCY to start with, adapted to its answers (shared by every crawl) */
+  hosts: HostLimits;
   hostDelayMs: number;
   maxSitemaps: number;
   /** SITEMAP_MAX_BYTES: inflated size of one gzipped sitemap */
@@ -54,6 +56,19 @@ export interface FetchRenderDeps {
 
 interface Batch {
   cancelled: Set<string>;
+}
+
+/** Longest Crawl-delay honoured (a robots.txt asking for an hour between fetches would hold a crawl for days). */
+const MAX_CRAWL_DELAY_MS = 30_000;
+
+/**
+ * What an answer tells of the host's load: 429 and 503 (and time-outs, refused or reset connections) are strain;
+ * other 5xx and failures before any connection tell nothing; any other response is a clean answer with its latency.
+ */
+function answerOf(statusCode: number | undefined, latencyMs: number | undefined, code?: string): Answer {
+  if (statusCode === 429 || statusCode === 503 || code === "SCRAPE_TIMEOUT" || code === "SCRAPE_CONNECTION_ERROR") return { kind: "strain" };
+  if (statusCode === undefined || statusCode >= 500 || latencyMs === undefined) return { kind: "neutral" };
+  return { kind: "ok", latencyMs };
 }
 
 const inbox = (crawlId: string, value: FrontierInboxMessage, phase?: number): Emission => ({ topic: "frontier.inbox", key: keys.crawl(crawlId), value, phase });
@@ -92,10 +107,12 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     return task.options.robotsUserAgent ?? this.deps.robotsUserAgent;
   }
 
-  private async checkRobots(task: FetchTask, url: string): Promise<void> {
-    if (task.options.ignoreRobotsTxt) return;
+  /** Throws when robots.txt disallows the URL; else its host's Crawl-delay for this crawl (0: none or ignored). */
+  private async checkRobots(task: FetchTask, url: string): Promise<number> {
+    if (task.options.ignoreRobotsTxt) return 0;
     const robots = await this.deps.robots.get(url);
     if (!robots.isAllowed(url, this.userAgent(task))) throw new PageError(ROBOTS_BLOCKED, `robots.txt disallows ${url}`);
+    return Math.min(robots.crawlDelayMs(this.userAgent(task)), MAX_CRAWL_DELAY_MS);
   }
 
   /** robots.txt and sitemaps of the start URL: LinksDiscovered (acked first), then DiscoveryDone. */
@@ -125,7 +142,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     const { deps } = this;
     const renderMode = deps.renderMode ?? "never";
     await deps.load?.admit();
-    await this.checkRobots(task, task.url);
+    const crawlDelayMs = await this.checkRobots(task, task.url);
     const needs = browserOption(task.options);
     if (needs) {
       // waitFor, actions, screenshot, mobile: only a browser can do them; no static fetch first
@@ -135,16 +152,33 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     const timeoutMs = task.options.timeoutMs ?? deps.defaultTimeoutMs;
     const host = new URL(task.url).host;
     const crawlSerial = task.options.delayMs !== undefined && task.options.delayMs > 0;
+    const hostKey = `host:${host}`;
+    // the host's adaptive limit; a Crawl-delay means one fetch at a time that far apart; the crawl's own gate
+    // (maxConcurrency, delay) and a Retry-After's hold apply whatever the host's limit
     const rules = [
-      { key: `host:${host}`, maxConcurrent: deps.hostMaxConcurrency, spacingMs: deps.hostDelayMs },
+      { key: hostKey, maxConcurrent: crawlDelayMs > 0 ? 1 : () => deps.hosts.limit(host), spacingMs: Math.max(deps.hostDelayMs, crawlDelayMs) },
       { key: `crawl:${task.crawlId}`, maxConcurrent: crawlSerial ? 1 : (task.options.maxConcurrency ?? Number.MAX_SAFE_INTEGER), spacingMs: task.options.delayMs ?? 0 },
     ];
     // change tracking: If-None-Match / If-Modified-Since from the page's last snapshot (not part of the page cache's key)
     const previous = await previousSnapshot(deps.snapshots, task);
     const conditional = conditionalHeaders(previous);
     const headers = Object.keys(conditional).length ? { ...task.options.headers, ...conditional } : task.options.headers;
+    const fetchOnce = async () => {
+      const ticket = deps.hosts.start(host);
+      const sent = performance.now();
+      try {
+        const result = await deps.fetcher.fetch({ url: task.url, timeoutMs, headers, errorPages: task.options.kind === "batch" });
+        deps.hosts.end(host, ticket, answerOf(result.statusCode, result.headersMs ?? performance.now() - sent));
+        return result;
+      } catch (err) {
+        deps.hosts.end(host, ticket, err instanceof PageError ? answerOf(err.statusCode, undefined, err.code) : { kind: "neutral" });
+        const wait = err instanceof PageError ? err.retryAfterMs : undefined;
+        if (wait !== undefined && wait > 0) deps.politeness.holdFor(hostKey, Math.min(wait, deps.retryAfterMaxMs));
+        throw err;
+      }
+    };
     const fetchWithRetries = () => retry(
-      () => deps.politeness.run(rules, () => deps.fetcher.fetch({ url: task.url, timeoutMs, headers, errorPages: task.options.kind === "batch" })),
+      () => deps.politeness.run(rules, fetchOnce),
       {
         retries: deps.retries,
         initialMs: 500,

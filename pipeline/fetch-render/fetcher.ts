@@ -30,6 +30,8 @@ export interface FetchResult {
   /** The response's validators, for a later conditional fetch (If-None-Match, If-Modified-Since). */
   etag?: string;
   lastModified?: string;
+  /** Time from the request to the last response's headers (the host's latency, whatever the body's size). */
+  headersMs?: number;
 }
 
 function validators(headers: Record<string, string | string[] | undefined>): { etag?: string; lastModified?: string } {
@@ -98,6 +100,7 @@ export class UndiciFetcher implements Fetcher {
   async fetch(req: FetchRequest): Promise<FetchResult> {
     const signal = AbortSignal.timeout(req.timeoutMs);
     let current = req.url;
+    let headersMs: number;
     for (let hop = 0; ; hop++) {
       // IP literals skip DNS lookup, so they are checked here
       const literal = refusedLiteral(current, this.opts.allowPrivate);
@@ -106,6 +109,7 @@ export class UndiciFetcher implements Fetcher {
       }
       await this.checkProxiedTarget(current);
       let res;
+      const sent = performance.now();
       try {
         res = await request(current, {
           dispatcher: this.agent,
@@ -119,6 +123,7 @@ export class UndiciFetcher implements Fetcher {
       } catch (err) {
         throw toPageError(err, req.timeoutMs);
       }
+      headersMs = performance.now() - sent;
       const location = res.headers.location;
       if (res.statusCode >= 300 && res.statusCode < 400 && location) {
         await res.body.dump();
@@ -160,9 +165,9 @@ export class UndiciFetcher implements Fetcher {
         throw toPageError(err, req.timeoutMs, res.statusCode);
       }
       const type = pdf ? "application/pdf" : (contentType.split(";")[0]?.trim() ?? contentType);
-      if (pdf) return { url: req.url, finalUrl: current, statusCode: res.statusCode, contentType: type, body: "", bytes, ...validators(res.headers) };
+      if (pdf) return { url: req.url, finalUrl: current, statusCode: res.statusCode, contentType: type, body: "", bytes, headersMs, ...validators(res.headers) };
       const body = decodeBody(bytes, contentType);
-      return { url: req.url, finalUrl: current, statusCode: res.statusCode, contentType: type, body, ...(req.raw ? { bytes } : {}), ...validators(res.headers) };
+      return { url: req.url, finalUrl: current, statusCode: res.statusCode, contentType: type, body, ...(req.raw ? { bytes } : {}), headersMs, ...validators(res.headers) };
     }
   }
 

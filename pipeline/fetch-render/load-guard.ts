@@ -1,5 +1,9 @@
 // MAX_CPU / MAX_RAM: above either threshold a worker starts no new page until the load drops again. The load is
 // the process's cgroup's share when the cgroup sets a limit (a container), else the whole machine's.
+// MAX_CPU not set: the guard holds on overload, not on work. A crawl on its own keeps the cores busy (two cores at
+// 80 % are Trawl converting pages, not a machine in trouble), so the CPU counts as overloaded only while it is at
+// least AUTO_BUSY busy and the rest of the machine (the CPU time not used by this process) uses more of it than this
+// process does: a hog beside Trawl gets the cores back, Trawl alone runs as fast as it can.
 import { cpus, freemem, totalmem } from "node:os";
 import { sleep } from "../runtime/retry.ts";
 import { readCgroup, type Cgroup } from "./cgroup.ts";
@@ -7,6 +11,8 @@ import { readCgroup, type Cgroup } from "./cgroup.ts";
 export interface LoadSample {
   /** fraction of the machine's CPU time in use since the previous sample */
   cpu: number;
+  /** the part of `cpu` used by this process (every thread: main, workers, V8's) */
+  own?: number;
   /** fraction of the machine's memory in use */
   ram: number;
 }
@@ -26,7 +32,13 @@ export function systemSampler(cgroup: Cgroup | null = readCgroup(), now = () => 
   let last = snapshot();
   let lastUs = cgroup?.cpuUsageUs() ?? null;
   let lastAt = now();
+  let lastOwn = process.cpuUsage();
   return () => {
+    const ownUsage = process.cpuUsage(lastOwn);
+    lastOwn = process.cpuUsage();
+    const elapsedUs = (now() - lastAt) * 1000;
+    const cores = source.cpu === "cgroup" && cgroup ? (cgroup.cpuLimitCores as number) : cpus().length;
+    const own = elapsedUs > 0 ? (ownUsage.user + ownUsage.system) / (elapsedUs * cores) : 0;
     const machine = snapshot();
     const busy = machine.busy - last.busy;
     const total = machine.total - last.total;
@@ -43,7 +55,7 @@ export function systemSampler(cgroup: Cgroup | null = readCgroup(), now = () => 
     let ram = 1 - freemem() / totalmem();
     const used = source.ram === "cgroup" ? cgroup?.memoryUsageBytes() : null;
     if (used != null && cgroup?.memoryLimitBytes) ram = used / cgroup.memoryLimitBytes;
-    return { cpu: Math.max(0, cpu), ram: Math.max(0, ram) };
+    return { cpu: Math.max(0, cpu), own: Math.max(0, own), ram: Math.max(0, ram) };
   };
 }
 
@@ -58,8 +70,18 @@ function snapshot(): { busy: number; total: number } {
   return { busy, total };
 }
 
+/** MAX_CPU not set: the machine counts as busy from here on, and as overloaded if others use more of it than we do */
+export const AUTO_BUSY = 0.9;
+
+/** Whether a sample is over the CPU threshold: MAX_CPU when set, else overload (see the head of this file). */
+export function cpuOverloaded(s: LoadSample, maxCpu: number | null): boolean {
+  if (maxCpu !== null) return s.cpu > maxCpu;
+  const own = Math.min(s.own ?? 0, s.cpu);
+  return s.cpu >= AUTO_BUSY && s.cpu - own > own;
+}
+
 export class LoadGuard {
-  private readonly maxCpu: number;
+  private readonly maxCpu: number | null;
   private readonly maxRam: number;
   private readonly sample: () => LoadSample;
   private readonly intervalMs: number;
@@ -68,8 +90,10 @@ export class LoadGuard {
   private readonly onOverload: (s: LoadSample) => void;
   /** An overload is reported once per episode, not once per waiting worker. */
   private reported = false;
+  /** when the last page was let through an overload (MAX_CPU not set) */
+  private trickledAt = 0;
 
-  constructor(opts: { maxCpu: number; maxRam: number; sample: () => LoadSample; intervalMs?: number; onOverload?: (s: LoadSample) => void }) {
+  constructor(opts: { maxCpu: number | null; maxRam: number; sample: () => LoadSample; intervalMs?: number; onOverload?: (s: LoadSample) => void }) {
     this.maxCpu = opts.maxCpu;
     this.maxRam = opts.maxRam;
     this.sample = opts.sample;
@@ -88,16 +112,25 @@ export class LoadGuard {
 
   overloaded(): boolean {
     const s = this.read();
-    const over = s.cpu > this.maxCpu || s.ram > this.maxRam;
+    const over = cpuOverloaded(s, this.maxCpu) || s.ram > this.maxRam;
     if (!over) this.reported = false;
     return over;
   }
 
-  /** Resolves once the machine is below both thresholds (at once when it already is). */
+  /**
+   * Resolves once the machine is below both thresholds (at once when it already is). With MAX_CPU not set, a CPU
+   * overload lets one page through per interval: a machine that other work keeps busy for hours slows a crawl to a
+   * trickle instead of stopping it (a crawl that never ends and never fails). A set MAX_CPU, and memory, hold all.
+   */
   async admit(signal?: AbortSignal): Promise<void> {
     while (this.overloaded() && !signal?.aborted) {
       if (!this.reported) this.onOverload(this.current);
       this.reported = true;
+      const now = Date.now();
+      if (this.maxCpu === null && this.current.ram <= this.maxRam && now - this.trickledAt >= this.intervalMs) {
+        this.trickledAt = now;
+        return;
+      }
       await sleep(this.intervalMs, signal);
     }
   }

@@ -4,16 +4,19 @@ import type { Fetcher } from "./fetcher.ts";
 
 export interface Robots {
   isAllowed(url: string, userAgent: string): boolean;
+  /** Crawl-delay of the user agent's group, in milliseconds (0: none) */
+  crawlDelayMs(userAgent: string): number;
   sitemaps: string[];
 }
 
 // the package is CommonJS (module.exports = fn) while its types declare a default export
 const robotsParser = robotsParserModule as unknown as (url: string, body: string) => {
   isAllowed(url: string, ua?: string): boolean | undefined;
+  getCrawlDelay(ua?: string): number | undefined;
   getSitemaps(): string[];
 };
 
-const ALLOW_ALL: Robots = { isAllowed: () => true, sitemaps: [] };
+const ALLOW_ALL: Robots = { isAllowed: () => true, crawlDelayMs: () => 0, sitemaps: [] };
 const MAX_ROBOTS_BYTES = 512 * 1024;
 
 /** Parses a robots.txt body; anything that is not plain text (HTML error pages, JSON, XML) counts as empty. */
@@ -23,6 +26,10 @@ export function parseRobots(url: string, body: string, contentType: string): Rob
   const parsed = robotsParser(url, body.slice(0, MAX_ROBOTS_BYTES));
   return {
     isAllowed: (u, ua) => parsed.isAllowed(u, ua) !== false,
+    crawlDelayMs: (ua) => {
+      const seconds = Number(parsed.getCrawlDelay(ua) ?? 0);
+      return Number.isFinite(seconds) && seconds > 0 ? Math.round(seconds * 1000) : 0;
+    },
     sitemaps: parsed.getSitemaps(),
   };
 }

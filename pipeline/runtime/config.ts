@@ -1,7 +1,7 @@
 // One declarative table of every configuration variable, parsed once at start.
 // Nothing below `main` reads process.env; a bad value stops the start with a message naming the variable.
 
-type Kind = "string" | "int" | "bool" | "url" | "urlList" | "enum" | "fraction" | "msList" | "hostMap" | "proxyUrl";
+type Kind = "string" | "int" | "bool" | "url" | "urlList" | "enum" | "fraction" | "optionalFraction" | "msList" | "hostMap" | "proxyUrl";
 
 interface Var<K extends Kind = Kind> {
   env: string;
@@ -84,7 +84,8 @@ export const configVars = {
   proxyPassword: v({ env: "PROXY_PASSWORD", kind: "string", default: "", description: "Password for the proxy's Basic authentication.", roles: "fetch-render, render, api", secret: true }),
   robotsUserAgent: v({ env: "ROBOTS_USER_AGENT", kind: "string", default: "TrawlBot", description: "User-agent token matched against robots.txt groups (a crawl's robotsUserAgent overrides it).", roles: "fetch-render" }),
   robotsCacheTtlMs: v({ env: "ROBOTS_CACHE_TTL_MS", kind: "int", default: "600000", min: 0, max: 86400000, description: "How long a host's robots.txt is reused.", roles: "fetch-render" }),
-  hostMaxConcurrency: v({ env: "HOST_MAX_CONCURRENCY", kind: "int", default: "4", min: 1, max: 1000, description: "Fetches at once per host, across every crawl of one fetch-render process.", roles: "fetch-render" }),
+  hostMaxConcurrency: v({ env: "HOST_MAX_CONCURRENCY", kind: "int", default: "4", min: 1, max: 1000, description: "Fetches at once per host, across every crawl of one fetch-render process, to start with: a host that answers fast and clean earns more, up to HOST_MAX_CONCURRENCY_CEILING; 429, 503, time-outs, connection errors or a latency that climbs halve it (see docs/architecture.md). A crawl's maxConcurrency and delay, Retry-After and robots.txt's Crawl-delay always win.", roles: "fetch-render" }),
+  hostMaxConcurrencyCeiling: v({ env: "HOST_MAX_CONCURRENCY_CEILING", kind: "int", default: "16", min: 1, max: 1000, description: "The most fetches at once a host's adaptive limit may reach. At or below HOST_MAX_CONCURRENCY: a fixed limit of HOST_MAX_CONCURRENCY (no growth; it still shrinks on 429, 503, time-outs).", roles: "fetch-render" }),
   hostDelayMs: v({ env: "HOST_DELAY_MS", kind: "int", default: "0", min: 0, max: 600000, description: "Least time between two fetch starts on one host, across crawls.", roles: "fetch-render, frontier" }),
   retryAfterMaxMs: v({ env: "RETRY_AFTER_MAX_MS", kind: "int", default: "30000", min: 0, max: 600000, description: "Longest Retry-After (429/503) honoured by waiting; longer ones fail the page.", roles: "fetch-render, frontier" }),
   maxSitemaps: v({ env: "SITEMAP_MAX_FILES", kind: "int", default: "20", min: 0, max: 1000, description: "Sitemap files read per crawl (indexes included).", roles: "fetch-render" }),
@@ -108,7 +109,7 @@ export const configVars = {
   chromiumPath: v({ env: "CHROMIUM_PATH", kind: "string", default: "/usr/bin/chromium", description: "The Chromium binary (Debian's chromium package). Missing: no rendering; auto falls back to static with a warning, requests that need a browser fail clearly.", roles: "fetch-render, render, api" }),
   blockAdsLists: v({ env: "BLOCK_ADS_LISTS", kind: "string", default: "/usr/share/chromium/extensions/ublock-origin/assets/thirdparties/easylist/easylist.txt,/usr/share/chromium/extensions/ublock-origin/assets/thirdparties/easylist/easyprivacy.txt", description: "Comma-separated Adblock-syntax filter lists whose whole-host rules (`||host^`) the browser refuses when a request's blockAds is true (the default). The default paths are EasyList and EasyPrivacy as Debian's webext-ublock-origin-chromium package installs them (read from disk, never fetched). Empty: nothing is blocked.", roles: "render, api" }),
   screenshots: v({ env: "SCREENSHOTS", kind: "enum", default: "url", values: ["url", "data-url"], description: "How screenshots (the screenshot format, screenshot actions) are returned. url: stored (ClickHouse, or DATA_DIR in embedded mode) and served at `/v2/screenshots/<job>/<id>.png` (or .jpeg) to the owning team, deleted with the job's results; data-url: inline `data:image/...;base64` in the document.", roles: "render, api" }),
-  maxCpu: v({ env: "MAX_CPU", kind: "fraction", default: "0.8", description: "CPU use (0.0-1.0) above which a fetch-render worker takes no new page until it drops: the process's cgroup's use over its CPU quota (cgroup v2 cpu.max, v1 cfs quota) when one is set, else the whole machine's.", roles: "fetch-render" }),
+  maxCpu: v({ env: "MAX_CPU", kind: "optionalFraction", default: "", description: "CPU use (0.0-1.0) above which a fetch-render worker takes no new page until it drops: the process's cgroup's use over its CPU quota (cgroup v2 cpu.max, v1 cfs quota) when one is set, else the whole machine's. Not set: no new page only while the machine (or cgroup) is at least 90 % busy and other processes use more of it than Trawl does, so Trawl busy with its own work is never held, and work beside it that wants the cores gets them.", roles: "fetch-render" }),
   maxRam: v({ env: "MAX_RAM", kind: "fraction", default: "0.8", description: "Memory use (0.0-1.0) above which a fetch-render worker takes no new page until it drops: the process's cgroup's use (without reclaimable file cache) over its limit (v2 memory.max, v1 memory.limit_in_bytes) when one is set, else the whole machine's.", roles: "fetch-render" }),
   cacheMaxAgeMs: v({ env: "CACHE_MAX_AGE_MS", kind: "int", default: "172800000", min: 0, max: 2592000000, description: "How long fetched responses stay in the page cache that `maxAge` reads (2 days); a request's maxAge is capped by it. 0: no page cache.", roles: "fetch-render, api" }),
   retentionSweepMs: v({ env: "RETENTION_SWEEP_MS", kind: "int", default: "600000", min: 1000, max: 86400000, description: "How often expired results (24 h after a crawl ended) are deleted.", roles: "frontier" }),
@@ -129,6 +130,7 @@ export const configVars = {
 
 type Vars = typeof configVars;
 type ValueOf<V> = V extends Var<"int"> | Var<"fraction"> ? number
+  : V extends Var<"optionalFraction"> ? number | null
   : V extends Var<"bool"> ? boolean
   : V extends Var<"msList"> ? number[]
   : V extends Var<"hostMap"> ? Record<string, string>
@@ -139,7 +141,7 @@ export class ConfigError extends Error {
   readonly code = "CONFIG_INVALID";
 }
 
-function parseVar(spec: Var, raw: string): string | number | boolean | number[] | Record<string, string> {
+function parseVar(spec: Var, raw: string): string | number | boolean | number[] | Record<string, string> | null {
   const bad = (why: string) => new ConfigError(`config: ${spec.env}=${JSON.stringify(raw)} is invalid: ${why}`);
   switch (spec.kind) {
     case "int": {
@@ -149,7 +151,9 @@ function parseVar(spec: Var, raw: string): string | number | boolean | number[] 
       if (spec.max !== undefined && n > spec.max) throw bad(`must be <= ${spec.max}`);
       return n;
     }
+    case "optionalFraction":
     case "fraction": {
+      if (spec.kind === "optionalFraction" && raw.trim() === "") return null; // not set: the variable's own rule
       const n = Number(raw.trim());
       if (raw.trim() === "" || !Number.isFinite(n) || n < 0 || n > 1) throw bad("expected a fraction from 0.0 to 1.0");
       return n;
