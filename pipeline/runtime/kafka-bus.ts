@@ -9,6 +9,7 @@ import type { RegistryCodec } from "./registry.ts";
 import { GroupSender } from "./group-send.ts";
 import { compressionType, type KafkaCompression } from "./kafka-compression.ts";
 import { kafkaSecurity, kafkaSecurityFailure } from "./kafka-security.ts";
+import { existingTopicWarnings, replicationFor } from "./kafka-replication.ts";
 import "./kafkajs-crc32c.ts";
 import "./kafkajs-request-queue.ts";
 
@@ -54,6 +55,12 @@ export async function ensureTopics(kafka: Kafka, config: Config, log: Logger): P
       { topic: physicalTopic(config.topicPrefix, t.name), retentionMs: t.retentionMs },
       { topic: physicalTopic(config.topicPrefix, t.name, true), retentionMs: 7 * 24 * 3600 * 1000 },
     ]);
+    const { brokers } = await admin.describeCluster();
+    const { factor, minInsync, warnings } = replicationFor(config, brokers.length);
+    const present = wanted.filter((t) => existing.has(t.topic)).map((t) => t.topic);
+    const replicas = present.length === 0 ? [] : (await admin.fetchTopicMetadata({ topics: present })).topics;
+    warnings.push(...existingTopicWarnings(new Map(replicas.map((t) => [t.name, Math.min(...t.partitions.map((p) => p.replicas.length))])), factor));
+    for (const warning of warnings) log.warn({ brokers: brokers.length, replicationFactor: factor }, warning);
     const missing = wanted.filter((t) => !existing.has(t.topic));
     if (missing.length === 0) return;
     await admin.createTopics({
@@ -61,14 +68,15 @@ export async function ensureTopics(kafka: Kafka, config: Config, log: Logger): P
       topics: missing.map((t) => ({
         topic: t.topic,
         numPartitions: config.topicPartitions,
-        replicationFactor: -1,
+        replicationFactor: factor,
         configEntries: [
           { name: "retention.ms", value: String(t.retentionMs) },
           { name: "max.message.bytes", value: String(MAX_MESSAGE_BYTES) },
+          { name: "min.insync.replicas", value: String(minInsync) },
         ],
       })),
     });
-    log.info({ topics: missing.map((t) => t.topic) }, "created topics");
+    log.info({ topics: missing.map((t) => t.topic), replicationFactor: factor, minInsyncReplicas: minInsync }, "created topics");
   } finally {
     await admin.disconnect();
   }
