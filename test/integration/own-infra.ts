@@ -116,12 +116,14 @@ export async function startOwnInfra(opts: OwnInfraOptions = {}): Promise<OwnInfr
     ...(opts.kafkaHeapOpts ? { TRAWL_KAFKA_HEAP_OPTS: opts.kafkaHeapOpts } : {}),
     TRAWL_INFRA_DIR: dir,
     TRAWL_KAFKA_NODES: String(nodes),
+    // three JVMs starting at once on a loaded machine: a node is ready only once a majority of the quorum runs
+    ...(nodes > 1 ? { TRAWL_INFRA_READY_S: "240" } : {}),
     TRAWL_KAFKA_PORT: String(kafka),
     TRAWL_KAFKA_CONTROLLER_PORT: String(controller),
     TRAWL_CLICKHOUSE_HTTP_PORT: String(http),
     TRAWL_CLICKHOUSE_TCP_PORT: String(tcp),
   };
-  const script = (service: string, cmd: string, ...args: string[]) => run("bash", [join(root, "scripts", `${service}.sh`), cmd, ...args], { env, timeout: 120_000 });
+  const script = (service: string, cmd: string, ...args: string[]) => run("bash", [join(root, "scripts", `${service}.sh`), cmd, ...args], { env, timeout: nodes > 1 ? 300_000 : 120_000 });
   const stop = async () => {
     await Promise.allSettled(services.map((s) => script(s, "down")));
     rmSync(dir, { recursive: true, force: true });
