@@ -7,6 +7,7 @@ import { jsonBody } from "./body.ts";
 import { errorMiddleware, methodNotAllowed, routeNotFound } from "./errors.ts";
 import { crawlRoutes } from "./routes/crawl.ts";
 import { scrapeRoutes } from "./routes/scrape.ts";
+import { parseRoutes } from "./routes/parse.ts";
 import { batchRoutes } from "./routes/batch.ts";
 import { extractRoutes } from "./routes/extract.ts";
 import { adminRoutes } from "./routes/admin.ts";
@@ -55,7 +56,7 @@ export function createApp(deps: ApiDeps): Koa {
   const routers = [
     health, crawlRoutes({ ...deps, log }), adminRoutes({ ...deps, log }), adminKeyRoutes({ ...deps, log }), openApiRoutes(),
     mapRoutes({ ...deps, log }), searchRoutes({ ...deps, log }), teamRoutes({ ...deps, log }),
-    batchRoutes({ ...deps, log }), scrapeRoutes({ ...deps, log }), extractRoutes({ ...deps, log }), screenshotRoutes(deps),
+    batchRoutes({ ...deps, log }), scrapeRoutes({ ...deps, log }), parseRoutes({ ...deps, log }), extractRoutes({ ...deps, log }), screenshotRoutes(deps),
   ];
   for (const router of routers) app.use(router.routes());
   app.use((ctx) => {

@@ -51,13 +51,13 @@ export function openInfrastructure(config: Config, log: Logger, clock: Clock, cl
 
 /** Kafka + ClickHouse: migrations and topics first (waiting for the servers), then a producer. */
 async function clusterInfrastructure(config: Config, log: Logger, client: string): Promise<Infrastructure> {
-  const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase, caFile: config.clickhouseCaFile });
+  const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase, caFile: config.clickhouseCaFile, cluster: config.clickhouseCluster });
   const patient = { retries: 20, initialMs: 250, maxMs: 3000, retriable: (err: unknown) => !(err instanceof ConfigError), onRetry: (err: unknown, attempt: number) => log.warn({ err: (err as Error).message, attempt }, "waiting for infrastructure") };
   // the Kafka and registry settings first (their files are read here): a bad one stops the start before any server is touched
   const kafka = createKafka(config, client, log);
   const registryConn = config.schemaRegistryUrl ? registryConnection(config) : undefined;
   // an untrusted certificate or refused credentials do not go away by waiting: the start stops at once
-  await retry(() => migrate(ch), { ...patient, retriable: (err) => patient.retriable(err) && !(err instanceof TrawlError && (err.code === "STORE_TLS_UNTRUSTED" || err.code === "STORE_AUTH_REFUSED")) });
+  const legacyTables = await retry(() => migrate(ch), { ...patient, retriable: (err) => patient.retriable(err) && !(err instanceof TrawlError && (err.code === "STORE_TLS_UNTRUSTED" || err.code === "STORE_AUTH_REFUSED")) });
   await retry(() => ensureTopics(kafka, config, log), patient);
   const registry = registryConn ? await retry(() => connectRegistry(registryConn, config.topicPrefix, log), { ...patient, retriable: (err) => !(err instanceof TrawlError || err instanceof ConfigError) || (err instanceof TrawlError && err.retriable) }) : undefined;
   const bus = new KafkaBus(kafka, config.topicPrefix, registry, { lingerMs: config.kafkaLingerMs, compression: config.kafkaCompression as KafkaCompression, publicCompression: config.kafkaPublicCompression as KafkaCompression, log });
@@ -65,7 +65,7 @@ async function clusterInfrastructure(config: Config, log: Logger, client: string
   const cache = new ClickHousePageCache(ch, log);
   return {
     bus,
-    store: new ClickHouseCrawlStore(ch),
+    store: new ClickHouseCrawlStore(ch, legacyTables),
     auth: new ClickHouseAuthStore(ch),
     cache,
     screenshots: new ClickHouseScreenshotStore(ch),

@@ -20,6 +20,8 @@ import { RobotsCache } from "../pipeline/fetch-render/robots.ts";
 import { IndexBackend } from "../pipeline/search/index-backend.ts";
 import { SearxngBackend } from "../pipeline/search/searxng-backend.ts";
 import { FrontierProcessor } from "../pipeline/frontier/frontier.ts";
+import { reissueCheckMs } from "../pipeline/frontier/reissue.ts";
+import { keys } from "../pipeline/topology.ts";
 import { AdmissionProcessor } from "../pipeline/admission/admission.ts";
 import { TeamLimits } from "../pipeline/usecases/team-limits.ts";
 import type { Clock } from "../pipeline/runtime/clock.ts";
@@ -105,7 +107,17 @@ export async function sweepExpired(w: Wiring, now: number): Promise<string[]> {
 
 export async function startFrontier(w: Wiring): Promise<void> {
   const { infra, clock, log, config } = w;
-  w.runners.push(await infra.run(new FrontierProcessor({ store: infra.store, clock, log, metrics: w.metrics })));
+  const frontier = new FrontierProcessor({ store: infra.store, clock, log, metrics: w.metrics, limits: config });
+  w.runners.push(await infra.run(frontier));
+  // lost work is sent again: a crawl stalled past its bound gets ResumeRequested, handled in order with its events
+  const reissue = setInterval(() => {
+    const due = frontier.dueForReissue(clock.now());
+    if (due.length === 0) return;
+    infra.bus.produce(due.map((crawlId) => ({ topic: "frontier.inbox" as const, key: keys.crawl(crawlId), value: { type: "ResumeRequested", crawlId } })))
+      .catch((err) => log.warn({ err: (err as Error).message, crawls: due.length }, "reissue request not produced; will retry"));
+  }, reissueCheckMs(config));
+  reissue.unref();
+  w.beforeStop.push(() => clearInterval(reissue));
   // the per-team concurrency limit: a team's own setting, else TEAM_MAX_CONCURRENCY (also for the anonymous team)
   const limits = new TeamLimits(infra.auth, config.teamMaxConcurrency, config.authCacheTtlMs, clock.now);
   w.runners.push(await infra.run(new AdmissionProcessor({ store: infra.store, clock, log, limitOf: (teamId) => limits.of(teamId) })));

@@ -42,7 +42,42 @@ export interface BatchScrapeRequest {
   formats?: (
     | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot" | "screenshot@fullPage")
     | {
-        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot";
+        type:
+          | "markdown"
+          | "html"
+          | "rawHtml"
+          | "links"
+          | "images"
+          | "json"
+          | "summary"
+          | "screenshot"
+          | "attributes"
+          | "question"
+          | "highlights";
+        /**
+         * question format: the question to answer about the page (document.answer)
+         */
+        question?: string;
+        /**
+         * highlights format: what to find in the page's text (document.highlights)
+         */
+        query?: string;
+        /**
+         * attributes format: for each CSS selector, the values of one attribute on every element of the page it matches
+         *
+         * @minItems 1
+         * @maxItems 100
+         */
+        selectors?: [
+          {
+            selector: string;
+            attribute: string;
+          },
+          ...{
+            selector: string;
+            attribute: string;
+          }[]
+        ];
         /**
          * json format: the JSON Schema of document.json (compiled with ajv at submit; an invalid schema is a 400)
          */
@@ -90,6 +125,14 @@ export interface BatchScrapeRequest {
   proxy?: "basic" | "stealth" | "auto" | "enhanced";
   maxAge?: number;
   storeInCache?: boolean;
+  /**
+   * Cache-only: the newest cached response of the page, when it is at least this old (ms); no fetch. A miss is 404 SCRAPE_NO_CACHED_DATA
+   */
+  minAge?: number;
+  /**
+   * Cache-only, never an outbound request (maxAge defaults to 2 years, capped by CACHE_MAX_AGE_MS); a miss is 404 SCRAPE_LOCKDOWN_CACHE_MISS; the result is not stored
+   */
+  lockdown?: boolean;
   location?: {
     country?: string;
     languages?: string[];
@@ -180,6 +223,22 @@ export interface PageDocument {
     [k: string]: unknown;
   };
   images?: string[];
+  /**
+   * question format: the answer (from the page's own text when no LLM is configured)
+   */
+  answer?: string;
+  /**
+   * highlights format: the page's passages that match the query, verbatim, separated by blank lines
+   */
+  highlights?: string;
+  /**
+   * attributes format: per requested selector, the attribute's values on the matching elements, in document order
+   */
+  attributes?: {
+    selector: string;
+    attribute: string;
+    values: string[];
+  }[];
   [k: string]: unknown;
 }
 
@@ -190,7 +249,24 @@ export interface CrawlOptions {
   limit: number;
   crawlEntireDomain: boolean;
   allowSubdomains: boolean;
-  formats: ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary")[];
+  formats: (
+    "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "attributes" | "question" | "highlights"
+  )[];
+  /**
+   * the question format's question (formats holds "question")
+   */
+  question?: string;
+  /**
+   * the highlights format's query (formats holds "highlights")
+   */
+  highlightsQuery?: string;
+  /**
+   * the attributes format's selectors (formats holds "attributes")
+   */
+  attributes?: {
+    selector: string;
+    attribute: string;
+  }[];
   /**
    * the json format's schema and prompt (formats holds "json")
    */
@@ -211,6 +287,14 @@ export interface CrawlOptions {
    * false: the fetched response is not written to the page cache (default true)
    */
   storeInCache?: boolean;
+  /**
+   * minAge: cache-only; the newest cached response when at least this old, else the page fails with SCRAPE_NO_CACHED_DATA
+   */
+  minAgeMs?: number;
+  /**
+   * lockdown: cache-only, no outbound request; a miss fails the page with SCRAPE_LOCKDOWN_CACHE_MISS
+   */
+  lockdown?: boolean;
   includePaths?: string[];
   excludePaths?: string[];
   regexOnFullURL?: boolean;
@@ -353,7 +437,42 @@ export interface ScrapeOptions {
   formats?: (
     | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot" | "screenshot@fullPage")
     | {
-        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot";
+        type:
+          | "markdown"
+          | "html"
+          | "rawHtml"
+          | "links"
+          | "images"
+          | "json"
+          | "summary"
+          | "screenshot"
+          | "attributes"
+          | "question"
+          | "highlights";
+        /**
+         * question format: the question to answer about the page (document.answer)
+         */
+        question?: string;
+        /**
+         * highlights format: what to find in the page's text (document.highlights)
+         */
+        query?: string;
+        /**
+         * attributes format: for each CSS selector, the values of one attribute on every element of the page it matches
+         *
+         * @minItems 1
+         * @maxItems 100
+         */
+        selectors?: [
+          {
+            selector: string;
+            attribute: string;
+          },
+          ...{
+            selector: string;
+            attribute: string;
+          }[]
+        ];
         /**
          * json format: the JSON Schema of document.json (compiled with ajv at submit; an invalid schema is a 400)
          */
@@ -401,6 +520,14 @@ export interface ScrapeOptions {
   proxy?: "basic" | "stealth" | "auto" | "enhanced";
   maxAge?: number;
   storeInCache?: boolean;
+  /**
+   * Cache-only: the newest cached response of the page, when it is at least this old (ms); no fetch. A miss is 404 SCRAPE_NO_CACHED_DATA
+   */
+  minAge?: number;
+  /**
+   * Cache-only, never an outbound request (maxAge defaults to 2 years, capped by CACHE_MAX_AGE_MS); a miss is 404 SCRAPE_LOCKDOWN_CACHE_MISS; the result is not stored
+   */
+  lockdown?: boolean;
   location?: {
     country?: string;
     languages?: string[];
@@ -683,6 +810,14 @@ export interface PageExtract {
       prompt?: string;
     };
     summary?: boolean;
+    /**
+     * the question format's question
+     */
+    question?: string;
+    /**
+     * the highlights format's query
+     */
+    highlights?: string;
   };
   /**
    * the team that owns the job (authentication off: "bypass", the one anonymous team)
@@ -786,7 +921,42 @@ export interface ScrapeRequest {
   formats?: (
     | ("markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot" | "screenshot@fullPage")
     | {
-        type: "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "screenshot";
+        type:
+          | "markdown"
+          | "html"
+          | "rawHtml"
+          | "links"
+          | "images"
+          | "json"
+          | "summary"
+          | "screenshot"
+          | "attributes"
+          | "question"
+          | "highlights";
+        /**
+         * question format: the question to answer about the page (document.answer)
+         */
+        question?: string;
+        /**
+         * highlights format: what to find in the page's text (document.highlights)
+         */
+        query?: string;
+        /**
+         * attributes format: for each CSS selector, the values of one attribute on every element of the page it matches
+         *
+         * @minItems 1
+         * @maxItems 100
+         */
+        selectors?: [
+          {
+            selector: string;
+            attribute: string;
+          },
+          ...{
+            selector: string;
+            attribute: string;
+          }[]
+        ];
         /**
          * json format: the JSON Schema of document.json (compiled with ajv at submit; an invalid schema is a 400)
          */
@@ -834,6 +1004,14 @@ export interface ScrapeRequest {
   proxy?: "basic" | "stealth" | "auto" | "enhanced";
   maxAge?: number;
   storeInCache?: boolean;
+  /**
+   * Cache-only: the newest cached response of the page, when it is at least this old (ms); no fetch. A miss is 404 SCRAPE_NO_CACHED_DATA
+   */
+  minAge?: number;
+  /**
+   * Cache-only, never an outbound request (maxAge defaults to 2 years, capped by CACHE_MAX_AGE_MS); a miss is 404 SCRAPE_LOCKDOWN_CACHE_MISS; the result is not stored
+   */
+  lockdown?: boolean;
   location?: {
     country?: string;
     languages?: string[];

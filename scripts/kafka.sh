@@ -11,8 +11,11 @@
 # TRAWL_KAFKA_SCRAM_USERS (`user=password` pairs separated by spaces, SCRAM-SHA-256 and -512, set when the data
 # directory is formatted). TRAWL_KAFKA_SSL_PORT: an SSL listener that requires a client certificate signed by the CA
 # of TRAWL_KAFKA_SSL_TRUSTSTORE (a PEM file), same keystore. TRAWL_KAFKA_HEAP_OPTS: the JVM heap (default -Xms256m -Xmx768m).
+# TRAWL_KAFKA_VERSION: the broker's version (default 4.4.0; a 3.x one such as 3.9.1 logs through log4j 1). Set, it has
+# a directory of its own, $TRAWL_INFRA_DIR/kafka-<version>, so that a second broker of another version can run beside.
 source "$(dirname "$0")/lib.sh"
-KDIR="$INFRA_DIR/kafka"
+VERSION="${TRAWL_KAFKA_VERSION:-4.4.0}"
+KDIR="$INFRA_DIR/kafka${TRAWL_KAFKA_VERSION:+-$TRAWL_KAFKA_VERSION}"
 HOST=127.0.0.1
 PORT="${TRAWL_KAFKA_PORT:-19092}"
 CPORT="${TRAWL_KAFKA_CONTROLLER_PORT:-19093}"
@@ -27,14 +30,22 @@ INTERNAL_MIN_ISR=1
 SPORT="${TRAWL_KAFKA_SASL_SSL_PORT:-}"
 TPORT="${TRAWL_KAFKA_SSL_PORT:-}"
 
+# Kafka 3.x logs through log4j 1 (a .properties file), 4.x through log4j2.
+log4j1() { [[ "$VERSION" == 3.* ]]; }
+
 install() {
-  if [[ -f "$KDIR/libs/.complete" ]]; then return 0; fi
+  # .complete names the version installed (empty: 3.9.1, from before the version was recorded)
+  if [[ -f "$KDIR/libs/.complete" && "$(cat "$KDIR/libs/.complete")" == "$VERSION" ]]; then return 0; fi
+  # a running broker's jars are not replaced under it (it loads classes from them): the next `down` + `up` switches
+  if pid_alive "$PIDFILE"; then log "kafka: running on other jars; Kafka $VERSION is installed at its next start (down, then up)"; return 0; fi
   need_java_maven
-  log "kafka: resolving jars from Maven Central"
+  log "kafka: resolving the jars of Kafka $VERSION from Maven Central"
+  rm -rf "$KDIR/libs"
   mkdir -p "$KDIR/libs"
-  mvn -q -B -f "$ROOT/scripts/kafka/pom.xml" dependency:copy-dependencies \
+  local line=(); log4j1 && line=(-Dkafka.line=3)
+  mvn -q -B -f "$ROOT/scripts/kafka/pom.xml" dependency:copy-dependencies -Dkafka.version="$VERSION" "${line[@]}" \
     -DoutputDirectory="$KDIR/libs" -DincludeScope=runtime >"$KDIR/mvn.log" 2>&1 || { cat "$KDIR/mvn.log" >&2; return 1; }
-  touch "$KDIR/libs/.complete"
+  echo "$VERSION" >"$KDIR/libs/.complete"
 }
 
 configure() {
@@ -83,7 +94,9 @@ ssl.keystore.type=PEM
 ssl.keystore.location=${TRAWL_KAFKA_SSL_KEYSTORE:?a TLS listener needs TRAWL_KAFKA_SSL_KEYSTORE}
 PROPS
   fi
-  cat >"$KDIR/log4j.properties" <<PROPS
+  if log4j1; then
+    LOGCONF=(-Dlog4j.configuration="file:$KDIR/log4j.properties")
+    cat >"$KDIR/log4j.properties" <<PROPS
 log4j.rootLogger=WARN, file
 log4j.logger.kafka.server.KafkaServer=INFO
 log4j.logger.kafka.server.KafkaRaftServer=INFO
@@ -95,6 +108,28 @@ log4j.appender.file.MaxBackupIndex=2
 log4j.appender.file.layout=org.apache.log4j.PatternLayout
 log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
 PROPS
+  else
+    LOGCONF=(-Dlog4j2.configurationFile="$KDIR/log4j2.properties")
+    cat >"$KDIR/log4j2.properties" <<PROPS
+appender.file.type=RollingFile
+appender.file.name=file
+appender.file.fileName=$KDIR/logs/server.log
+appender.file.filePattern=$KDIR/logs/server.log.%i
+appender.file.layout.type=PatternLayout
+appender.file.layout.pattern=[%d] %p %m (%c)%n
+appender.file.policies.type=Policies
+appender.file.policies.size.type=SizeBasedTriggeringPolicy
+appender.file.policies.size.size=50MB
+appender.file.strategy.type=DefaultRolloverStrategy
+appender.file.strategy.max=2
+rootLogger.level=WARN
+rootLogger.appenderRef.file.ref=file
+logger.raft.name=kafka.server.KafkaRaftServer
+logger.raft.level=INFO
+logger.broker.name=kafka.server.BrokerServer
+logger.broker.level=INFO
+PROPS
+  fi
   if [[ ! -f "$KDIR/data/meta.properties" ]]; then
     local id
     id=${CLUSTER_ID:-$(java -cp "$LIBS/*" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -1)}
@@ -102,7 +137,7 @@ PROPS
     for pair in ${TRAWL_KAFKA_SCRAM_USERS:-}; do
       scram+=(--add-scram "SCRAM-SHA-256=[name=${pair%%=*},password=${pair#*=}]" --add-scram "SCRAM-SHA-512=[name=${pair%%=*},password=${pair#*=}]")
     done
-    java -Dlog4j.configuration="file:$KDIR/log4j.properties" -cp "$LIBS/*" kafka.tools.StorageTool format \
+    java "${LOGCONF[@]}" -cp "$LIBS/*" kafka.tools.StorageTool format \
       -t "$id" -c "$KDIR/server.properties" "${scram[@]}" >"$KDIR/logs/format.log" 2>&1 || { cat "$KDIR/logs/format.log" >&2; return 1; }
   fi
 }
@@ -119,13 +154,13 @@ up() {
 }
 
 launch() {
-  log "kafka: starting on $HOST:$PORT"
+  log "kafka: starting Kafka $VERSION on $HOST:$PORT"
   # TRAWL_KAFKA_JVM_OPTS (default -XX:TieredStopAtLevel=1): the JIT stops at C1. C2 compiling the broker's hot
   # paths took about half of its CPU over the first crawls after a start on two cores (bench/README.md, issue 19);
   # a broker that runs for days on more cores may want C2 back: set TRAWL_KAFKA_JVM_OPTS=" ".
   # shellcheck disable=SC2086 # word splitting of the options is meant
   nohup java ${TRAWL_KAFKA_HEAP_OPTS:--Xms256m -Xmx768m} -XX:+UseG1GC ${TRAWL_KAFKA_JVM_OPTS:--XX:TieredStopAtLevel=1} -Djava.awt.headless=true \
-    -Dlog4j.configuration="file:$KDIR/log4j.properties" -cp "$LIBS/*" kafka.Kafka "$KDIR/server.properties" \
+    "${LOGCONF[@]}" -cp "$LIBS/*" kafka.Kafka "$KDIR/server.properties" \
     >"$KDIR/logs/stdout.log" 2>&1 &
   echo $! >"$PIDFILE"
 }

@@ -103,7 +103,7 @@ wait_ready() {
   local name=$1 pidfile=$2 ready=$3 i
   shift 3
   for ((i = 0; i < ${TRAWL_INFRA_READY_S:-60} * 5; i++)); do
-    if ! pid_alive "$pidfile"; then tail -30 "$@" >&2 || true; log "$name: exited during start"; return 1; fi
+    if ! pid_alive "$pidfile"; then tail -n 30 "$@" >&2 || true; log "$name: exited during start"; return 1; fi
     if "$ready"; then log "$name: ready"; return 0; fi
     sleep 0.2
   done

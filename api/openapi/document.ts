@@ -68,6 +68,10 @@ function operation(r: RouteDoc): Json {
     summary: r.summary,
     tags: [r.tag],
     ...(parameters.length ? { parameters } : {}),
+    ...(r.upload ? { requestBody: { required: true, content: { "multipart/form-data": {
+      schema: { type: "object", required: ["file"], properties: { file: { type: "string", format: "binary", description: "the file (.pdf, .docx, .html, .htm)" }, options: { ...refTo(r.upload.options), description: "scrape options as a JSON text part" } } },
+      encoding: { options: { contentType: "application/json" } },
+    } } } } : {}),
     ...(r.body ? { requestBody: { required: true, content: { "application/json": { schema: refTo(r.body), ...(r.example ? { example: r.example } : {}) } } } } : {}),
     responses,
   };
@@ -80,6 +84,7 @@ export function buildOpenApiDocument(routes: readonly RouteDoc[] = routeDocs): J
     const p = openApiPath(r.path);
     paths[p] = { ...paths[p], [r.method]: operation(r) };
     if (r.body) wanted.add(refTo(r.body).$ref.split("/").pop() as string);
+    if (r.upload) wanted.add(r.upload.options);
     for (const { body } of Object.values(r.responses)) if (body !== "html" && body !== "image") wanted.add(refTo(body).$ref.split("/").pop() as string);
   }
   // components: what the routes refer to, and what those refer to

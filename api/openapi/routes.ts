@@ -15,6 +15,8 @@ export interface RouteDoc {
   tag: "crawl" | "scrape" | "batch" | "extract" | "map" | "search" | "team" | "meta" | "admin";
   /** JSON request body: a schema of schemas/ (validated against it), or a $defs entry of api-bodies.schema.json */
   body?: SchemaName | `api-bodies#${string}`;
+  /** multipart/form-data request body (an upload): a binary `file` part and an `options` part, JSON of this schema */
+  upload?: { options: SchemaName };
   /** a valid body, shown in the document (and tried first by fuzzers, so that linked operations get real ids) */
   example?: Record<string, unknown>;
   /** path parameters that are not plain strings */
@@ -80,6 +82,18 @@ export const routeDocs: RouteDoc[] = [
       408: error("the page took longer than `timeout` (`SCRAPE_TIMEOUT`)"),
       500: error("the page could not be fetched or converted (`SCRAPE_*` codes, as Firecrawl answers), or a bug"),
       503: SERVER[503],
+    },
+  },
+  {
+    method: "post", path: "/v2/parse", tag: "scrape", summary: "Convert an uploaded file (PDF, DOCX, HTML) as a scrape would convert the page", upload: { options: "scrape-options" },
+    responses: {
+      200: { description: "the file's document (`metadata.sourceFile` names it)", body: "api-bodies#ScrapeResult" },
+      400: error("no file part, options that are not JSON or not scrape options (`BAD_REQUEST`), options a file cannot have (`PARSE_UNSUPPORTED_OPTIONS`), or a file that cannot be read as its kind"),
+      413: error("the upload is larger than PARSE_MAX_BYTES"),
+      415: error("not multipart/form-data, or a kind of file this server does not convert (`SCRAPE_UNSUPPORTED_FILE_ERROR`)"),
+      ...CREDITS,
+      408: error("the conversion took longer than its time limit"),
+      ...SERVER,
     },
   },
   {

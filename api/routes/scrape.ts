@@ -1,4 +1,5 @@
 // POST /v2/scrape (synchronous, the same fetch -> convert use case as the crawl stages) and GET /v2/scrape/:id.
+import { randomUUID } from "node:crypto";
 import Router from "@koa/router";
 import type { ScrapeRequest } from "../../schemas/index.ts";
 import type { ApiDeps } from "../deps.ts";
@@ -11,6 +12,16 @@ import { checkJobFields, scrapeSettings } from "../../pipeline/usecases/request-
 import { readScrape, scrapeAndStore } from "../../pipeline/usecases/scrape-page.ts";
 import { documentTokens } from "../../pipeline/store/crawl-store.ts";
 import { errorCode, errorMessage, PageError } from "../../pipeline/runtime/errors.ts";
+
+/** A lockdown scrape that found nothing in the cache costs 1 credit (Firecrawl's price of the lookup). */
+const LOCKDOWN_MISS_CREDITS = 1;
+
+/** The HTTP status of a scrape's page failure: 408 time-out, 404 cache-only miss (minAge, lockdown), else 500. */
+function pageErrorStatus(code: string): number {
+  if (code === "SCRAPE_TIMEOUT") return 408;
+  if (code === "SCRAPE_NO_CACHED_DATA" || code === "SCRAPE_LOCKDOWN_CACHE_MISS") return 404;
+  return 500;
+}
 
 export function scrapeRoutes(deps: ApiDeps): Router {
   const { config, store } = deps;
@@ -34,7 +45,11 @@ export function scrapeRoutes(deps: ApiDeps): Router {
       ctx.body = { success: true, data: document };
     } catch (err) {
       if (!(err instanceof PageError)) throw err;
-      throw apiError(err.code === "SCRAPE_TIMEOUT" ? 408 : 500, errorMessage(err), { code: errorCode(err) });
+      if (err.code === "SCRAPE_LOCKDOWN_CACHE_MISS") {
+        // Firecrawl bills a lockdown miss 1 credit (the lookup); the URL is not logged
+        await deps.authStore?.recordUsage([{ teamId, jobId: randomUUID(), credits: LOCKDOWN_MISS_CREDITS, at: deps.clock.now() }]);
+      }
+      throw apiError(pageErrorStatus(err.code), errorMessage(err), { code: errorCode(err) });
     }
   });
 

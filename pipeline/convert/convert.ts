@@ -7,7 +7,7 @@ import { keys } from "../topology.ts";
 import { pageConverter, type Converter } from "./converter.ts";
 import type { ConvertPool } from "./worker-pool.ts";
 import type { Metrics } from "../runtime/metrics.ts";
-import { markHttpError, wantsExtraction, type PageAnalyzer } from "./document.ts";
+import { addLockdownCredits, extractSpec, markHttpError, wantsExtraction, type PageAnalyzer } from "./document.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 
 /** The anchor's throttling marks: the job waited for a slot of its team's concurrency limit before it started. */
@@ -47,7 +47,9 @@ export class ConvertProcessor extends DeclaredProcessor implements Processor<Pag
   async handle(msg: Consumed<PageFetched>): Promise<Emission[]> {
     const page = msg.value;
     const bytes = page.bodyBase64 === undefined ? undefined : Buffer.from(page.bodyBase64, "base64");
-    const { document, links, credits, extractMarkdown, analysis } = markHttpError(await this.convert({ ...page, ...(bytes ? { bytes } : {}) }, page.options), page.statusCode);
+    const converted = markHttpError(await this.convert({ ...page, ...(bytes ? { bytes } : {}) }, page.options), page.statusCode);
+    addLockdownCredits(converted, page.options);
+    const { document, links, credits, extractMarkdown, analysis } = converted;
     markConcurrencyLimited(document, page.options);
     const out: Emission[] = [];
     // a batch scrape follows no link: its pages' links are not sent to the frontier
@@ -65,7 +67,7 @@ export class ConvertProcessor extends DeclaredProcessor implements Processor<Pag
         // the page analyzer's result (the rules provider's json) replaces the HTML it was computed from
         ...(analysis ? { rules: analysis as unknown as NonNullable<PageExtract["rules"]> } : { html: page.body }),
         ...(extractMarkdown !== undefined ? { markdown: extractMarkdown } : {}),
-        extract: { ...(formats.includes("json") ? { json: page.options.json ?? {} } : {}), ...(formats.includes("summary") ? { summary: true } : {}) },
+        extract: extractSpec(page.options),
       };
       out.push({ topic: "pages.extract", key: keys.crawlUrl(page.crawlId, page.urlKey), value: extract, phase: 1 });
     } else out.push({ topic: "crawl.pages", key: keys.crawl(page.crawlId), value: crawlPage, phase: 1 });

@@ -1,6 +1,7 @@
 // The use case shared by the convert stage and (later) the single-page scrape: a fetched page -> a document + links.
 import type { DefaultTreeAdapterMap } from "parse5";
-import type { CrawlOptions, PageDocument } from "../../schemas/index.ts";
+import type { CrawlOptions, PageDocument, PageExtract } from "../../schemas/index.ts";
+import { attributeValues } from "./attributes.ts";
 import { processHtml } from "./html.ts";
 import { renderMarkdown } from "./render-markdown.ts";
 import { pdfToMarkdown } from "./pdf.ts";
@@ -47,11 +48,22 @@ export interface Converted {
 export type PageAnalyzer = (doc: DefaultTreeAdapterMap["parentNode"], options: ConvertOptions) => Record<string, unknown> | undefined;
 
 /** The formats that need the extract-json stage. */
-export const wantsExtraction = (formats: readonly string[]): boolean => formats.includes("json") || formats.includes("summary");
+export const wantsExtraction = (formats: readonly string[]): boolean => formats.some((f) => f === "json" || f === "summary" || f === "question" || f === "highlights");
+
+/** What a page's extraction formats ask of the extract-json step, from the page's options. */
+export function extractSpec(options: Pick<CrawlOptions, "formats" | "json" | "question" | "highlightsQuery">): PageExtract["extract"] {
+  const f = options.formats;
+  return {
+    ...(f.includes("json") ? { json: options.json ?? {} } : {}),
+    ...(f.includes("summary") ? { summary: true } : {}),
+    ...(f.includes("question") && options.question ? { question: options.question } : {}),
+    ...(f.includes("highlights") && options.highlightsQuery ? { highlights: options.highlightsQuery } : {}),
+  };
+}
 
 const escapeHtml = (s: string) => s.replace(/[&<>]/g, (c) => (c === "&" ? "&amp;" : c === "<" ? "&lt;" : "&gt;"));
 
-type PageOptions = Pick<CrawlOptions, "formats" | "onlyMainContent" | "includeTags" | "excludeTags" | "removeBase64Images" | "json">;
+type PageOptions = Pick<CrawlOptions, "formats" | "onlyMainContent" | "includeTags" | "excludeTags" | "removeBase64Images" | "json" | "attributes">;
 
 export function convertPage(page: FetchedPage, options: PageOptions, analyze?: PageAnalyzer): Converted {
   const isHtml = /html|xml/i.test(page.contentType) && !/^application\/(json|ld\+json)/i.test(page.contentType);
@@ -62,8 +74,14 @@ export function convertPage(page: FetchedPage, options: PageOptions, analyze?: P
   let markdown: () => string;
   const formats = new Set(options.formats);
   let analysis: Record<string, unknown> | undefined;
+  // not an HTML page: every selector matches nothing
+  let attributes = options.attributes?.map((a) => ({ ...a, values: [] as string[] }));
   if (isHtml) {
-    const extract = processHtml(page.body, page.finalUrl, options, "fast", analyze && ((doc) => (analysis = analyze(doc, options))));
+    const beforeClean = (doc: DefaultTreeAdapterMap["parentNode"]) => {
+      if (analyze) analysis = analyze(doc, options);
+      if (options.attributes && formats.has("attributes")) attributes = attributeValues(doc, options.attributes);
+    };
+    const extract = processHtml(page.body, page.finalUrl, options, "fast", beforeClean);
     metadata = extract.metadata;
     links = extract.links;
     images = extract.images;
@@ -93,6 +111,7 @@ export function convertPage(page: FetchedPage, options: PageOptions, analyze?: P
   if (formats.has("rawHtml")) document.rawHtml = page.body;
   if (formats.has("links")) document.links = links;
   if (formats.has("images")) document.images = images();
+  if (formats.has("attributes") && attributes) document.attributes = attributes;
   const extractMarkdown = wantsExtraction(options.formats) && document.markdown === undefined ? markdown() : undefined;
   return { document, links, credits: 1, ...(extractMarkdown !== undefined ? { extractMarkdown } : {}), ...(analysis !== undefined ? { analysis } : {}) };
 }
@@ -115,6 +134,16 @@ export async function convertPdf(page: FetchedPage & { bytes: Uint8Array }, opti
   if (formats.has("html")) document.html = `<pre>${escapeHtml(text.markdown)}</pre>`;
   if (formats.has("links")) document.links = [];
   return { document, links: [], credits, ...(wantsExtraction(options.formats) && !formats.has("markdown") ? { extractMarkdown: text.markdown } : {}) };
+}
+
+/** Firecrawl's price of a lockdown scrape served from the cache: 4 credits on top of the page's own. */
+export const LOCKDOWN_CREDITS = 4;
+
+/** A lockdown page (always a cache hit) costs LOCKDOWN_CREDITS more; the document says what it cost. */
+export function addLockdownCredits(converted: Converted, options: Pick<CrawlOptions, "lockdown">): void {
+  if (!options.lockdown) return;
+  converted.credits += LOCKDOWN_CREDITS;
+  converted.document.metadata.creditsUsed = converted.credits;
 }
 
 /** The options that shape a document. */

@@ -35,7 +35,8 @@ describe("ExtractJsonProcessor", () => {
   });
 
   it("a provider failure: the page goes on without json, with metadata.error and a warning", async () => {
-    const failing: JsonProvider = { name: "llm", json: async () => { throw new PageError("LLM_TIMEOUT", "the model did not answer within 10 ms"); }, summary: async () => ({ summary: "", tokens: 0 }) };
+    const failing: JsonProvider = { name: "llm", json: async () => { throw new PageError("LLM_TIMEOUT", "the model did not answer within 10 ms"); }, summary: async () => ({ summary: "", tokens: 0 }),
+      answer: async () => ({ text: "", tokens: 0, warnings: [] }), highlights: async () => ({ text: "", tokens: 0, warnings: [] }) };
     const p = new ExtractJsonProcessor({ provider: failing, log, concurrency: 1 });
     const [out] = await p.handle(consumed(page({ json: {} })));
     const doc = (out?.value as { document: Record<string, any> }).document;

@@ -6,13 +6,12 @@ import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import { errorCode, errorMessage } from "../runtime/errors.ts";
 import type { Logger } from "../runtime/logger.ts";
 import { keys } from "../topology.ts";
-import { extractInto } from "./extract-page.ts";
+import { extractInto, extractionCredits } from "./extract-page.ts";
 import type { JsonProvider } from "./provider.ts";
 import { precomputedRules } from "./rules.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 
-/** Credits of a page with the json format (Firecrawl bills 5 in place of 1). */
-export const JSON_FORMAT_CREDITS = 5;
+export { JSON_FORMAT_CREDITS } from "./extract-page.ts";
 
 export class ExtractJsonProcessor extends DeclaredProcessor implements Processor<PageExtract, void> {
   readonly mode = "parallel" as const;
@@ -36,7 +35,7 @@ export class ExtractJsonProcessor extends DeclaredProcessor implements Processor
     // the rules result computed in the convert worker, when it came with the page: no second parse here
     const provider = precomputedRules(this.provider, page.rules);
     await extractInto(document, input, page.extract, provider, this.log.child({ crawlId: page.crawlId, urlKey: page.urlKey }));
-    const credits = page.extract.json ? Math.max(page.credits, JSON_FORMAT_CREDITS) : page.credits;
+    const credits = extractionCredits(page.credits, page.extract);
     document.metadata.creditsUsed = credits;
     return [this.onward(page, document, credits)];
   }

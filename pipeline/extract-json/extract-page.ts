@@ -11,7 +11,25 @@ import { compileUserSchema, validationErrors } from "./user-schema.ts";
 export interface ExtractSpec {
   json?: JsonRequest;
   summary?: boolean;
+  /** the question format's question */
+  question?: string;
+  /** the highlights format's query */
+  highlights?: string;
 }
+
+/** Credits of the extraction formats (Firecrawl v2): json makes a page 5; question and highlights add 4 each. */
+export function extractionCredits(credits: number, spec: ExtractSpec): number {
+  let total = spec.json ? Math.max(credits, JSON_FORMAT_CREDITS) : credits;
+  if (spec.question !== undefined) total += QUESTION_CREDITS;
+  if (spec.highlights !== undefined) total += HIGHLIGHTS_CREDITS;
+  return total;
+}
+
+/** Credits of a page with the json format (Firecrawl bills 5 in place of 1). */
+export const JSON_FORMAT_CREDITS = 5;
+/** The question and highlights formats cost 4 credits on top of the page (Firecrawl v2). */
+export const QUESTION_CREDITS = 4;
+export const HIGHLIGHTS_CREDITS = 4;
 
 export interface ExtractMetadata {
   provider: JsonProvider["name"];
@@ -52,6 +70,18 @@ export async function extractInto(document: PageDocument, input: ExtractInput, s
     } catch (err) {
       log.warn({ url: input.url, code: errorCode(err), err: errorMessage(err) }, "summary failed; the page is stored without it");
       errors.push(`summary failed (${errorCode(err)}): ${errorMessage(err)}`);
+    }
+  }
+  for (const [field, ask] of [["answer", spec.question], ["highlights", spec.highlights]] as const) {
+    if (ask === undefined) continue;
+    try {
+      const r = field === "answer" ? await provider.answer(input, ask) : await provider.highlights(input, ask);
+      meta.tokens += r.tokens;
+      warnings.push(...r.warnings);
+      document[field] = r.text;
+    } catch (err) {
+      log.warn({ url: input.url, code: errorCode(err), err: errorMessage(err) }, `${field} failed; the page is stored without it`);
+      errors.push(`${field} failed (${errorCode(err)}): ${errorMessage(err)}`);
     }
   }
   if (warnings.length > 0) meta.warnings = warnings;

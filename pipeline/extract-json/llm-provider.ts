@@ -4,7 +4,7 @@
 import { PageError } from "../runtime/errors.ts";
 import type { JsonSchema } from "./json-schema.ts";
 import { estimateTokens, type ChatMessage, type LlmClient } from "./llm-client.ts";
-import type { EvidenceSpan, ExtractInput, JsonProvider, JsonRequest, ProviderResult } from "./provider.ts";
+import type { EvidenceSpan, ExtractInput, JsonProvider, JsonRequest, ProviderResult, TextResult } from "./provider.ts";
 import { DEFAULT_SCHEMA } from "./rules.ts";
 import { compileUserSchema, validationErrors } from "./user-schema.ts";
 
@@ -86,5 +86,29 @@ export class LlmProvider implements JsonProvider {
       { role: "user", content: text },
     ]);
     return { summary: c.content.trim(), tokens: c.tokens || estimateTokens(text) };
+  }
+
+  async answer(input: ExtractInput, question: string): Promise<TextResult> {
+    const { text, cut } = cutToBudget(input.markdown, this.client.settings.maxInputTokens);
+    const c = await this.client.complete([
+      { role: "system", content: "Answer the user's question about the web page you are given, in at most three sentences, using only what the page states. If the page does not answer it, say so." },
+      { role: "user", content: `Question: ${question}\n\nPage ${input.url}:\n\n${text}` },
+    ]);
+    return { text: c.content.trim(), tokens: c.tokens || estimateTokens(text), warnings: cut ? [`the page's markdown was cut to ${this.client.settings.maxInputTokens} tokens for the model`] : [] };
+  }
+
+  /** Passages the model quotes; only those found verbatim in the page are kept (a highlight is the page's text). */
+  async highlights(input: ExtractInput, query: string): Promise<TextResult> {
+    const { text, cut } = cutToBudget(input.markdown, this.client.settings.maxInputTokens);
+    const c = await this.client.complete([
+      { role: "system", content: "Quote, word for word, the one to three passages of the web page you are given that are most relevant to the user's query. Answer with the passages only, separated by blank lines." },
+      { role: "user", content: `Query: ${query}\n\nPage ${input.url}:\n\n${text}` },
+    ]);
+    const page = squash(input.markdown);
+    const quoted = c.content.split(/\n\s*\n/).map((p) => p.trim().replace(/^["“]|["”]$/g, "")).filter((p) => p !== "");
+    const kept = quoted.filter((p) => page.includes(squash(p)));
+    const warnings = [...(cut ? [`the page's markdown was cut to ${this.client.settings.maxInputTokens} tokens for the model`] : []),
+      ...(kept.length < quoted.length ? [`highlights: ${quoted.length - kept.length} passage(s) the model gave are not in the page and were dropped`] : [])];
+    return { text: kept.join("\n\n"), tokens: c.tokens || estimateTokens(text), warnings };
   }
 }

@@ -37,4 +37,14 @@ export interface JsonProvider {
   readonly name: ProviderName;
   json(input: ExtractInput, request: JsonRequest): Promise<ProviderResult>;
   summary(input: ExtractInput): Promise<{ summary: string; tokens: number }>;
+  /** The question format: an answer from the page (document.answer); warnings say how it was found. */
+  answer(input: ExtractInput, question: string): Promise<TextResult>;
+  /** The highlights format: the page's passages that match the query, verbatim (document.highlights). */
+  highlights(input: ExtractInput, query: string): Promise<TextResult>;
+}
+
+export interface TextResult {
+  text: string;
+  tokens: number;
+  warnings: string[];
 }

@@ -4,8 +4,9 @@
 import type { ParentNode } from "./dom.ts";
 import { gatherEvidence } from "./evidence.ts";
 import type { JsonSchema } from "./json-schema.ts";
-import type { ExtractInput, JsonProvider, JsonRequest, ProviderResult } from "./provider.ts";
+import type { ExtractInput, JsonProvider, JsonRequest, ProviderResult, TextResult } from "./provider.ts";
 import { extractWithRules } from "./rules-provider.ts";
+import { extractiveAnswer, extractiveHighlights } from "./passages.ts";
 import { summarize } from "./summary.ts";
 
 /** Without a schema the rules provider reads the page's common facts. */
@@ -39,7 +40,27 @@ export const rulesProvider = (parseHtml: ParseHtml): JsonProvider => ({
   async summary(input: ExtractInput) {
     return { summary: summarize(input.markdown), tokens: 0 };
   },
+  answer: async (input, question) => rulesAnswer(input, question),
+  highlights: async (input, query) => rulesHighlights(input, query),
 });
+
+/** The question format without an LLM: the page's best-matching sentences, said to be extractive. */
+function rulesAnswer(input: ExtractInput, question: string): TextResult {
+  const text = extractiveAnswer(input.markdown, question);
+  const warnings = [text
+    ? "answer: no LLM is configured (EXTRACT_PROVIDER=rules): this is the page's own sentence that best matches the question, not a generated answer"
+    : "answer: no LLM is configured (EXTRACT_PROVIDER=rules) and no sentence of the page matches the question's words"];
+  return { text, tokens: 0, warnings };
+}
+
+/** The highlights format without an LLM: passages chosen by the words they share with the query. */
+function rulesHighlights(input: ExtractInput, query: string): TextResult {
+  const text = extractiveHighlights(input.markdown, query);
+  const warnings = [text
+    ? "highlights: no LLM is configured (EXTRACT_PROVIDER=rules): passages were chosen by the words they share with the query"
+    : "highlights: no LLM is configured (EXTRACT_PROVIDER=rules) and no passage of the page matches the query's words"];
+  return { text, tokens: 0, warnings };
+}
 
 /** The rules result computed where the page was parsed (a convert worker), in plain data. */
 export interface RulesResult {
@@ -58,5 +79,7 @@ export function precomputedRules(provider: JsonProvider, result: RulesResult | u
     name: "rules",
     json: async () => ({ data: result.data, sources: result.sources as ProviderResult["sources"], tokens: 0, warnings: result.warnings }),
     summary: (input) => provider.summary(input),
+    answer: (input, question) => provider.answer(input, question),
+    highlights: (input, query) => provider.highlights(input, query),
   };
 }

@@ -9,7 +9,7 @@ export const SUMMARY_MAX_CHARS = 600;
 const MAX_SENTENCES = 5;
 
 /** Prose paragraphs of a markdown document: no headings, code, tables, images, link lists or block quotes. */
-function prose(markdown: string): string[] {
+export function prose(markdown: string): string[] {
   const out: string[] = [];
   const noCode = markdown.replace(/^ {0,3}(`{3,}|~{3,})[^\n]*\n[\s\S]*?^ {0,3}\1[^\n]*$/gm, "\n\n");
   for (const block of noCode.split(/\n{2,}/)) {
@@ -18,7 +18,7 @@ function prose(markdown: string): string[] {
     const text = t
       .replace(/!\[[^\]]*\]\([^)]*\)/g, "")
       .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
-      .replace(/[*_`]+/g, "")
+      .replace(/[*`]+/g, "").replace(/(^|\s)_+|_+(?=\s|$)/g, "$1")
       .replace(/^\s*(?:[-*+]|\d+\.)\s+/gm, "")
       .replace(/\\([\\`*_{}[\]()#+\-.!|<>])/g, "$1")
       .replace(/\s*\[\[[^\]]*\]\]\([^)]*\)\s*(?=\))?/g, "")
@@ -29,11 +29,11 @@ function prose(markdown: string): string[] {
   return out;
 }
 
-function sentences(paragraph: string): string[] {
+export function sentences(paragraph: string): string[] {
   return paragraph.split(/(?<=[.!?])\s+(?=[A-Z0-9"“(])/).map((s) => s.trim()).filter((s) => s.length >= 20 && /^["“(]?[\p{Lu}\d]/u.test(s) && /[.!?]["”’)]?$/.test(s));
 }
 
-const words = (s: string) => s.toLowerCase().split(/[^a-z0-9À-ɏ]+/).filter((w) => w.length > 2 && !STOP.has(w));
+export const words = (s: string): string[] => s.toLowerCase().split(/[^a-z0-9À-ɏ]+/).filter((w) => w.length > 2 && !STOP.has(w));
 
 /** The lead sentence and the key sentences of the page, in page order, at most SUMMARY_MAX_CHARS. */
 export function summarize(markdown: string, maxChars = SUMMARY_MAX_CHARS): string {

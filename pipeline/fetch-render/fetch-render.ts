@@ -15,7 +15,7 @@ import type { Politeness } from "./politeness.ts";
 import type { RobotsCache } from "./robots.ts";
 import type { LoadGuard } from "./load-guard.ts";
 import { discoverSitemapUrls, type SitemapWarning } from "./sitemaps.ts";
-import { cachedFetch } from "./cached-fetch.ts";
+import { cachedFetch, cacheOnly } from "./cached-fetch.ts";
 import type { PageCache } from "../store/page-cache.ts";
 import { browserOption, scriptBuilt, type RenderMode } from "../browser/needs-render.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
@@ -151,7 +151,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     const seconds = () => (performance.now() - started) / 1000;
     const { result, cacheState, cachedAt } = await cachedFetch(
       { cache: deps.cache, cacheMaxAgeMs: deps.cacheMaxAgeMs ?? 0, now: deps.now ?? Date.now, log: this.log },
-      { url: task.url, headers: task.options.headers, maxAgeMs: task.options.maxAgeMs, storeInCache: task.options.storeInCache },
+      { url: task.url, headers: task.options.headers, maxAgeMs: task.options.maxAgeMs, storeInCache: task.options.storeInCache, minAgeMs: task.options.minAgeMs, lockdown: task.options.lockdown },
       fetchWithRetries,
     ).catch((err: unknown) => {
       deps.metrics?.fetchSeconds.observe({ outcome: errorCode(err) }, seconds());
@@ -168,8 +168,8 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
       }
       await this.checkRobots(task, result.finalUrl);
     }
-    // fastMode: the static page as fetched, never the browser
-    if (renderMode !== "never" && !task.options.fastMode && /html/i.test(result.contentType) && result.statusCode < 400) {
+    // fastMode: the static page as fetched, never the browser; minAge / lockdown: the cached page, never the browser
+    if (renderMode !== "never" && !task.options.fastMode && !cacheOnly(task.options) && /html/i.test(result.contentType) && result.statusCode < 400) {
       const why = renderMode === "always" ? "RENDER=always" : scriptBuilt(result.body);
       if (why) {
         this.log.debug({ crawlId: task.crawlId, urlKey: task.urlKey, why }, "page handed to the browser");

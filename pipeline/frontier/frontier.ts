@@ -13,6 +13,7 @@ import { admitted, isHeld, reduce, restore, resume, teamOf, toRecord, type Crawl
 import { keys } from "../topology.ts";
 import { URL_STATE } from "../store/crawl-store.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
+import { reissueAfterMs, reissueDue, type StageLimits } from "./reissue.ts";
 
 const TERMINAL = new Set(["crawl.completed", "crawl.failed", "crawl.cancelled"]);
 
@@ -43,11 +44,16 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
   private readonly clock: Clock;
   private readonly log: Logger;
   private readonly metrics: Metrics | undefined;
+  /** The stages' time limits the reissue bound is derived from (reissue.ts); absent: nothing is reissued. */
+  private readonly limits: StageLimits | undefined;
+  /** Crawls whose reissue was asked for (ResumeRequested produced, not handled yet), with when. */
+  private readonly asked = new Map<string, number>();
 
   /** metrics: crawls started, ended by status, credits of ended crawls */
-  constructor(deps: { store: CrawlStore; clock: Clock; log: Logger; metrics?: Metrics }) {
+  constructor(deps: { store: CrawlStore; clock: Clock; log: Logger; metrics?: Metrics; limits?: StageLimits }) {
     super("frontier");
     this.metrics = deps.metrics;
+    this.limits = deps.limits;
     this.store = deps.store;
     this.clock = deps.clock;
     this.log = deps.log.child({ component: "frontier" });
@@ -131,8 +137,30 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     if (dropped) this.log.info({ dropped, partitions }, "crawl states of partitions moved away forgotten");
   }
 
-  /** ResumeRequested: the fetch tasks of the queued URLs again (from the store, which has their URLs). */
+  /**
+   * The crawls of this process's partitions that made no progress for their reissue bound, each asked for at most
+   * once per bound: the caller produces ResumeRequested for them, which this processor handles in order with the
+   * crawl's other events (resume below).
+   */
+  dueForReissue(now: number): string[] {
+    const limits = this.limits;
+    if (!limits) return [];
+    const due: string[] = [];
+    for (const crawlId of this.asked.keys()) if (this.states.get(crawlId)?.status !== "scraping") this.asked.delete(crawlId);
+    for (const [crawlId, state] of this.states) {
+      if (!reissueDue(state, now, limits)) continue;
+      const askedAt = this.asked.get(crawlId);
+      if (askedAt !== undefined && now - askedAt < reissueAfterMs(limits, state.options)) continue;
+      this.asked.set(crawlId, now);
+      due.push(crawlId);
+      this.log.warn({ crawlId, queued: state.queued, discovering: state.discovering, stalledMs: now - state.progressAt, reissues: state.reissues }, "crawl made no progress for its reissue bound: its outstanding work is sent again");
+    }
+    return due;
+  }
+
+  /** ResumeRequested (after a crash, or a stall: dueForReissue): the fetch tasks of the queued URLs again (from the store, which has their URLs). */
   private async resume(state: CrawlState, partition: number, batch: Batch): Promise<Emission[]> {
+    this.asked.delete(state.crawlId);
     const queued = (await this.store.loadUrls(state.crawlId)).filter((r) => r.state === URL_STATE.queued);
     const step = resume(state, queued, this.clock.now());
     if (step.changed) {
@@ -140,7 +168,7 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
       batch.dirty.add(state.crawlId);
     }
     this.states.set(state.crawlId, partition, state);
-    this.log.warn({ crawlId: state.crawlId, tasks: step.emissions.length }, "crawl resumed after a crash: fetch tasks of its queued URLs sent again");
+    this.log.warn({ crawlId: state.crawlId, tasks: step.emissions.length, reissues: state.reissues }, "crawl resumed: fetch tasks of its queued URLs sent again");
     // a crawl that turns out to be finished frees its team's slot
     return [...step.emissions, ...jobEnded(state, step.emissions, this.clock.now())];
   }

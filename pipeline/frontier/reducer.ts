@@ -46,6 +46,10 @@ export interface CrawlState {
    * and the next of these takes it.
    */
   backlog: { url: string; depth: number }[];
+  /** When an inbox event last changed the state (memory only; a restored state starts from its record's time). */
+  progressAt: number;
+  /** Times its outstanding work was sent again since that progress (reissue.ts). */
+  reissues: number;
 }
 
 export const BACKLOG_MAX = 10_000;
@@ -164,7 +168,7 @@ export function newState(msg: Extract<FrontierInboxMessage, { type: "CrawlReques
   return {
     crawlId: msg.crawlId, teamId: msg.teamId ?? "", webhook: msg.webhook ?? "", startUrl: msg.url, options: msg.options,
     status: "scraping", version: 0, createdAt: msg.createdAt, completedAt: 0, error: "", creditsUsed: 0, tokensUsed: 0,
-    urls: new Map(), queued: 0, done: 0, failed: 0, blocked: 0, discovering: false, backlog: [],
+    urls: new Map(), queued: 0, done: 0, failed: 0, blocked: 0, discovering: false, backlog: [], progressAt: msg.createdAt, reissues: 0,
   };
 }
 
@@ -293,17 +297,25 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
       break;
     }
   }
+  if (step.changed || step.urlRows.length > 0) progress(state, now);
   return { state, step };
 }
 
+function progress(state: CrawlState, now: number): void {
+  state.progressAt = now;
+  state.reissues = 0;
+}
+
 /**
- * After a crash that lost messages: the fetch tasks of every queued URL again, the discover task if discovery had
- * not reported, and the end if nothing is outstanding. Duplicates are harmless: the sink stores a URL once and the
- * frontier counts a URL's PageDone once.
+ * After a crash that lost messages, or a crawl stalled past its bound (reissue.ts): the fetch tasks of every queued
+ * URL again, the discover task if discovery had not reported, and the end if nothing is outstanding. Duplicates are
+ * harmless: the sink stores a URL once and the frontier counts a URL's PageDone once.
  */
 export function resume(state: CrawlState, queued: UrlRow[], now: number): Step {
   const step = empty();
   if (state.status !== "scraping") return step;
+  state.progressAt = now;
+  state.reissues++;
   // held: its JobQueued again (it may be what was lost; the admission knows a job once)
   if (isHeld(state)) return { ...step, emissions: [jobQueued(state, state.options.teamQueue?.queuedAt ?? now)] };
   for (const row of queued) {
@@ -326,6 +338,7 @@ export function admitted(state: CrawlState, queued: UrlRow[], msg: Extract<Front
   state.options = { ...state.options, teamQueue: { ...tq, admittedAt: now, limited: msg.limited } };
   const step = resume(state, queued, now);
   step.changed = true;
+  progress(state, now);
   return step;
 }
 
@@ -360,7 +373,7 @@ export function restore(record: CrawlRecord, urls: UrlRow[]): CrawlState {
     crawlId: record.crawlId, teamId: record.teamId, webhook: record.webhook, startUrl: record.url, options: record.options,
     status: record.status, version: record.version, createdAt: record.createdAt, completedAt: record.completedAt,
     error: record.error, creditsUsed: record.creditsUsed, tokensUsed: record.tokensUsed ?? 0, urls: new Map(), queued: 0, done: 0, failed: 0, blocked: 0,
-    discovering: !record.discoveryDone, backlog: [],
+    discovering: !record.discoveryDone, backlog: [], progressAt: record.updatedAt, reissues: 0,
   };
   for (const row of urls) {
     state.urls.set(row.urlKey, pack(row.state, row.depth));

@@ -1,7 +1,7 @@
 // One declarative table of every configuration variable, parsed once at start.
 // Nothing below `main` reads process.env; a bad value stops the start with a message naming the variable.
 
-type Kind = "string" | "int" | "bool" | "url" | "enum" | "fraction" | "msList" | "hostMap" | "proxyUrl";
+type Kind = "string" | "int" | "bool" | "url" | "urlList" | "enum" | "fraction" | "msList" | "hostMap" | "proxyUrl";
 
 interface Var<K extends Kind = Kind> {
   env: string;
@@ -40,6 +40,7 @@ export const configVars = {
   trustProxy: v({ env: "TRUST_PROXY", kind: "bool", default: "false", aliases: ["EXPRESS_TRUST_PROXY"], description: "Honour X-Forwarded-Proto/-Host when building `url` and `next`, and take the last X-Forwarded-For address as the client's (AUTH_FAILURE_LIMIT).", roles: "api" }),
   apiAcceptSockets: v({ env: "API_ACCEPT_SOCKETS", kind: "int", default: "8", min: 1, max: 64, description: "Listening sockets of the API port (SO_REUSEPORT, Linux; elsewhere always 1). The event loop accepts one new connection per socket and turn, so while crawl work keeps the loop busy a burst of new connections waits one turn each on a single socket; the kernel spreads them over these. The port is checked free first (a second process on it fails to start).", roles: "api" }),
   statusCacheMs: v({ env: "STATUS_CACHE_MS", kind: "int", default: "250", min: 0, max: 10000, description: "GET /v2/crawl/:id (and batch) answers are shared by the readers of one job in each API process: one store read per page of results every this many ms, however many readers, an older answer served while the next is read (a reader sees the job as of at most this plus one read ago; 0: off). A job's answers are dropped at once when it is cancelled or ends.", roles: "api" }),
+  parseMaxBytes: v({ env: "PARSE_MAX_BYTES", kind: "int", default: "52428800", min: 1024, max: 209715200, description: "Largest file POST /v2/parse accepts (50 MB, Firecrawl's limit); a larger upload is refused with 413 before it is read whole.", roles: "api" }),
   statusChunkMaxBytes: v({ env: "STATUS_CHUNK_MAX_BYTES", kind: "int", default: "10485760", min: 1024, max: 104857600, description: "Cap of the JSON of `data` in one GET /v2/crawl/:id response (10 MB).", roles: "api" }),
   defaultCrawlLimit: v({ env: "DEFAULT_CRAWL_LIMIT", kind: "int", default: "10000", min: 1, max: 10000000, description: "`limit` of a crawl that does not set one.", roles: "api" }),
   allowPrivateCrawlTargets: v({ env: "ALLOW_PRIVATE_CRAWL_TARGETS", kind: "bool", default: "false", description: "Allow crawling loopback, private, link-local, unique-local and other non-public addresses (IPv4-mapped, NAT64 and 6to4 IPv6 forms judged by their IPv4 address; checked on the address connected to).", roles: "api, fetch-render" }),
@@ -69,24 +70,25 @@ export const configVars = {
   schemaRegistryUsername: v({ env: "SCHEMA_REGISTRY_USERNAME", kind: "string", default: "", description: "User for the Schema Registry's HTTP Basic authentication (with SCHEMA_REGISTRY_PASSWORD). Empty: none.", roles: "all (cluster)" }),
   schemaRegistryPassword: v({ env: "SCHEMA_REGISTRY_PASSWORD", kind: "string", default: "", description: "Password for the Schema Registry's Basic authentication. Never logged.", roles: "all (cluster)", secret: true }),
   schemaRegistryCaFile: v({ env: "SCHEMA_REGISTRY_CA_FILE", kind: "string", default: "", description: "PEM file of the CA certificates trusted for an https SCHEMA_REGISTRY_URL (besides the system's). Read once at start; a missing file stops the start.", roles: "all (cluster)" }),
-  clickhouseUrl: v({ env: "CLICKHOUSE_URL", kind: "url", default: "http://127.0.0.1:18123", description: "ClickHouse HTTP interface.", roles: "all" }),
+  clickhouseUrl: v({ env: "CLICKHOUSE_URL", kind: "urlList", default: "http://127.0.0.1:18123", description: "ClickHouse HTTP interface; several replicas separated by commas: a request whose server is away (down, unreachable, cut off from ZooKeeper) is sent to the next, and the process stays on the one that answered.", roles: "all" }),
+  clickhouseCluster: v({ env: "CLICKHOUSE_CLUSTER", kind: "string", default: "", description: "A ClickHouse cluster (`remote_servers`) whose replicas hold Trawl's tables: migrations run `ON CLUSTER` and create `Replicated*MergeTree` tables at `/clickhouse/tables/{shard}/<database>/<table>` with the servers' `{shard}`/`{replica}` macros (one shard of replicas; see docs/architecture.md). Empty: tables of one server.", roles: "all (cluster)" }),
   clickhouseDatabase: v({ env: "CLICKHOUSE_DATABASE", kind: "string", default: "trawl", description: "ClickHouse database (created at start).", roles: "all" }),
   clickhouseUser: v({ env: "CLICKHOUSE_USER", kind: "string", default: "default", description: "ClickHouse user.", roles: "all" }),
   clickhousePassword: v({ env: "CLICKHOUSE_PASSWORD", kind: "string", default: "", description: "ClickHouse password (sent in the Authorization header of each request; never logged).", roles: "all", secret: true }),
   clickhouseCaFile: v({ env: "CLICKHOUSE_CA_FILE", kind: "string", default: "", description: "PEM file of the CA certificate(s) an `https://` CLICKHOUSE_URL is verified against (read once at start; a missing or unreadable file stops the start). Empty: the system's CAs (and Node's bundled ones). An untrusted certificate stops the start (STORE_TLS_UNTRUSTED).", roles: "all (cluster)" }),
-  fetchTimeoutMs: v({ env: "FETCH_TIMEOUT_MS", kind: "int", default: "30000", min: 100, max: 600000, description: "Time limit of one page fetch (headers and body).", roles: "fetch-render" }),
+  fetchTimeoutMs: v({ env: "FETCH_TIMEOUT_MS", kind: "int", default: "30000", min: 100, max: 600000, description: "Time limit of one page fetch (headers and body).", roles: "fetch-render, frontier" }),
   fetchMaxBytes: v({ env: "FETCH_MAX_BYTES", kind: "int", default: "10485760", min: 1024, max: 15000000, description: "Largest response body accepted, measured after decompressing a gzip/deflate/br Content-Encoding; larger pages fail with SCRAPE_TOO_LARGE.", roles: "fetch-render" }),
   fetchMaxRedirects: v({ env: "FETCH_MAX_REDIRECTS", kind: "int", default: "10", min: 0, max: 50, description: "Redirects followed per page.", roles: "fetch-render" }),
   fetchConcurrency: v({ env: "FETCH_CONCURRENCY", kind: "int", default: "16", min: 1, max: 1000, description: "Pages fetched at once per fetch-render process.", roles: "fetch-render" }),
-  fetchRetries: v({ env: "FETCH_RETRIES", kind: "int", default: "2", min: 0, max: 10, description: "Retries of a transient fetch failure (5xx, reset, timeout).", roles: "fetch-render" }),
+  fetchRetries: v({ env: "FETCH_RETRIES", kind: "int", default: "2", min: 0, max: 10, description: "Retries of a transient fetch failure (5xx, reset, timeout).", roles: "fetch-render, frontier" }),
   proxyServer: v({ env: "PROXY_SERVER", kind: "proxyUrl", default: "", description: "Outbound HTTP proxy for page fetches and the browser's requests (`http://host:port` or `host:port`); scrape option `proxy` basic/auto uses it. Empty: direct.", roles: "fetch-render, render, api" }),
   proxyUsername: v({ env: "PROXY_USERNAME", kind: "string", default: "", description: "User for the proxy's Basic authentication (with PROXY_PASSWORD).", roles: "fetch-render, render, api" }),
   proxyPassword: v({ env: "PROXY_PASSWORD", kind: "string", default: "", description: "Password for the proxy's Basic authentication.", roles: "fetch-render, render, api", secret: true }),
   robotsUserAgent: v({ env: "ROBOTS_USER_AGENT", kind: "string", default: "TrawlBot", description: "User-agent token matched against robots.txt groups (a crawl's robotsUserAgent overrides it).", roles: "fetch-render" }),
   robotsCacheTtlMs: v({ env: "ROBOTS_CACHE_TTL_MS", kind: "int", default: "600000", min: 0, max: 86400000, description: "How long a host's robots.txt is reused.", roles: "fetch-render" }),
   hostMaxConcurrency: v({ env: "HOST_MAX_CONCURRENCY", kind: "int", default: "4", min: 1, max: 1000, description: "Fetches at once per host, across every crawl of one fetch-render process.", roles: "fetch-render" }),
-  hostDelayMs: v({ env: "HOST_DELAY_MS", kind: "int", default: "0", min: 0, max: 600000, description: "Least time between two fetch starts on one host, across crawls.", roles: "fetch-render" }),
-  retryAfterMaxMs: v({ env: "RETRY_AFTER_MAX_MS", kind: "int", default: "30000", min: 0, max: 600000, description: "Longest Retry-After (429/503) honoured by waiting; longer ones fail the page.", roles: "fetch-render" }),
+  hostDelayMs: v({ env: "HOST_DELAY_MS", kind: "int", default: "0", min: 0, max: 600000, description: "Least time between two fetch starts on one host, across crawls.", roles: "fetch-render, frontier" }),
+  retryAfterMaxMs: v({ env: "RETRY_AFTER_MAX_MS", kind: "int", default: "30000", min: 0, max: 600000, description: "Longest Retry-After (429/503) honoured by waiting; longer ones fail the page.", roles: "fetch-render, frontier" }),
   maxSitemaps: v({ env: "SITEMAP_MAX_FILES", kind: "int", default: "20", min: 0, max: 1000, description: "Sitemap files read per crawl (indexes included).", roles: "fetch-render" }),
   sitemapMaxBytes: v({ env: "SITEMAP_MAX_BYTES", kind: "int", default: "52428800", min: 1024, max: 1073741824, description: "Largest inflated size of one gzipped sitemap (50 MiB, the sitemap protocol's limit); past it the sitemap is skipped with a crawl warning (SITEMAP_TOO_LARGE in /errors). A compressed response (Content-Encoding) is capped by FETCH_MAX_BYTES once inflated.", roles: "fetch-render" }),
   mapMaxPages: v({ env: "MAP_MAX_PAGES", kind: "int", default: "20", min: 0, max: 1000, description: "Pages POST /v2/map fetches for their links (beside the sitemaps), the start page first.", roles: "api" }),
@@ -102,7 +104,7 @@ export const configVars = {
   webhookMaxAttempts: v({ env: "WEBHOOK_MAX_ATTEMPTS", kind: "int", default: "4", min: 1, max: 20, description: "Attempts per webhook event (the first and the retries).", roles: "webhook-emit" }),
   webhookRetryDelaysMs: v({ env: "WEBHOOK_RETRY_DELAYS_MS", kind: "msList", default: "60000,300000,900000", description: "Waits before the 2nd, 3rd, ... attempt (comma-separated ms; the last repeats).", roles: "webhook-emit" }),
   convertWorkers: v({ env: "CONVERT_WORKERS", kind: "int", default: "2", min: 0, max: 64, description: "Worker threads converting pages off the event loop per convert process (0: convert on the main thread). A worker waits for the main thread between pages, so two keep conversion going while it is busy (cluster crawl of the manual on 2 cores: 136 → 199 pages/s; each worker adds ~35 MB RSS).", roles: "convert" }),
-  convertTimeoutMs: v({ env: "CONVERT_TIMEOUT_MS", kind: "int", default: "30000", min: 100, max: 600000, description: "Time limit of one page's conversion in a worker; past it the page fails with SCRAPE_CONVERT_TIMEOUT.", roles: "convert" }),
+  convertTimeoutMs: v({ env: "CONVERT_TIMEOUT_MS", kind: "int", default: "30000", min: 100, max: 600000, description: "Time limit of one page's conversion in a worker; past it the page fails with SCRAPE_CONVERT_TIMEOUT.", roles: "convert, frontier" }),
   render: v({ env: "RENDER", kind: "enum", default: "auto", values: ["auto", "always", "never"], description: "When pages go through headless Chromium. auto: static fetch first; the browser when the request needs one (waitFor, actions, screenshot, mobile) or the static page is script-built (see docs/api.md). always: every HTML page. never: static only (requests that need a browser are refused).", roles: "fetch-render, render, api" }),
   renderConcurrency: v({ env: "RENDER_CONCURRENCY", kind: "int", default: "2", min: 1, max: 64, description: "Browser pages rendered at once per process (each one a fresh context in one Chromium).", roles: "fetch-render, render, api" }),
   chromiumPath: v({ env: "CHROMIUM_PATH", kind: "string", default: "/usr/bin/chromium", description: "The Chromium binary (Debian's chromium package). Missing: no rendering; auto falls back to static with a warning, requests that need a browser fail clearly.", roles: "fetch-render, render, api" }),
@@ -117,8 +119,8 @@ export const configVars = {
   openaiApiKey: v({ env: "OPENAI_API_KEY", kind: "string", default: "", description: "Bearer key of the chat-completions endpoint (may stay empty for local servers).", roles: "extract-json, api", secret: true }),
   ollamaBaseUrl: v({ env: "OLLAMA_BASE_URL", kind: "url", default: "", description: "Alias of OPENAI_BASE_URL for Ollama (`http://127.0.0.1:11434`; its OpenAI-compatible `/v1` is used).", roles: "extract-json, api" }),
   modelName: v({ env: "MODEL_NAME", kind: "string", default: "gpt-4o-mini", description: "Model asked for JSON extraction, summaries and crawl prompts.", roles: "extract-json, api" }),
-  llmTimeoutMs: v({ env: "LLM_TIMEOUT_MS", kind: "int", default: "60000", min: 100, max: 600000, description: "Time limit of one chat-completions call.", roles: "extract-json, api" }),
-  llmRetries: v({ env: "LLM_RETRIES", kind: "int", default: "3", min: 0, max: 10, description: "Retries of a call answered 429 or 5xx (backoff with jitter, Retry-After honoured up to 30 s).", roles: "extract-json, api" }),
+  llmTimeoutMs: v({ env: "LLM_TIMEOUT_MS", kind: "int", default: "60000", min: 100, max: 600000, description: "Time limit of one chat-completions call.", roles: "extract-json, api, frontier" }),
+  llmRetries: v({ env: "LLM_RETRIES", kind: "int", default: "3", min: 0, max: 10, description: "Retries of a call answered 429 or 5xx (backoff with jitter, Retry-After honoured up to 30 s).", roles: "extract-json, api, frontier" }),
   llmConcurrency: v({ env: "LLM_CONCURRENCY", kind: "int", default: "4", min: 1, max: 256, description: "Chat-completions calls at once per process.", roles: "extract-json, api" }),
   llmMaxInputTokens: v({ env: "LLM_MAX_INPUT_TOKENS", kind: "int", default: "12000", min: 256, max: 1000000, description: "Token budget of the page markdown sent to the model (estimated at 4 characters a token; the rest is cut).", roles: "extract-json, api" }),
   extractConcurrency: v({ env: "EXTRACT_CONCURRENCY", kind: "int", default: "4", min: 1, max: 256, description: "Pages extracted at once per extract-json process.", roles: "extract-json" }),
@@ -170,6 +172,12 @@ function parseVar(spec: Var, raw: string): string | number | boolean | number[] 
         throw bad("expected a URL");
       }
       return raw.replace(/\/+$/, "");
+    }
+    case "urlList": {
+      // `http://a:8123,http://b:8123` -> the same, each checked as a url, without trailing slashes
+      const list = raw.split(",").map((x) => x.trim()).filter(Boolean);
+      if (list.length === 0) throw bad("expected a URL, or several separated by commas");
+      return list.map((u) => parseVar({ ...spec, kind: "url", default: "x" }, u)).join(",");
     }
     case "msList": {
       // `60000,300000` -> [60000, 300000]

@@ -22,6 +22,9 @@ export type ErrorCode =
   | "SCRAPE_ACTION_ERROR"
   | "SCRAPE_BROWSER_UNAVAILABLE"
   | "SCRAPE_BROWSER_CRASHED"
+  // cache-only scrapes (minAge, lockdown) that found no cached response: HTTP 404 on /v2/scrape
+  | "SCRAPE_NO_CACHED_DATA"
+  | "SCRAPE_LOCKDOWN_CACHE_MISS"
   | "ROBOTS_BLOCKED"
   // crawl warnings (error rows that are not a page's failure)
   | "SITEMAP_TOO_LARGE"

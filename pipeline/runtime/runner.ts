@@ -13,6 +13,7 @@ import type { Logger } from "./logger.ts";
 import { messageText } from "./registry.ts";
 import { backoffMs, retry, sleep } from "./retry.ts";
 import { OffsetCommits } from "./offset-commits.ts";
+import { CommitFailures } from "./commit-failures.ts";
 import { fetchWhenIdle } from "./kafkajs-idle-fetch.ts";
 
 /** Bytes a stage's fetch asks for per partition (see the consumer's settings). */
@@ -67,12 +68,22 @@ export async function startRunner<T, B>(
 
   // Offsets of handled batches, committed together at most every KAFKA_COMMIT_INTERVAL_MS (0: each batch at once).
   // A crash before the commit redelivers those messages, which every stage handles idempotently anyway.
+  // Commits that keep failing (commit-failures.ts) make the consumer rejoin its group (the next batch throws kafkajs'
+  // NOT_COORDINATOR_FOR_GROUP: kafkajs looks the coordinator up again and rejoins, without a LeaveGroup to the dead
+  // one) rather than run on with stale offsets; the uncommitted messages are delivered again.
+  const commitFailures = new CommitFailures();
+  let rejoin = false;
   const commits = new OffsetCommits(config.kafkaCommitIntervalMs, async (offsets) => {
     try {
       await consumer.commitOffsets(offsets.map(([partition, offset]) => ({ topic, partition, offset })));
+      commitFailures.succeeded();
     } catch (err) {
       // a rebalance took the partitions (their new owner goes on from the last commit) or the broker is away
-      log.warn({ err: errorMessage(err), offsets: Object.fromEntries(offsets) }, "offset commit failed; the messages will be delivered again");
+      log.warn({ err: errorMessage(err), offsets: Object.fromEntries(offsets), failures: commitFailures.count + 1 }, "offset commit failed; the messages will be delivered again");
+      if (commitFailures.failed()) {
+        rejoin = true;
+        log.error("offset commits keep failing: the consumer rejoins its group");
+      }
     }
   });
 
@@ -87,6 +98,10 @@ export async function startRunner<T, B>(
   }
 
   async function runBatch({ batch, heartbeat, isStale, resolveOffset }: EachBatchPayload): Promise<void> {
+    if (rejoin) {
+      rejoin = false;
+      throw Object.assign(new Error("offset commits keep failing: rejoining the group"), { type: "NOT_COORDINATOR_FOR_GROUP" });
+    }
     if (batch.messages.length === 0) return;
     const started = Date.now();
     const beat = setInterval(() => heartbeat().catch((err) => log.debug({ err: errorMessage(err) }, "heartbeat failed")), heartbeatMs);

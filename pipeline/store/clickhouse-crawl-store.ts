@@ -4,7 +4,8 @@ import type { CrawlRecord, CrawlStatus, CrawlStore, DeliveryRow, DocumentPage, D
 import { fitChunk } from "./paging.ts";
 import { raw, sql } from "./sql.ts";
 import { randomUUID } from "node:crypto";
-import { EXTRACT_JOB_PREFIX, SCRAPE_JOB_PREFIX, TEAM_BYPASS } from "../runtime/constants.ts";
+import { RETENTION_MS, SCRAPE_JOB_PREFIX, TEAM_BYPASS } from "../runtime/constants.ts";
+import { dropExpiredDays, readTable } from "./clickhouse-retention.ts";
 
 const CRAWL_COLUMNS = [
   "crawl_id", "version", "team_id", "url", "options", "webhook", "status", "total", "completed", "failed",
@@ -24,19 +25,27 @@ const PAGE_CANDIDATES = 256;
 
 export class ClickHouseCrawlStore implements CrawlStore {
   private readonly ch: ClickHouseClient;
-  constructor(ch: ClickHouseClient) {
+  /** retained tables whose unpartitioned predecessor is still there (what `migrate` returned): read with it */
+  private readonly legacy: Set<string>;
+  constructor(ch: ClickHouseClient, legacy: ReadonlySet<string> = new Set()) {
     this.ch = ch;
+    this.legacy = new Set(legacy);
   }
 
   private t(name: string) {
-    return raw(this.ch.table(name));
+    return readTable(this.ch, name, this.legacy);
+  }
+
+  /** The crawl is not one the retention sweep found expired (its rows stay until their days are dropped). */
+  private notExpired(crawlId: string) {
+    return sql`${crawlId} NOT IN (SELECT crawl_id FROM ${this.t("expired_crawls")} WHERE crawl_id = ${crawlId})`;
   }
 
   async getCrawl(crawlId: string): Promise<CrawlRecord | null> {
     // one round trip: the latest version and whether a cancel was recorded
     const rows = await this.ch.query<CrawlRowJson & { is_cancelled: number }>(
       sql`SELECT ${raw(CRAWL_COLUMNS.join(", "))}, crawl_id IN (SELECT crawl_id FROM ${this.t("crawl_cancels")} WHERE crawl_id = ${crawlId}) AS is_cancelled
-          FROM ${this.t("crawls")} WHERE crawl_id = ${crawlId} ORDER BY version DESC LIMIT 1`,
+          FROM ${this.t("crawls")} WHERE crawl_id = ${crawlId} AND ${this.notExpired(crawlId)} ORDER BY version DESC LIMIT 1`,
     );
     const row = rows[0];
     if (!row) return null;
@@ -101,7 +110,7 @@ export class ClickHouseCrawlStore implements CrawlStore {
     for (let from = skip; kept.length <= maxDocs; ) {
       const want = Math.max(maxDocs + 1 - kept.length, PAGE_CANDIDATES);
       const rows = await this.ch.query<{ seq: number; url_key: string; bytes: number }>(
-        sql`SELECT seq, url_key, bytes FROM ${this.t("documents")} WHERE crawl_id = ${crawlId} AND seq >= ${from} ORDER BY seq LIMIT ${want}`,
+        sql`SELECT seq, url_key, bytes FROM ${this.t("documents")} WHERE crawl_id = ${crawlId} AND seq >= ${from} AND ${this.notExpired(crawlId)} ORDER BY seq LIMIT ${want}`,
       );
       if (rows.length === 0) break;
       const last = n(rows[rows.length - 1]?.seq);
@@ -138,6 +147,7 @@ export class ClickHouseCrawlStore implements CrawlStore {
             SELECT crawl_id, max(version) FROM ${this.t("crawls")} WHERE team_id = ${teamId} GROUP BY crawl_id)
           AND status = 'scraping'
           AND crawl_id NOT IN (SELECT crawl_id FROM ${this.t("crawl_cancels")})
+          AND crawl_id NOT IN (SELECT crawl_id FROM ${this.t("expired_crawls")})
           ORDER BY created_at DESC LIMIT 1000`,
     );
     return rows.map(fromRow);
@@ -157,33 +167,33 @@ export class ClickHouseCrawlStore implements CrawlStore {
     return rows.map((r) => ({ crawlId, urlKey: r.url_key, url: r.e_url, code: r.e_code, error: r.e_error, statusCode: n(r.e_status), at: n(r.e_at) }));
   }
 
+  /**
+   * Hands the crawls that expired since the last sweep to `beforeDelete` (the credit ledger), marks them expired (reads
+   * skip them from then on), then drops the whole days that hold only expired rows (`dropExpiredDays`): no mutation,
+   * nothing rewritten. Single scrapes and idempotency keys leave with their day once it is past retention.
+   */
   async deleteExpired(now: number, retentionMs: number, beforeDelete?: (crawls: ExpiredCrawl[]) => Promise<void>): Promise<string[]> {
     const rows = await this.ch.query<{ crawl_id: string; team_id: string; credits_used: unknown; tokens_used: unknown; created_at: unknown }>(
       sql`SELECT crawl_id, argMax(team_id, version) AS team_id, argMax(credits_used, version) AS credits_used, argMax(tokens_used, version) AS tokens_used,
-            min(created_at) AS created_at FROM ${this.t("crawls")} GROUP BY crawl_id
+            min(created_at) AS created_at FROM ${this.t("crawls")} WHERE crawl_id NOT IN (SELECT crawl_id FROM ${this.t("expired_crawls")}) GROUP BY crawl_id
           HAVING argMax(status, version) != 'scraping' AND argMax(expires_at, version) < ${now} LIMIT 10000`,
     );
     const ids = rows.map((r) => r.crawl_id);
     if (beforeDelete && rows.length) {
       await beforeDelete(rows.map((r) => ({ crawlId: r.crawl_id, teamId: r.team_id, creditsUsed: n(r.credits_used), tokensUsed: n(r.tokens_used), createdAt: n(r.created_at) })));
     }
-    const cutoff = now - retentionMs;
-    // ALTER TABLE ... DELETE is an asynchronous mutation (ClickHouse 18.16 and later); reads of expired crawls already 404
-    if (ids.length) {
-      const list = raw(ids.map((id) => sql`${id}`.text).join(", "));
-      for (const table of ["documents", "frontier_urls", "crawl_errors", "webhook_deliveries", "crawl_cancels", "crawls"]) {
-        await this.ch.exec(sql`ALTER TABLE ${this.t(table)} DELETE WHERE crawl_id IN (${list})`);
-      }
-    }
-    await this.ch.exec(sql`ALTER TABLE ${this.t("documents")} DELETE WHERE (startsWith(crawl_id, ${SCRAPE_JOB_PREFIX}) OR startsWith(crawl_id, ${EXTRACT_JOB_PREFIX})) AND stored_at < ${cutoff}`);
-    await this.ch.exec(sql`ALTER TABLE ${this.t("idempotency_keys")} DELETE WHERE at < ${cutoff}`);
+    if (ids.length) await this.ch.insert("expired_crawls", ["crawl_id", "at"], ids.map((id) => [id, now]));
+    // live: not marked expired (running, within retention, or expired beyond this sweep's LIMIT); stored: with a version left
+    const stored = sql`SELECT DISTINCT crawl_id FROM ${this.t("crawls")}`;
+    const live = sql`SELECT DISTINCT crawl_id FROM ${this.t("crawls")} WHERE crawl_id NOT IN (SELECT crawl_id FROM ${this.t("expired_crawls")})`;
+    await dropExpiredDays(this.ch, now, retentionMs, { live, stored }, this.legacy);
     return ids;
   }
 
   /** Check, insert, then read the earliest claim back: of two racing claims exactly one sees its own first. */
   async claimIdempotencyKey(teamId: string, key: string, at: number): Promise<boolean> {
     const first = () => this.ch.query<{ claim_id: string }>(
-      sql`SELECT claim_id FROM ${this.t("idempotency_keys")} WHERE team_id = ${teamId} AND key = ${key} ORDER BY at, claim_id LIMIT 1`,
+      sql`SELECT claim_id FROM ${this.t("idempotency_keys")} WHERE team_id = ${teamId} AND key = ${key} AND at >= ${at - RETENTION_MS} ORDER BY at, claim_id LIMIT 1`,
     );
     if ((await first()).length > 0) return false;
     const claimId = randomUUID();
@@ -193,8 +203,8 @@ export class ClickHouseCrawlStore implements CrawlStore {
 
   async runningCrawlIds(): Promise<string[]> {
     const rows = await this.ch.query<{ crawl_id: string }>(
-      sql`SELECT crawl_id FROM ${this.t("crawls")} GROUP BY crawl_id HAVING argMax(status, version) = 'scraping'
-          AND crawl_id NOT IN (SELECT crawl_id FROM ${this.t("crawl_cancels")})`,
+      sql`SELECT crawl_id FROM ${this.t("crawls")} WHERE crawl_id NOT IN (SELECT crawl_id FROM ${this.t("expired_crawls")})
+          GROUP BY crawl_id HAVING argMax(status, version) = 'scraping' AND crawl_id NOT IN (SELECT crawl_id FROM ${this.t("crawl_cancels")})`,
     );
     return rows.map((r) => r.crawl_id);
   }
@@ -202,7 +212,7 @@ export class ClickHouseCrawlStore implements CrawlStore {
   async usageByCrawl(teamId: string): Promise<Map<string, JobUsage>> {
     const rows = await this.ch.query<{ crawl_id: string; c: unknown; tk: unknown; at: unknown }>(
       sql`SELECT crawl_id, argMax(credits_used, version) AS c, argMax(tokens_used, version) AS tk, min(created_at) AS at
-          FROM ${this.t("crawls")} WHERE team_id = ${teamId} GROUP BY crawl_id`,
+          FROM ${this.t("crawls")} WHERE team_id = ${teamId} AND crawl_id NOT IN (SELECT crawl_id FROM ${this.t("expired_crawls")}) GROUP BY crawl_id`,
     );
     return new Map(rows.map((r) => [r.crawl_id, { credits: n(r.c), tokens: n(r.tk), at: n(r.at) }]));
   }

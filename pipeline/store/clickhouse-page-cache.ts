@@ -3,6 +3,7 @@
 import type { ClickHouseClient } from "./clickhouse.ts";
 import type { CachedPage, PageCache } from "./page-cache.ts";
 import { raw, sql } from "./sql.ts";
+import { dropDaysBefore } from "./clickhouse-retention.ts";
 import type { Logger } from "../runtime/logger.ts";
 
 const COLUMNS = ["key", "url", "final_url", "status_code", "content_type", "body", "body_base64", "stored_at"];
@@ -66,8 +67,9 @@ export class ClickHousePageCache implements PageCache {
     return this.flushing;
   }
 
+  /** Drops the whole days older than `cutoff` (no mutation); reads skip the older rows of a younger day (`notBefore`). */
   async deleteBefore(cutoff: number): Promise<void> {
-    await this.ch.exec(sql`ALTER TABLE ${raw(this.ch.table("page_cache"))} DELETE WHERE stored_at < ${cutoff}`);
+    await dropDaysBefore(this.ch, "page_cache", cutoff);
   }
 
   async close(): Promise<void> {

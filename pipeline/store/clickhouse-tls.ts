@@ -47,9 +47,9 @@ export function refuseCredentialsInUrl(url: string): void {
   }
 }
 
-/** Where the client connects, for messages: scheme, host and port only (never a user or password). */
+/** Where the client connects, for messages: scheme, host and port only (never a user or password), of each URL of a list. */
 export function safeOrigin(url: string): string {
-  return new URL(url).origin;
+  return url.split(",").map((u) => u.trim()).filter(Boolean).map((u) => new URL(u).origin).join(",");
 }
 
 /** OpenSSL's codes for a certificate chain the client does not trust, and Node's for a name it was not issued to. */

@@ -6,42 +6,81 @@ import { clickHouseAgent, refuseCredentialsInUrl, tlsOrAuthFailure } from "./cli
 import { type SqlFragment, ident, tuple } from "./sql.ts";
 
 export interface ClickHouseOptions {
+  /** One URL, or several (replicas of one shard) separated by commas: a request whose server is away goes to the next. */
   url: string;
   user: string;
   password: string;
   database: string;
   /** PEM file of the CAs an https:// URL is verified against (CLICKHOUSE_CA_FILE); empty: the system's CAs. */
   caFile?: string;
+  /** CLICKHOUSE_CLUSTER: migrations run ON CLUSTER with Replicated engines (cluster-ddl.ts); empty: one server. */
+  cluster?: string;
 }
 
 /** Rows of the INSERTs into one table made while one is in flight go out together, up to this much SQL text. */
 const GROUP_INSERT_BYTES = 8 * 1024 * 1024;
 
 const RETRIABLE_NET = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|socket hang up|ENOTFOUND|EAI_AGAIN/;
+/**
+ * A server that answers but cannot serve a replicated table now, while another replica can: TABLE_IS_READ_ONLY (242,
+ * its ZooKeeper session is lost), NO_ZOOKEEPER (225), KEEPER_EXCEPTION (999), UNKNOWN_STATUS_OF_INSERT (319).
+ */
+const REPLICA_AWAY = /\bCode: (242|225|999|319)\b/;
+
+/** One server of CLICKHOUSE_URL: queries travel in a POST form field, INSERTs with the statement in the URL. */
+interface Endpoint {
+  url: string;
+  ch: InstanceType<typeof ClickHouse>;
+  chInsert: InstanceType<typeof ClickHouse>;
+  /** Statements whose answer is not read: not parsed (an ON CLUSTER statement answers a TSV table of hosts). */
+  chExec: InstanceType<typeof ClickHouse>;
+}
+
+/** The URLs of CLICKHOUSE_URL (comma-separated), without trailing slashes. */
+export function clickHouseUrls(url: string): string[] {
+  return url.split(",").map((u) => u.trim().replace(/\/+$/, "")).filter(Boolean);
+}
+
+/** Failed because its server is away (down, unreachable, cut off from ZooKeeper): another replica may serve it. */
+export function serverAway(err: unknown): boolean {
+  return err instanceof InfrastructureError && err.code === "STORE_UNAVAILABLE";
+}
 
 export class ClickHouseClient {
   readonly database: string;
-  /** Queries travel in a POST form field (long literals do not fit in a URL). */
-  private readonly ch: InstanceType<typeof ClickHouse>;
-  /** INSERTs: statement in the URL, rows in the body (the package cannot combine a form field with a body). */
-  private readonly chInsert: InstanceType<typeof ClickHouse>;
+  /** CLICKHOUSE_CLUSTER, or "" for one server. */
+  readonly cluster: string;
+  /**
+   * The servers of CLICKHOUSE_URL. Every request goes to the current one; one that fails because its server is away is
+   * sent, as it is, to the next, and so on once round the list. The client stays on the server that answered (it does
+   * not go back to the first when that one returns: a replica that has just restarted is still fetching what it missed).
+   */
+  private readonly endpoints: Endpoint[];
+  private current = 0;
   /**
    * One group sender per table and column list. Every INSERT makes a part on the server (files per column, merged
    * later), so the server's CPU follows the number of INSERTs far more than their rows: the stages of a process
    * that write one table at once share one INSERT (the crawl's status counters, URL states, documents).
    */
   private readonly inserts = new Map<string, GroupSender<string>>();
-  private readonly url: string;
   private readonly caFile: string;
+  /** Requests sent again to another server because theirs was away (for tests and logs). */
+  readonly failovers = { count: 0 };
 
   constructor(opts: ClickHouseOptions) {
-    refuseCredentialsInUrl(opts.url);
-    const u = new URL(opts.url);
+    const urls = clickHouseUrls(opts.url);
+    if (urls.length === 0) throw new TypeError("CLICKHOUSE_URL names no server");
     this.database = ident(opts.database);
-    this.url = opts.url;
+    this.cluster = opts.cluster ?? "";
     this.caFile = opts.caFile ?? "";
+    this.endpoints = urls.map((url) => this.endpoint(url, opts));
+  }
+
+  private endpoint(url: string, opts: ClickHouseOptions): Endpoint {
+    refuseCredentialsInUrl(url);
+    const u = new URL(url);
     // the one HTTP(S) agent of both clients below (the package's `request` takes it as is)
-    const agent = clickHouseAgent(opts.url, this.caFile);
+    const agent = clickHouseAgent(url, this.caFile);
     const base = {
       url: `${u.protocol}//${u.hostname}`,
       port: Number(u.port || (u.protocol === "https:" ? 443 : 80)),
@@ -51,8 +90,43 @@ export class ClickHouseClient {
       config: { output_format_json_quote_64bit_integers: 0 },
       ...(agent ? { reqParams: { agent } } : {}),
     };
-    this.ch = new ClickHouse({ ...base, usePost: true });
-    this.chInsert = new ClickHouse({ ...base, usePost: false });
+    // Queries travel in a POST form field (long literals do not fit in a URL); INSERTs: statement in the URL, rows in
+    // the body (the package cannot combine a form field with a body).
+    return {
+      url,
+      ch: new ClickHouse({ ...base, usePost: true }),
+      chInsert: new ClickHouse({ ...base, usePost: false }),
+      chExec: new ClickHouse({ ...base, usePost: true, raw: true }),
+    };
+  }
+
+  /** The server requests go to now (scheme, host and port). */
+  get currentUrl(): string {
+    return (this.endpoints[this.current] as Endpoint).url;
+  }
+
+  /**
+   * `request` on the current server; when it fails because the server is away (serverAway), the same request on the
+   * next one, once round the list, and the one that answers becomes current. A refusal (bad SQL or data, TLS,
+   * credentials) is thrown at once: another replica would refuse it too.
+   */
+  private async onServers<T>(what: string, request: (e: Endpoint) => Promise<T>): Promise<T> {
+    const start = this.current;
+    let last: Error | undefined;
+    for (let i = 0; i < this.endpoints.length; i++) {
+      const at = (start + i) % this.endpoints.length;
+      const e = this.endpoints[at] as Endpoint;
+      try {
+        const out = await request(e);
+        if (at !== this.current) this.current = at;
+        return out;
+      } catch (err) {
+        last = this.wrap(err, what, e.url);
+        if (!serverAway(last)) throw last;
+        if (i + 1 < this.endpoints.length) this.failovers.count++;
+      }
+    }
+    throw last as Error;
   }
 
   /** `db.table` for a table of Trawl's database. */
@@ -60,30 +134,23 @@ export class ClickHouseClient {
     return `${this.database}.${ident(name)}`;
   }
 
-  private wrap(err: unknown, what: string): Error {
-    const refused = tlsOrAuthFailure(err, this.url, this.caFile, what);
+  private wrap(err: unknown, what: string, url: string): Error {
+    const refused = tlsOrAuthFailure(err, url, this.caFile, what);
     if (refused) return refused;
     const message = err instanceof Error ? err.message : String(err);
-    if (RETRIABLE_NET.test(message) || (err as { code?: string })?.code?.toString().startsWith("E")) {
+    // 60 UNKNOWN_TABLE: a migration renaming a table (clickhouse-retention.ts) between its two steps; nothing was written
+    if (RETRIABLE_NET.test(message) || REPLICA_AWAY.test(message) || (err as { code?: string })?.code?.toString().startsWith("E") || Number((err as { code?: unknown })?.code) === 60) {
       return new InfrastructureError("STORE_UNAVAILABLE", `clickhouse ${what} failed: ${message}`, err);
     }
     return new TrawlError("BUG", `clickhouse ${what} failed: ${message}`, { cause: err });
   }
 
   async query<T = Record<string, unknown>>(q: SqlFragment): Promise<T[]> {
-    try {
-      return (await this.ch.query(q.text).toPromise()) as T[];
-    } catch (err) {
-      throw this.wrap(err, "query");
-    }
+    return this.onServers("query", async (e) => (await e.ch.query(q.text).toPromise()) as T[]);
   }
 
   async exec(q: SqlFragment): Promise<void> {
-    try {
-      await this.ch.query(q.text).toPromise();
-    } catch (err) {
-      throw this.wrap(err, "statement");
-    }
+    await this.onServers("statement", (e) => e.chExec.query(q.text).toPromise());
   }
 
   /**
@@ -105,11 +172,12 @@ export class ClickHouseClient {
     await sender.submit([rows.map(tuple).join(",\n")]);
   }
 
+  /**
+   * One INSERT; when its server is away, the same text goes to the next replica. Byte-identical rows make an identical
+   * block, which a Replicated table stores once (the block's hash is kept in ZooKeeper, insert_deduplicate): an INSERT
+   * the lost server had stored before its answer was lost is not stored twice.
+   */
   private async insertText(statement: string, table: string, body: string): Promise<void> {
-    try {
-      await this.chInsert.insert(statement, [body]).toPromise();
-    } catch (err) {
-      throw this.wrap(err, `insert into ${table}`);
-    }
+    await this.onServers(`insert into ${table}`, (e) => e.chInsert.insert(statement, [body]).toPromise());
   }
 }

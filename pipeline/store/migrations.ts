@@ -1,6 +1,9 @@
 // Idempotent schema migrations, run at start by every role. SQL valid on ClickHouse 18.16 and current releases:
-// MergeTree / ReplacingMergeTree(version), UInt64 milliseconds for times, no TTL (retention is a cleanup job).
+// MergeTree / ReplacingMergeTree(version), UInt64 milliseconds for times, no TTL (retention drops whole days: the
+// tables a crawl writes are partitioned by day, see clickhouse-retention.ts).
 import type { ClickHouseClient } from "./clickhouse.ts";
+import { clusterMisconfigured, clusterStatement, createdTable } from "./cluster-ddl.ts";
+import { BY_DAY, LEGACY_SUFFIX, RETAINED, dropTable, legacyTables, partitionBy, partitionOldTables } from "./clickhouse-retention.ts";
 import { raw, sql } from "./sql.ts";
 
 /** A column added to a table created by an earlier release (CREATE TABLE IF NOT EXISTS leaves existing tables as they are). */
@@ -38,27 +41,31 @@ export function migrations(db: string): string[] {
       crawl_id String, version UInt64, team_id String, url String, options String, webhook String,
       status String, total UInt64, completed UInt64, failed UInt64, credits_used UInt64,
       discovery_done UInt8, created_at UInt64, updated_at UInt64, completed_at UInt64, expires_at UInt64, error String
-    ) ENGINE = ReplacingMergeTree(version) ORDER BY crawl_id`,
+    ) ENGINE = ReplacingMergeTree(version) ORDER BY crawl_id ${partitionBy("crawls")}`,
     `CREATE TABLE IF NOT EXISTS ${db}.crawl_cancels (crawl_id String, cancelled_at UInt64)
-      ENGINE = ReplacingMergeTree(cancelled_at) ORDER BY crawl_id`,
+      ENGINE = ReplacingMergeTree(cancelled_at) ORDER BY crawl_id ${partitionBy("crawl_cancels")}`,
     // The frontier's seen-URL state; the latest version of a key wins.
     `CREATE TABLE IF NOT EXISTS ${db}.frontier_urls (
-      crawl_id String, url_key String, url String, depth UInt32, state UInt8, version UInt64
-    ) ENGINE = ReplacingMergeTree(version) ORDER BY (crawl_id, url_key)`,
+      crawl_id String, url_key String, url String, depth UInt32, state UInt8, version UInt64,
+      written_at UInt64 DEFAULT toUInt64(now()) * 1000
+    ) ENGINE = ReplacingMergeTree(version) ORDER BY (crawl_id, url_key) ${partitionBy("frontier_urls")}`,
     `CREATE TABLE IF NOT EXISTS ${db}.documents (
       crawl_id String, seq UInt64, url_key String, final_key String, scrape_id String, url String, status_code UInt16,
       bytes UInt32, credits UInt32, stored_at UInt64, doc String
-    ) ENGINE = MergeTree() ORDER BY (crawl_id, seq) SETTINGS index_granularity = ${DOC_GRANULARITY}`,
+    ) ENGINE = MergeTree() ORDER BY (crawl_id, seq) ${partitionBy("documents")} SETTINGS index_granularity = ${DOC_GRANULARITY}`,
     `CREATE TABLE IF NOT EXISTS ${db}.crawl_errors (
       crawl_id String, url_key String, url String, code String, error String, status_code UInt16, at UInt64
-    ) ENGINE = ReplacingMergeTree(at) ORDER BY (crawl_id, url_key)`,
+    ) ENGINE = ReplacingMergeTree(at) ORDER BY (crawl_id, url_key) ${partitionBy("crawl_errors")}`,
     // attempt 0: the event was handed to delivery; 1, 2, ...: the outcome of each attempt
     `CREATE TABLE IF NOT EXISTS ${db}.webhook_deliveries (
       crawl_id String, event_id String, event String, url String, status_code UInt16, attempt UInt32, error String, at UInt64
-    ) ENGINE = MergeTree() ORDER BY (crawl_id, at)`,
+    ) ENGINE = MergeTree() ORDER BY (crawl_id, at) ${partitionBy("webhook_deliveries")}`,
     // x-idempotency-key of POST /v2/crawl and /v2/batch/scrape; the earliest claim of a key wins
     `CREATE TABLE IF NOT EXISTS ${db}.idempotency_keys (team_id String, key String, claim_id String, at UInt64)
-      ENGINE = MergeTree() ORDER BY (team_id, key)`,
+      ENGINE = MergeTree() ORDER BY (team_id, key) ${partitionBy("idempotency_keys")}`,
+    // crawls the retention sweep found expired (their credits are in the ledger): reads skip them until their days are dropped
+    `CREATE TABLE IF NOT EXISTS ${db}.expired_crawls (crawl_id String, at UInt64)
+      ENGINE = ReplacingMergeTree(at) ORDER BY crawl_id ${partitionBy("expired_crawls")}`,
     // authentication (USE_DB_AUTHENTICATION=true): teams and their credit balance, API keys stored as scrypt hashes
     `CREATE TABLE IF NOT EXISTS ${db}.teams (team_id String, name String, credits Int64, created_at UInt64, version UInt64)
       ENGINE = ReplacingMergeTree(version) ORDER BY team_id`,
@@ -76,7 +83,7 @@ export function migrations(db: string): string[] {
     // fetched responses for maxAge / storeInCache, by URL + request headers; the newest wins
     `CREATE TABLE IF NOT EXISTS ${db}.page_cache (
       key String, url String, final_url String, status_code UInt16, content_type String, body String, body_base64 String, stored_at UInt64
-    ) ENGINE = ReplacingMergeTree(stored_at) ORDER BY key SETTINGS index_granularity = ${DOC_GRANULARITY}`,
+    ) ENGINE = ReplacingMergeTree(stored_at) ORDER BY key ${partitionBy("page_cache")} SETTINGS index_granularity = ${DOC_GRANULARITY}`,
     // stored screenshots (SCREENSHOTS=url), served at /v2/screenshots/<job>/<id>.<type>, deleted with their job
     `CREATE TABLE IF NOT EXISTS ${db}.screenshots (job_id String, id String, type String, data_base64 String, stored_at UInt64)
       ENGINE = MergeTree() ORDER BY (job_id, id)`,
@@ -90,9 +97,60 @@ async function hasColumn(client: ClickHouseClient, c: AddedColumn): Promise<bool
   return Number(rows[0]?.n ?? 0) > 0;
 }
 
-export async function migrate(client: ClickHouseClient): Promise<void> {
-  for (const statement of migrations(client.database)) await client.exec(raw(statement));
-  for (const c of ADDED_COLUMNS) {
+/**
+ * Cluster mode: a table this replica already has is not created again. Every role migrates at start, and an
+ * `ON CLUSTER` statement goes through ZooKeeper's DDL queue and waits for every replica of the cluster (up to
+ * distributed_ddl_task_timeout while one is down), even when nothing is left to create.
+ */
+async function exists(client: ClickHouseClient, statement: string): Promise<boolean> {
+  const t = createdTable(statement);
+  const rows = t ? await client.query(sql`SELECT 1 AS ok FROM system.tables WHERE database = ${t.database} AND name = ${t.table}`)
+    : /^\s*CREATE DATABASE /.test(statement) ? await client.query(sql`SELECT 1 AS ok FROM system.databases WHERE name = ${client.database}`)
+    : [];
+  return rows.length > 0;
+}
+
+/** One CREATE statement: as written on one server; in cluster mode ON CLUSTER with Replicated engines, when missing. */
+async function create(client: ClickHouseClient, statement: string): Promise<void> {
+  if (!client.cluster) await client.exec(raw(statement));
+  else if (!(await exists(client, statement))) await client.exec(raw(clusterStatement(statement, client.cluster))).catch((err: unknown) => {
+    throw clusterMisconfigured(err, client.cluster) ?? err;
+  });
+}
+
+/** The CREATE statement of `table` for a table named `as` (the partitioned successor of an old table). */
+function createAs(db: string, table: string, as: string): string {
+  const head = new RegExp(`^(\\s*CREATE TABLE IF NOT EXISTS ${db}\\.)${table}\\b`);
+  const statement = migrations(db).find((s) => head.test(s));
+  if (!statement) throw new TypeError(`no CREATE statement for ${table}`);
+  return statement.replace(head, `$1${as}`);
+}
+
+/**
+ * Creates what is missing, adds later columns, and partitions the tables of a database made before partitioning
+ * (`partitionOldTables`). Returns the tables whose unpartitioned predecessor is still there (read with them).
+ * Cluster mode came after partitioning: a cluster's database has no unpartitioned tables to convert.
+ */
+export async function migrate(client: ClickHouseClient): Promise<Set<string>> {
+  for (const statement of migrations(client.database)) await create(client, statement);
+  // the old tables get the later columns first (they are read together with the new ones), then the new ones
+  await addColumns(client);
+  if (!client.cluster) {
+    const createNamed = async (table: string, as: string) => {
+      await client.exec(raw(createAs(client.database, table, as)));
+      await addColumns(client, (c) => (c.table === table ? { ...c, table: as } : undefined));
+    };
+    await partitionOldTables(client, createNamed, [...RETAINED.map((r) => r.table), ...Object.keys(BY_DAY)]);
+    // the page cache before partitioning is not read: a cache, its pages are fetched again
+    for (const table of Object.keys(BY_DAY)) await dropTable(client, `${table}${LEGACY_SUFFIX}`);
+    await addColumns(client);
+  }
+  return legacyTables(client);
+}
+
+/** Adds the later columns a table lacks; `which` picks and renames them (default: every one, to its own table). */
+async function addColumns(client: ClickHouseClient, which: (c: AddedColumn) => AddedColumn | undefined = (c) => c): Promise<void> {
+  for (const c of ADDED_COLUMNS.map(which).filter((x) => x !== undefined)) {
     if (await hasColumn(client, c)) continue;
     try {
       await client.exec(raw(`ALTER TABLE ${client.table(c.table)} ADD COLUMN ${c.column} ${c.type}`));

@@ -9,7 +9,7 @@ import { patternError } from "../url/scope.ts";
 type Format = CrawlOptions["formats"][number];
 
 export type ScrapeSettings = Pick<CrawlOptions, "formats" | "json" | "onlyMainContent" | "timeoutMs" | "headers" | "pdf" | "includeTags" | "excludeTags" | "removeBase64Images" | "maxAgeMs" | "storeInCache"
-  | "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification" | "fastMode" | "blockAds">;
+  | "attributes" | "question" | "highlightsQuery" | "minAgeMs" | "lockdown" | "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification" | "fastMode" | "blockAds">;
 
 /** The fields each action type needs (the schema allows every field on every action). */
 const ACTION_FIELDS: Record<BrowserAction["type"], { required: (keyof BrowserAction)[]; allowed: (keyof BrowserAction)[] }> = {
@@ -46,6 +46,9 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
   const formats: Format[] = [];
   let screenshot: ScrapeSettings["screenshot"];
   let json: CrawlOptions["json"];
+  let attributes: CrawlOptions["attributes"];
+  let question: string | undefined;
+  let highlightsQuery: string | undefined;
   (so.formats ?? ["markdown"]).forEach((f, i) => {
     const type = typeof f === "string" ? f : f.type;
     if (type === "json" && typeof f === "object") {
@@ -61,6 +64,18 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
         ...(spec.viewport ? { viewport: spec.viewport } : {}),
       };
       return;
+    }
+    if (typeof f === "object") {
+      const text = textFormat(f, type, [...path, "formats", i]);
+      if (text && (type === "question" ? question : highlightsQuery) !== undefined) throw invalidField([...path, "formats", i], `at most one ${type} format`);
+      if (type === "question") question = text;
+      if (type === "highlights") highlightsQuery = text;
+    }
+    if (type === "attributes" && typeof f === "object") {
+      if (attributes) throw invalidField([...path, "formats", i], "at most one attributes format");
+      attributes = attributesFormat(f.selectors, [...path, "formats", i]);
+    } else if (typeof f === "object" && f.selectors !== undefined) {
+      throw invalidField([...path, "formats", i, "selectors"], `selectors belong to the attributes format, not ${type}`);
     }
     if (typeof f !== "string" && "fullPage" in f) {
       throw invalidField([...path, "formats", i], `fullPage, quality and viewport belong to the screenshot format, not ${type}`);
@@ -81,6 +96,7 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
     if (typeof p === "object" && p.mode === "ocr") throw invalidField([...path, "parsers", i, "mode"], `parsers[].mode "ocr" is not supported by this server (PDF text is extracted from the text layer); use "fast" or "auto"`);
   });
   if (so.fastMode === true) checkFastMode(so, screenshot !== undefined, path);
+  if (so.minAge !== undefined || so.lockdown === true) checkCacheOnly(so, screenshot !== undefined, path);
   const pdf = pdfOption(so.parsers);
   for (const field of ["includeTags", "excludeTags"] as const) {
     (so[field] ?? []).forEach((selector, i) => {
@@ -94,6 +110,9 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
   return {
     formats,
     ...(json && (json.schema || json.prompt) ? { json } : {}),
+    ...(attributes ? { attributes } : {}),
+    ...(question !== undefined ? { question } : {}),
+    ...(highlightsQuery !== undefined ? { highlightsQuery } : {}),
     onlyMainContent: so.onlyMainContent ?? true,
     ...(so.includeTags?.length ? { includeTags: so.includeTags } : {}),
     ...(so.excludeTags?.length ? { excludeTags: so.excludeTags } : {}),
@@ -101,7 +120,9 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
     ...(so.timeout !== undefined ? { timeoutMs: so.timeout } : {}),
     ...(so.headers ? { headers: so.headers } : {}),
     ...(pdf ? { pdf } : {}),
-    ...(so.maxAge ? { maxAgeMs: so.maxAge } : {}),
+    ...(so.maxAge ? { maxAgeMs: so.maxAge } : so.lockdown === true && so.maxAge === undefined ? { maxAgeMs: LOCKDOWN_MAX_AGE_MS } : {}),
+    ...(so.minAge !== undefined ? { minAgeMs: so.minAge } : {}),
+    ...(so.lockdown === true ? { lockdown: true } : {}),
     ...(so.storeInCache === false ? { storeInCache: false } : {}),
     ...(so.waitFor ? { waitForMs: so.waitFor } : {}),
     ...(so.actions?.length ? { actions: so.actions } : {}),
@@ -122,6 +143,21 @@ function checkFastMode(so: ScrapeOptions, screenshot: boolean, path: string[]): 
   if (needs) throw invalidField([...path, needs], `fastMode fetches the page without a browser, and ${needs === "formats" ? "a screenshot" : needs} needs one: drop fastMode or ${needs === "formats" ? "the screenshot format" : needs}`);
 }
 
+/** lockdown without maxAge: Firecrawl's 2 years (the page cache's own retention, CACHE_MAX_AGE_MS, still caps it). */
+export const LOCKDOWN_MAX_AGE_MS = 2 * 365 * 24 * 3_600_000;
+
+/**
+ * minAge and lockdown serve a page from the page cache only. The cache holds fetched responses, so an option that
+ * needs a live browser (actions, a screenshot, waitFor, mobile) cannot be served from it; maxAge 0 ("never the
+ * cache") contradicts lockdown.
+ */
+function checkCacheOnly(so: ScrapeOptions, screenshot: boolean, path: string[]): void {
+  const field = so.lockdown === true ? "lockdown" : "minAge";
+  const needs = so.actions?.length ? "actions" : screenshot ? "formats" : so.waitFor ? "waitFor" : so.mobile ? "mobile" : null;
+  if (needs) throw invalidField([...path, needs], `${field} serves the page from the page cache, which holds fetched responses, and ${needs === "formats" ? "a screenshot" : needs} needs a live browser: drop ${field} or ${needs === "formats" ? "the screenshot format" : needs}`);
+  if (so.lockdown === true && so.maxAge === 0) throw invalidField([...path, "maxAge"], "lockdown serves only cached pages, and maxAge 0 refuses every cached page: drop maxAge or lockdown");
+}
+
 /** The anchor's known `integration` values; any other must start with "_". */
 const INTEGRATIONS = ["dify", "zapier", "pipedream", "raycast", "langchain", "crewai", "llamaindex", "n8n", "camelai", "make", "flowise", "metagpt", "relevanceai"];
 
@@ -134,6 +170,31 @@ export function checkJobFields(body: { zeroDataRetention?: boolean; integration?
   if (typeof integration === "string" && integration !== "" && !INTEGRATIONS.includes(integration) && !integration.startsWith("_")) {
     throw invalidField(["integration"], `Invalid integration "${integration}": use one of ${INTEGRATIONS.join(", ")} or a custom name starting with "_"`);
   }
+}
+
+/** question needs `question`, highlights needs `query` (Firecrawl's fields); another format has neither. */
+function textFormat(f: { question?: string; query?: string }, type: string, path: (string | number)[]): string | undefined {
+  const field = type === "question" ? "question" : type === "highlights" ? "query" : undefined;
+  for (const name of ["question", "query"] as const) {
+    if (name !== field && f[name] !== undefined) throw invalidField([...path, name], `${name} belongs to the ${name === "question" ? "question" : "highlights"} format, not ${type}`);
+  }
+  if (!field) return undefined;
+  const text = f[field];
+  if (!text?.trim()) throw invalidField([...path, field], `the ${type} format needs ${field}`);
+  return text;
+}
+
+/** The attributes format's selectors, each parsed by the convert stage's own selector engine: a 400 names the one it cannot read. */
+function attributesFormat(selectors: { selector: string; attribute: string }[] | undefined, path: (string | number)[]): NonNullable<CrawlOptions["attributes"]> {
+  if (!selectors?.length) throw invalidField([...path, "selectors"], "the attributes format needs selectors: [{ selector, attribute }]");
+  selectors.forEach(({ selector }, j) => {
+    try {
+      parseSelector(selector);
+    } catch (err) {
+      throw invalidField([...path, "selectors", j, "selector"], `Invalid selector "${selector}": ${(err as Error).message}`);
+    }
+  });
+  return selectors.map(({ selector, attribute }) => ({ selector, attribute }));
 }
 
 /** The json format's schema, compiled with ajv: an invalid JSON Schema is a 400 naming the problem. */
@@ -153,6 +214,12 @@ function jsonFormat(f: { schema?: Record<string, unknown>; prompt?: string }, pa
 export function crawlOptions(body: CrawlRequest, defaultLimit: number): CrawlOptions {
   checkJobFields(body);
   const page = scrapeSettings(body.scrapeOptions ?? {}, ["scrapeOptions"]);
+  for (const field of ["minAge", "lockdown"] as const) {
+    const value = body.scrapeOptions?.[field];
+    if (value !== undefined && value !== false) {
+      throw invalidField(["scrapeOptions", field], `${field} is for /v2/scrape and /v2/batch/scrape: a crawl fetches robots.txt and sitemaps and follows links live; use scrapeOptions.maxAge to take its pages from the cache`);
+    }
+  }
   checkPatterns(body);
   const opt = <K extends keyof CrawlOptions>(key: K, value: CrawlOptions[K] | undefined) => (value === undefined ? {} : { [key]: value });
   return {

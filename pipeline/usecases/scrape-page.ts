@@ -1,16 +1,15 @@
 // The fetch -> convert -> document use case for one page, shared by POST /v2/scrape and the CLI (`trawl scrape`).
 // The crawl stages run the same parts (Fetcher.fetch in fetch-render, the Converter in convert).
 import { randomUUID } from "node:crypto";
-import { markHttpError, wantsExtraction, type Converted, type FetchedPage } from "../convert/document.ts";
+import { addLockdownCredits, extractSpec, markHttpError, wantsExtraction, type Converted, type FetchedPage } from "../convert/document.ts";
 import { parseHtml } from "../convert/parse-html.ts";
-import { extractInto } from "../extract-json/extract-page.ts";
-import { JSON_FORMAT_CREDITS } from "../extract-json/extract-json.ts";
+import { extractInto, extractionCredits } from "../extract-json/extract-page.ts";
 import type { JsonProvider } from "../extract-json/provider.ts";
 import { precomputedRules, rulesProvider, type RulesResult } from "../extract-json/rules.ts";
 import { createLogger, type Logger } from "../runtime/logger.ts";
 import type { ConvertOptions, Converter } from "../convert/converter.ts";
 import type { Fetcher } from "../fetch-render/fetcher.ts";
-import { cachedFetch, type CacheDeps } from "../fetch-render/cached-fetch.ts";
+import { cachedFetch, cacheOnly, type CacheDeps } from "../fetch-render/cached-fetch.ts";
 import type { Clock } from "../runtime/clock.ts";
 import { scrapeJobId } from "../runtime/constants.ts";
 import type { CrawlStore } from "../store/crawl-store.ts";
@@ -22,8 +21,8 @@ import { errorCode, errorMessage, invalidField } from "../runtime/errors.ts";
 import type { CrawlOptions } from "../../schemas/index.ts";
 
 /** What one page's scrape takes: conversion options plus request headers, the page cache and the browser settings. */
-export type ScrapeOptions = ConvertOptions & { json?: { schema?: Record<string, unknown>; prompt?: string }; headers?: Record<string, string>; maxAgeMs?: number; storeInCache?: boolean }
-  & Pick<CrawlOptions, "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification" | "fastMode" | "blockAds">;
+export type ScrapeOptions = ConvertOptions & { json?: { schema?: Record<string, unknown>; prompt?: string }; headers?: Record<string, string>; maxAgeMs?: number; storeInCache?: boolean; question?: string; highlightsQuery?: string }
+  & Pick<CrawlOptions, "waitForMs" | "actions" | "screenshot" | "mobile" | "skipTlsVerification" | "fastMode" | "blockAds" | "minAgeMs" | "lockdown">;
 
 export interface ScrapeDeps {
   fetcher: Fetcher;
@@ -76,15 +75,16 @@ export async function scrapePage(
   }
   const converted = await deps.convert(fetched, options);
   markHttpError(converted, fetched.statusCode);
+  addLockdownCredits(converted, options);
   if (wantsExtraction(options.formats)) {
     // the same step as the extract-json stage of a crawl
     const { document } = converted;
     const input = { url: fetched.finalUrl, html: fetched.body, markdown: document.markdown ?? converted.extractMarkdown ?? "" };
-    const json = options.formats.includes("json") ? { json: options.json ?? {} } : {};
+    const spec = extractSpec(options);
     // the rules result the convert worker computed from the tree it parsed, when it did: no second parse
     const provider = precomputedRules(deps.extractor ?? defaultExtractor, converted.analysis as RulesResult | undefined);
-    await extractInto(document, input, { ...json, ...(options.formats.includes("summary") ? { summary: true } : {}) }, provider, deps.log ?? createLogger("silent", {}));
-    if (options.formats.includes("json")) converted.credits = Math.max(converted.credits, JSON_FORMAT_CREDITS);
+    await extractInto(document, input, spec, provider, deps.log ?? createLogger("silent", {}));
+    converted.credits = extractionCredits(converted.credits, spec);
     document.metadata.creditsUsed = converted.credits;
     delete converted.extractMarkdown;
     delete converted.analysis;
@@ -105,6 +105,7 @@ export interface StoredScrapeDeps extends ScrapeDeps {
  */
 export async function scrapeAndStore(deps: StoredScrapeDeps, teamId: string, url: string, options: ScrapeOptions, timeoutMs: number, screenshotBase?: string): Promise<Converted> {
   const converted = await scrapePage(deps, url, options, timeoutMs);
+  if (options.lockdown) return converted; // lockdown is zero data retention: the result is not kept (GET /v2/scrape/:id answers 404)
   const scrapeId = String(converted.document.metadata.scrapeId);
   if (deps.screenshots && screenshotBase) {
     type Shots = { screenshot?: string; actions?: { screenshots: string[] } };
@@ -135,11 +136,13 @@ async function obtain(deps: ScrapeDeps, url: string, options: ScrapeOptions, tim
   };
   if (renderer && browserOption(options)) return rendered();
   const fetch = () => deps.fetcher.fetch({ url, timeoutMs, headers: options.headers, errorPages: true });
-  const { result: fetched, cacheState, cachedAt } = deps.cache
-    ? await cachedFetch(deps.cache, { url, headers: options.headers, maxAgeMs: options.maxAgeMs, storeInCache: options.storeInCache }, fetch)
-    : { result: await fetch(), cacheState: undefined, cachedAt: undefined };
+  // without a page cache, a plain request is fetched and a cache-only one (minAge, lockdown) is a miss
+  const cache = deps.cache ?? { cacheMaxAgeMs: 0, now: Date.now, log: deps.log ?? createLogger("silent", {}) };
+  const req = { url, headers: options.headers, maxAgeMs: options.maxAgeMs, storeInCache: options.storeInCache, minAgeMs: options.minAgeMs, lockdown: options.lockdown };
+  const { result: fetched, cacheState, cachedAt } = await cachedFetch(cache, req, fetch);
   const staticPage: FetchedPage = { ...fetched, scrapeId, engine: "fetch", ...(cacheState ? { cacheState } : {}), ...(cachedAt !== undefined ? { cachedAt } : {}) };
-  const mode = options.fastMode ? "never" : (deps.renderMode ?? "never"); // fastMode: never the browser
+  // fastMode: never the browser; a cache-only page neither (rendering would load the page's scripts and images)
+  const mode = options.fastMode || cacheOnly(req) ? "never" : (deps.renderMode ?? "never");
   if (mode === "never" || !/html/i.test(fetched.contentType) || fetched.statusCode >= 400) return staticPage;
   const why = mode === "always" ? "RENDER=always" : scriptBuilt(fetched.body);
   if (!why) return staticPage;

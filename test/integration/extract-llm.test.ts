@@ -16,6 +16,9 @@ describe.each(MODES)("%s mode", (mode) => {
   beforeAll(async () => {
     chat = await startChatServer((req) => {
       if (req.response_format?.json_schema?.name === "crawl_options") return JSON.stringify({ includePaths: ["^/shop/blog/.*"], limit: 5 });
+      const system = req.messages[0]?.content ?? "";
+      if (system.startsWith("Answer the user's question")) return "It is made in Portugal.";
+      if (system.startsWith("Quote, word for word")) return "Made in Portugal\n\n\"A passage the page does not have\"";
       if (!req.response_format) return "A shoe shop.";
       return JSON.stringify({ data: { name: "Trail Runner 3", price: 129.9 }, evidence: { "/name": "Trail Runner 3", "/price": "costs 999" } });
     });
@@ -38,6 +41,18 @@ describe.each(MODES)("%s mode", (mode) => {
     const asked = chat.requests.find((r) => r.response_format?.json_schema?.name === "extraction");
     expect(asked?.model).toBe("local-model");
     expect(asked?.messages.at(-1)?.content).toContain("Trail Runner 3");
+  });
+
+  it("scrape: question and highlights from the model; a highlight not in the page is dropped with a warning", async () => {
+    const doc = await fc.scrape(`${site.origin}/shop/trail-runner`, {
+      formats: ["markdown", { type: "question", question: "Where is it made?" }, { type: "highlights", query: "origin" }],
+    });
+    expect(doc.answer).toBe("It is made in Portugal.");
+    expect(doc.highlights).toBe("Made in Portugal");
+    expect(doc.warning).toContain("1 passage(s) the model gave are not in the page and were dropped");
+    expect(doc.metadata).toMatchObject({ creditsUsed: 9, extract: { provider: "llm", tokens: 200 } });
+    const asked = chat.requests.find((r) => r.messages[0]?.content.startsWith("Answer the user's question"));
+    expect(asked?.messages.at(-1)?.content).toContain("Question: Where is it made?");
   });
 
   it("counts every job's LLM tokens for the team: scrape, crawl, batch, extract and search, once each (SDK)", async () => {

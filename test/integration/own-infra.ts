@@ -93,10 +93,12 @@ export async function startOwnInfra(opts: OwnInfraOptions = {}): Promise<OwnInfr
   const services = opts.services ?? ["kafka", "clickhouse"];
   const dir = mkdtempSync(join(tmpdir(), "trawl-own-infra-"));
   // Kafka's jars are installed once per machine (scripts/infra.sh install): reuse them instead of resolving again
-  const sharedLibs = join(process.env.TRAWL_INFRA_DIR ?? join(root, ".infra"), "kafka", "libs");
+  // (TRAWL_KAFKA_VERSION: another version's, in a directory of its own, scripts/kafka.sh)
+  const kafkaDir = process.env.TRAWL_KAFKA_VERSION ? `kafka-${process.env.TRAWL_KAFKA_VERSION}` : "kafka";
+  const sharedLibs = join(process.env.TRAWL_INFRA_DIR ?? join(root, ".infra"), kafkaDir, "libs");
   if (existsSync(join(sharedLibs, ".complete"))) {
-    mkdirSync(join(dir, "kafka"), { recursive: true });
-    symlinkSync(sharedLibs, join(dir, "kafka", "libs"));
+    mkdirSync(join(dir, kafkaDir), { recursive: true });
+    symlinkSync(sharedLibs, join(dir, kafkaDir, "libs"));
   }
   const nodes = opts.kafkaNodes ?? 1;
   const kafkaBase = nodes > 1 ? await freePortRun(2 * nodes, opts.kafkaPort ?? 19240, (opts.kafkaPort ?? 19240) + 60) : opts.kafkaPort;
@@ -186,6 +188,68 @@ export async function startOwnClickHouse(opts: { tls?: { cert: string; key: stri
     httpUrl: `http://127.0.0.1:${http}`,
     httpsUrl: `https://127.0.0.1:${https}`,
     down: async () => void (await script("down")),
+    up: async () => void (await script("up")),
+    stop,
+  };
+}
+
+export interface OwnClickHouseCluster {
+  /** http:// URL of each replica, in order (joined by commas: a CLICKHOUSE_URL). */
+  urls: string[];
+  cluster: string;
+  /** kill -9 of replica `i` (0-based): no shutdown, no goodbye to ZooKeeper. */
+  kill9(i: number): Promise<void>;
+  /** Starts again the replicas that are not running. */
+  up(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A private ClickHouse cluster (scripts/clickhouse.sh with TRAWL_CLICKHOUSE_REPLICAS): ZooKeeper on `basePort` and
+ * `replicas` servers as replicas of one shard, HTTP on basePort + 10 + i, native on + 20 + i, interserver on + 30 + i.
+ */
+export async function startOwnClickHouseCluster(basePort: number, replicas = 2): Promise<OwnClickHouseCluster> {
+  const dir = mkdtempSync(join(tmpdir(), "trawl-own-ch-cluster-"));
+  const cluster = "trawl_test";
+  const env = {
+    ...process.env,
+    TRAWL_INFRA_DIR: dir,
+    TRAWL_CLICKHOUSE_REPLICAS: String(replicas),
+    TRAWL_CLICKHOUSE_CLUSTER: cluster,
+    TRAWL_ZOOKEEPER_PORT: String(basePort),
+    TRAWL_CLICKHOUSE_HTTP_PORT: String(basePort + 10),
+    TRAWL_CLICKHOUSE_TCP_PORT: String(basePort + 20),
+    TRAWL_CLICKHOUSE_INTERSERVER_PORT: String(basePort + 30),
+    TRAWL_CLICKHOUSE_HTTPS_PORT: "",
+    TRAWL_CLICKHOUSE_PASSWORD: "",
+  };
+  const script = (cmd: string) => run("bash", [join(root, "scripts", "clickhouse.sh"), cmd], { env, timeout: 120_000 });
+  const stop = async () => {
+    await Promise.allSettled([script("down")]);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await script("up");
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    urls: Array.from({ length: replicas }, (_, i) => `http://127.0.0.1:${basePort + 10 + i}`),
+    cluster,
+    kill9: async (i) => {
+      const pid = Number(readFileSync(join(dir, "clickhouse", `replica-${i + 1}`, "clickhouse.pid"), "utf8"));
+      process.kill(pid, "SIGKILL");
+      const alive = () => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false; // ESRCH: gone (the server's parent was the script's shell, so init reaps it)
+        }
+      };
+      while (alive()) await new Promise((r) => setTimeout(r, 50));
+    },
     up: async () => void (await script("up")),
     stop,
   };

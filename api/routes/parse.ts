@@ -1,0 +1,86 @@
+// POST /v2/parse (Firecrawl v2): a multipart/form-data upload with a `file` part and an optional `options` part (JSON:
+// the scrape options a file can have) -> the file as a document, through the scrape use case without a fetch.
+import Router from "@koa/router";
+import { randomUUID } from "node:crypto";
+import type { ScrapeOptions } from "../../schemas/index.ts";
+import type { ApiDeps } from "../deps.ts";
+import { apiError, badRequest, invalidJson } from "../errors.ts";
+import { readBytes } from "../body.ts";
+import { validateBody } from "../validate.ts";
+import { checkJobFields, scrapeSettings } from "../../pipeline/usecases/request-options.ts";
+import { parseFile, UnsupportedFileError } from "../../pipeline/usecases/parse-file.ts";
+import { documentTokens } from "../../pipeline/store/crawl-store.ts";
+import { errorCode, errorMessage, PageError } from "../../pipeline/runtime/errors.ts";
+
+/** Scrape options a file cannot have: they ask for a browser, a location or the page cache (the SDK refuses them too). */
+const NOT_FOR_FILES = ["waitFor", "actions", "location", "mobile", "maxAge", "minAge", "storeInCache", "lockdown"] as const;
+/** Multipart framing and the options part, on top of the file. */
+const FORM_OVERHEAD_BYTES = 1024 * 1024;
+
+const unsupported = (path: (string | number)[], message: string) =>
+  apiError(400, message, { code: "PARSE_UNSUPPORTED_OPTIONS", details: [{ code: "custom", path, message }] });
+
+/** The options part: JSON, the scrape options of a file, nothing a file cannot have. */
+function parseOptions(text: string | File | null): ScrapeOptions {
+  if (text === null) return {};
+  if (typeof text !== "string") throw badRequest([{ code: "invalid_type", path: ["options"], message: "options must be a JSON text part, not a file" }]);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw invalidJson();
+  }
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw badRequest([{ code: "invalid_type", path: ["options"], message: "options must be a JSON object" }]);
+  const { origin: _origin, integration, zeroDataRetention, ...rest } = raw as Record<string, unknown>;
+  checkJobFields({ zeroDataRetention: zeroDataRetention as boolean | undefined, integration: integration as string | undefined });
+  for (const field of NOT_FOR_FILES) if (rest[field] !== undefined) throw unsupported([field], `parse does not support ${field}: a file is converted as uploaded`);
+  if (rest.proxy !== undefined && rest.proxy !== "basic" && rest.proxy !== "auto") throw unsupported(["proxy"], "parse only supports proxy values of 'basic' or 'auto'");
+  const options = validateBody<ScrapeOptions>("scrape-options", rest);
+  (options.formats ?? []).forEach((f, i) => {
+    const type = typeof f === "string" ? f : f.type;
+    if (type.startsWith("screenshot")) throw unsupported(["formats", i], "parse does not support the screenshot format: there is no page to render");
+  });
+  return options;
+}
+
+export function parseRoutes(deps: ApiDeps): Router {
+  const { config } = deps;
+  const router = new Router();
+
+  router.post("/v2/parse", async (ctx) => {
+    if (!ctx.is("multipart/form-data")) {
+      throw apiError(415, `Content-Type must be multipart/form-data with a "file" part (got ${JSON.stringify(ctx.get("content-type") || "none")})`, { code: "UNSUPPORTED_MEDIA_TYPE" });
+    }
+    const tooLarge = () => apiError(413, `Upload larger than ${config.parseMaxBytes} bytes (PARSE_MAX_BYTES)`, { code: "PAYLOAD_TOO_LARGE" });
+    const raw = await readBytes(ctx, config.parseMaxBytes + FORM_OVERHEAD_BYTES, tooLarge);
+    let form: FormData;
+    try {
+      form = await new Response(raw, { headers: { "content-type": ctx.get("content-type") } }).formData();
+    } catch (err) {
+      throw badRequest([{ code: "custom", path: [], message: `malformed multipart/form-data body: ${(err as Error).message}` }]);
+    }
+    const part = form.get("file");
+    if (!(part instanceof File)) throw badRequest([{ code: "invalid_type", path: ["file"], message: "Required: a file part named \"file\"" }]);
+    if (part.size === 0) throw badRequest([{ code: "custom", path: ["file"], message: "the file is empty" }]);
+    if (part.size > config.parseMaxBytes) throw tooLarge();
+    const settings = scrapeSettings(parseOptions(form.get("options")), []);
+    const teamId: string = ctx.state.teamId;
+    await deps.access?.admit(teamId, 1);
+    const file = { filename: part.name || "upload", contentType: part.type, bytes: Buffer.from(await part.arrayBuffer()) };
+    try {
+      const { document, credits } = await parseFile(deps, file, settings, settings.timeoutMs ?? config.fetchTimeoutMs);
+      const tokens = documentTokens(document);
+      await deps.authStore?.recordUsage([{ teamId, jobId: String(document.metadata.scrapeId ?? randomUUID()), credits, ...(tokens ? { tokens } : {}), at: deps.clock.now() }]);
+      deps.log.info({ scrapeId: document.metadata.scrapeId, bytes: file.bytes.length, credits }, "parsed");
+      ctx.body = { success: true, data: document };
+    } catch (err) {
+      if (err instanceof UnsupportedFileError) throw apiError(415, err.message, { code: "SCRAPE_UNSUPPORTED_FILE_ERROR" });
+      if (!(err instanceof PageError)) throw err;
+      throw apiError(err.code === "SCRAPE_TIMEOUT" || err.code === "SCRAPE_CONVERT_TIMEOUT" ? 408 : 500, errorMessage(err), { code: errorCode(err) });
+    }
+  });
+
+  return router;
+}
+
+

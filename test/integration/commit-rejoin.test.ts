@@ -1,0 +1,105 @@
+// Offset commits that keep failing make the consumer rejoin (pipeline/runtime/commit-failures.ts), on a real cluster
+// of two brokers (kafka-trio.ts): the broker that coordinates the group is killed while the partition's leader lives.
+// kafkajs keeps committing to the dead coordinator ("Broker N not found in the cached metadata") while its fetches go
+// on; without the rejoin the committed offset never moves again.
+import { randomBytes } from "node:crypto";
+import type { Kafka } from "kafkajs";
+import { afterAll, expect, it } from "vitest";
+import type { TeamAdmissionMessage } from "../../schemas/types.ts";
+import type { Processor } from "../../pipeline/runtime/bus.ts";
+import { loadConfig } from "../../pipeline/runtime/config.ts";
+import { createKafka, KafkaBus } from "../../pipeline/runtime/kafka-bus.ts";
+import { createLogger } from "../../pipeline/runtime/logger.ts";
+import { startRunner, type RunnerHandle } from "../../pipeline/runtime/runner.ts";
+import { physicalTopic } from "../../pipeline/topology.ts";
+import { startKafkaTrio, type KafkaTrio } from "./kafka-trio.ts";
+
+async function until(what: string, cond: () => boolean | Promise<boolean>, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+let trio: KafkaTrio | undefined;
+let runner: RunnerHandle | undefined;
+let bus: KafkaBus | undefined;
+let ticker: NodeJS.Timeout | undefined;
+afterAll(async () => {
+  clearInterval(ticker);
+  await runner?.stop().catch(() => {});
+  await bus?.close().catch(() => {});
+  await trio?.stop();
+}, 60_000);
+
+it("rejoins when its commits keep failing after the group's coordinator died, and its commits move again", async () => {
+  trio = await startKafkaTrio();
+  const tag = `t${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
+  const log = createLogger(process.env.LOG_LEVEL ?? "error");
+  const all = [...trio.brokers.values()].join(",");
+  const boot = createKafka(loadConfig({ ...process.env, KAFKA_BROKERS: all }, {}), "trio-admin", log);
+  const admin = boot.admin();
+  await until("both brokers", async () => (await admin.connect().then(() => admin.describeCluster()).catch(() => ({ brokers: [] }))).brokers.length === 2, 90_000);
+  // the offsets topic is made at the first coordinator lookup; its leader coordinates every group
+  const group = `${tag}.rejoin`;
+  let coordinator = 0;
+  await until("the offsets topic", async () => {
+    await admin.fetchOffsets({ groupId: group, topics: [] }).catch(() => []);
+    const meta = await admin.fetchTopicMetadata({ topics: ["__consumer_offsets"] }).catch(() => ({ topics: [] }));
+    coordinator = meta.topics[0]?.partitions[0]?.leader ?? 0;
+    return coordinator > 0;
+  }, 60_000);
+  const survivor = coordinator === 1 ? 2 : 1;
+  // the consumed topic lives on the other broker only: fetching goes on when the coordinator dies
+  const topic = physicalTopic(`${tag}.`, "team.admission");
+  await admin.createTopics({ waitForLeaders: false, topics: [{ topic, replicaAssignment: [{ partition: 0, replicas: [survivor] }] }] });
+  // (a broker whose metadata has not caught up answers UNKNOWN_TOPIC_OR_PARTITION a moment longer)
+  await until("the topic's leader", async () => {
+    const meta = await admin.fetchTopicMetadata({ topics: [topic] }).catch(() => ({ topics: [] }));
+    return meta.topics[0]?.partitions[0]?.leader === survivor;
+  }, 30_000);
+  await admin.disconnect();
+
+  const config = loadConfig({ ...process.env, KAFKA_BROKERS: all, KAFKA_COMMIT_INTERVAL_MS: "0" }, { topicPrefix: `${tag}.`, groupPrefix: `${tag}.`, topicPartitions: 1 });
+  const kafka: Kafka = createKafka(config, "rejoin-test", log);
+  bus = new KafkaBus(kafka, config.topicPrefix);
+  let handled = 0;
+  const processor: Processor<TeamAdmissionMessage> = {
+    name: "rejoin", topic: "team.admission", schema: "team-admission", group: "rejoin", mode: "ordered", concurrency: 1, broadcast: false, sparse: true,
+    createBatch() {},
+    async handle() {
+      handled++;
+      return [];
+    },
+  };
+  let sent = 0;
+  const send = () => bus!.produce([{ topic: "team.admission", key: "team-1", value: { type: "JobQueued", teamId: "team-1", crawlId: `c${sent++}`, at: Date.now() } }]);
+  const committed = async () => {
+    const a = createKafka(loadConfig({ ...process.env, KAFKA_BROKERS: trio!.brokers.get(survivor)! }, {}), "trio-offsets", log).admin();
+    try {
+      await a.connect();
+      const [t] = await a.fetchOffsets({ groupId: group, topics: [topic] });
+      return Number(t?.partitions[0]?.offset ?? -1);
+    } catch {
+      return -1; // the coordinator is moving
+    } finally {
+      await a.disconnect();
+    }
+  };
+
+  runner = await startRunner({ kafka, bus, config, log }, processor);
+  for (let i = 0; i < 5; i++) await send();
+  await until("the first commits", async () => (await committed()) === 5, 30_000);
+
+  // a message every 300 ms from now on: each batch commits (or fails to)
+  ticker = setInterval(() => void send().catch(() => {}), 300);
+  trio.kill(coordinator);
+  const killedAt = Date.now();
+  // the offsets partition moves to the survivor; the consumer's commits reach it only once it rejoined: after 3 failed
+  // commits, ~10 s. Without the rejoin, kafkajs restarted the consumer on its own only once its heartbeat retries ran
+  // out, and the commits moved again 63.6 s after the kill (6 failed commits).
+  await until("commits after the kill", async () => (await committed()) >= 15, 30_000);
+  console.log(`[commit-rejoin] commits moved again ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the coordinator's kill (${handled} messages handled)`);
+  expect(await committed()).toBeGreaterThanOrEqual(15);
+}, 240_000);
