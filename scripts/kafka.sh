@@ -176,7 +176,8 @@ kafka_identity() {
 kafka_ready() { grep -q "Kafka Server started" "$KDIR/logs/server.log" 2>/dev/null && port_busy "$HOST" "$PORT"; }
 
 down() {
-  if ((NODES > 1)); then each_node "${1:-}" stop_node; return; fi
+  # every node is told first: the last one stopped alone has no quorum left and waits out its shutdown (30 s, then -9)
+  if ((NODES > 1)); then each_node "${1:-}" term_node; each_node "${1:-}" stop_node; return; fi
   stop_pid "$PIDFILE" kafka
 }
 status() {
@@ -229,6 +230,7 @@ start_node() {
   launch
 }
 wait_node() { wait_ready "kafka node $NODE_ID" "$PIDFILE" kafka_ready "$KDIR/logs/stdout.log" "$KDIR/logs/server.log"; }
+term_node() { if pid_alive "$PIDFILE"; then kill "$(cat "$PIDFILE")" 2>/dev/null || true; fi; }
 stop_node() { stop_pid "$PIDFILE" "kafka node $NODE_ID"; }
 status_node() { print_status "kafka node $NODE_ID" "$PIDFILE" "$HOST:$PORT"; }
 
