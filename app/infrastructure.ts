@@ -64,7 +64,7 @@ async function clusterInfrastructure(config: Config, log: Logger, client: string
   const legacyTables = await retry(() => migrate(ch), { ...patient, retriable: (err) => patient.retriable(err) && !(err instanceof TrawlError && (err.code === "STORE_TLS_UNTRUSTED" || err.code === "STORE_AUTH_REFUSED")) });
   await retry(() => ensureTopics(kafka, config, log), patient);
   const registry = registryConn ? await retry(() => connectRegistry(registryConn, config.topicPrefix, log), { ...patient, retriable: (err) => !(err instanceof TrawlError || err instanceof ConfigError) || (err instanceof TrawlError && err.retriable) }) : undefined;
-  const bus = new KafkaBus(kafka, config.topicPrefix, registry, { lingerMs: config.kafkaLingerMs, compression: config.kafkaCompression as KafkaCompression, publicCompression: config.kafkaPublicCompression as KafkaCompression });
+  const bus = new KafkaBus(kafka, config.topicPrefix, registry, { lingerMs: config.kafkaLingerMs, compression: config.kafkaCompression as KafkaCompression, publicCompression: config.kafkaPublicCompression as KafkaCompression, log });
   await bus.connect();
   const cache = new ClickHousePageCache(ch, log);
   return {

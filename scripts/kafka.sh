@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Local single-node Apache Kafka in KRaft mode, from the official jars on Maven Central.
-# usage: kafka.sh install|up|down|status
+# Local Apache Kafka in KRaft mode, from the official jars on Maven Central: one node by default.
+# usage: kafka.sh install|up|down|status [NODE]
 # Ports: TRAWL_KAFKA_PORT (broker, 19092), TRAWL_KAFKA_CONTROLLER_PORT (KRaft controller, 19093).
+# TRAWL_KAFKA_NODES=N (N > 1): N nodes, each broker and controller (an N-voter quorum), node i on TRAWL_KAFKA_PORT + 2(i-1)
+# and TRAWL_KAFKA_CONTROLLER_PORT + 2(i-1), under $INFRA_DIR/kafka/node<i>; internal topics and the broker's default
+# replication factor min(3, N), min.insync.replicas min(2, N). `up` prints KAFKA_BROKERS=... on standard output;
+# up/down/status NODE acts on node NODE only (fault tests stop and restart one broker).
 # A secured listener besides (tests of KAFKA_SECURITY_PROTOCOL=SASL_SSL): TRAWL_KAFKA_SASL_SSL_PORT, with
 # TRAWL_KAFKA_SSL_KEYSTORE (a PEM file: the broker's unencrypted PKCS#8 key and certificate chain) and
 # TRAWL_KAFKA_SCRAM_USERS (`user=password` pairs separated by spaces, SCRAM-SHA-256 and -512, set when the data
@@ -16,6 +20,13 @@ HOST=127.0.0.1
 PORT="${TRAWL_KAFKA_PORT:-19092}"
 CPORT="${TRAWL_KAFKA_CONTROLLER_PORT:-19093}"
 PIDFILE="$KDIR/kafka.pid"
+LIBS="$KDIR/libs"
+NODES="${TRAWL_KAFKA_NODES:-1}"
+# one node by default; node_env (several nodes) changes these per node
+NODE_ID=1
+VOTERS="1@$HOST:$CPORT"
+INTERNAL_RF=1
+INTERNAL_MIN_ISR=1
 SPORT="${TRAWL_KAFKA_SASL_SSL_PORT:-}"
 TPORT="${TRAWL_KAFKA_SSL_PORT:-}"
 
@@ -41,8 +52,8 @@ configure() {
   mkdir -p "$KDIR/data" "$KDIR/logs"
   cat >"$KDIR/server.properties" <<PROPS
 process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@$HOST:$CPORT
+node.id=$NODE_ID
+controller.quorum.voters=$VOTERS
 listeners=PLAINTEXT://$HOST:$PORT,CONTROLLER://$HOST:$CPORT${SPORT:+,SASL_SSL://$HOST:$SPORT}${TPORT:+,SSL://$HOST:$TPORT}
 advertised.listeners=PLAINTEXT://$HOST:$PORT${SPORT:+,SASL_SSL://$HOST:$SPORT}${TPORT:+,SSL://$HOST:$TPORT}
 controller.listener.names=CONTROLLER
@@ -51,10 +62,11 @@ listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT${SPORT:+
 log.dirs=$KDIR/data
 num.partitions=1
 auto.create.topics.enable=false
-offsets.topic.replication.factor=1
+offsets.topic.replication.factor=$INTERNAL_RF
 offsets.topic.num.partitions=12
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
+transaction.state.log.replication.factor=$INTERNAL_RF
+transaction.state.log.min.isr=$INTERNAL_MIN_ISR
+${EXTRA_PROPS:-}
 group.initial.rebalance.delay.ms=0
 message.max.bytes=16777216
 replica.fetch.max.bytes=16777216
@@ -120,32 +132,37 @@ PROPS
   fi
   if [[ ! -f "$KDIR/data/meta.properties" ]]; then
     local id
-    id=$(java -cp "$KDIR/libs/*" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -1)
+    id=${CLUSTER_ID:-$(java -cp "$LIBS/*" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -1)}
     local scram=() pair
     for pair in ${TRAWL_KAFKA_SCRAM_USERS:-}; do
       scram+=(--add-scram "SCRAM-SHA-256=[name=${pair%%=*},password=${pair#*=}]" --add-scram "SCRAM-SHA-512=[name=${pair%%=*},password=${pair#*=}]")
     done
-    java "${LOGCONF[@]}" -cp "$KDIR/libs/*" kafka.tools.StorageTool format \
+    java "${LOGCONF[@]}" -cp "$LIBS/*" kafka.tools.StorageTool format \
       -t "$id" -c "$KDIR/server.properties" "${scram[@]}" >"$KDIR/logs/format.log" 2>&1 || { cat "$KDIR/logs/format.log" >&2; return 1; }
   fi
 }
 
 up() {
+  if ((NODES > 1)); then up_nodes "$@"; return; fi
   if pid_alive "$PIDFILE"; then log "kafka: already running on $HOST:$PORT"; return 0; fi
   if port_busy "$HOST" "$PORT"; then adopt_or_refuse kafka "$HOST:$PORT" TRAWL_KAFKA_PORT kafka_identity; return; fi
   need_free kafka "$HOST" "$CPORT" TRAWL_KAFKA_CONTROLLER_PORT
   install
   configure
+  launch
+  wait_ready kafka "$PIDFILE" kafka_ready "$KDIR/logs/stdout.log" "$KDIR/logs/server.log"
+}
+
+launch() {
   log "kafka: starting Kafka $VERSION on $HOST:$PORT"
   # TRAWL_KAFKA_JVM_OPTS (default -XX:TieredStopAtLevel=1): the JIT stops at C1. C2 compiling the broker's hot
   # paths took about half of its CPU over the first crawls after a start on two cores (bench/README.md, issue 19);
   # a broker that runs for days on more cores may want C2 back: set TRAWL_KAFKA_JVM_OPTS=" ".
   # shellcheck disable=SC2086 # word splitting of the options is meant
   nohup java ${TRAWL_KAFKA_HEAP_OPTS:--Xms256m -Xmx768m} -XX:+UseG1GC ${TRAWL_KAFKA_JVM_OPTS:--XX:TieredStopAtLevel=1} -Djava.awt.headless=true \
-    "${LOGCONF[@]}" -cp "$KDIR/libs/*" kafka.Kafka "$KDIR/server.properties" \
+    "${LOGCONF[@]}" -cp "$LIBS/*" kafka.Kafka "$KDIR/server.properties" \
     >"$KDIR/logs/stdout.log" 2>&1 &
   echo $! >"$PIDFILE"
-  wait_ready kafka "$PIDFILE" kafka_ready "$KDIR/logs/stdout.log" "$KDIR/logs/server.log"
 }
 
 # A Kafka broker answers a metadata request and names itself at this address.
@@ -158,7 +175,75 @@ kafka_identity() {
 
 kafka_ready() { grep -q "Kafka Server started" "$KDIR/logs/server.log" 2>/dev/null && port_busy "$HOST" "$PORT"; }
 
-down() { stop_pid "$PIDFILE" kafka; }
-status() { print_status kafka "$PIDFILE" "$HOST:$PORT"; }
+down() {
+  # every node is told first: the last one stopped alone has no quorum left and waits out its shutdown (30 s, then -9)
+  if ((NODES > 1)); then each_node "${1:-}" term_node; each_node "${1:-}" stop_node; return; fi
+  stop_pid "$PIDFILE" kafka
+}
+status() {
+  if ((NODES > 1)); then each_node "${1:-}" status_node; return; fi
+  print_status kafka "$PIDFILE" "$HOST:$PORT"
+}
 
-"${1:-status}"
+# ---- several nodes (TRAWL_KAFKA_NODES > 1) ----
+BASE_KDIR="$KDIR" BASE_PORT="$PORT" BASE_CPORT="$CPORT"
+
+# node_env I: the variables of node I (run in a subshell).
+node_env() {
+  local i=$1 j
+  NODE_ID=$i
+  KDIR="$BASE_KDIR/node$i"
+  PORT=$((BASE_PORT + 2 * (i - 1)))
+  CPORT=$((BASE_CPORT + 2 * (i - 1)))
+  PIDFILE="$KDIR/kafka.pid"
+  VOTERS=""
+  for ((j = 1; j <= NODES; j++)); do VOTERS+="${VOTERS:+,}$j@$HOST:$((BASE_CPORT + 2 * (j - 1)))"; done
+  INTERNAL_RF=$((NODES < 3 ? NODES : 3))
+  INTERNAL_MIN_ISR=$((NODES < 3 ? NODES - 1 : 2))
+  # the topics that name no factor (Trawl names its own: KAFKA_REPLICATION_FACTOR) get a replicated default
+  EXTRA_PROPS="default.replication.factor=$INTERNAL_RF
+min.insync.replicas=$INTERNAL_MIN_ISR"
+  # three JVMs share the machine: a smaller heap each unless one is asked for
+  TRAWL_KAFKA_HEAP_OPTS="${TRAWL_KAFKA_HEAP_OPTS:--Xms128m -Xmx512m}"
+}
+
+# each_node [I] FN: FN in the environment of node I, or of every node in turn.
+each_node() {
+  local only=$1 fn=$2 i
+  for ((i = 1; i <= NODES; i++)); do
+    [[ -z $only || $only == "$i" ]] || continue
+    (node_env "$i"; "$fn") || return
+  done
+}
+
+brokers_list() {
+  local i out=""
+  for ((i = 1; i <= NODES; i++)); do out+="${out:+,}$HOST:$((BASE_PORT + 2 * (i - 1)))"; done
+  echo "$out"
+}
+
+start_node() {
+  if pid_alive "$PIDFILE"; then log "kafka node $NODE_ID: already running on $HOST:$PORT"; return 0; fi
+  need_free "kafka node $NODE_ID" "$HOST" "$PORT" "TRAWL_KAFKA_PORT (node $NODE_ID: TRAWL_KAFKA_PORT + $((2 * (NODE_ID - 1))))" || return
+  need_free "kafka node $NODE_ID" "$HOST" "$CPORT" "TRAWL_KAFKA_CONTROLLER_PORT (node $NODE_ID: + $((2 * (NODE_ID - 1))))" || return
+  configure
+  launch
+}
+wait_node() { wait_ready "kafka node $NODE_ID" "$PIDFILE" kafka_ready "$KDIR/logs/stdout.log" "$KDIR/logs/server.log"; }
+term_node() { if pid_alive "$PIDFILE"; then kill "$(cat "$PIDFILE")" 2>/dev/null || true; fi; }
+stop_node() { stop_pid "$PIDFILE" "kafka node $NODE_ID"; }
+status_node() { print_status "kafka node $NODE_ID" "$PIDFILE" "$HOST:$PORT"; }
+
+# Every node is started before any is waited for: a node is ready only once a majority of the quorum runs.
+up_nodes() {
+  install
+  [[ -f "$BASE_KDIR/cluster.id" ]] || java -cp "$LIBS/*" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -1 >"$BASE_KDIR/cluster.id"
+  CLUSTER_ID=$(cat "$BASE_KDIR/cluster.id")
+  each_node "${1:-}" start_node
+  each_node "${1:-}" wait_node
+  log "kafka: $NODES nodes on $HOST; KAFKA_BROKERS=$(brokers_list)"
+  echo "KAFKA_BROKERS=$(brokers_list)"
+}
+
+cmd="${1:-status}"; shift || true
+"$cmd" "$@"

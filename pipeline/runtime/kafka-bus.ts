@@ -1,14 +1,17 @@
 // Kafka adapter of the Bus port (kafkajs): producer with acks=all, topic creation from the topology.
-import { Kafka, Partitioners, logLevel as kafkaLogLevel, type Producer, type Admin, type logCreator } from "kafkajs";
+import { Kafka, logLevel as kafkaLogLevel, type Producer, type Admin, type logCreator } from "kafkajs";
 import type { Bus, Emission, QueueStat } from "./bus.ts";
 import type { Config } from "./config.ts";
 import type { Logger } from "./logger.ts";
 import { physicalTopic, processors, topicSpec, topics, type ProcessorSpec } from "../topology.ts";
 import { InfrastructureError } from "./errors.ts";
+import { retry } from "./retry.ts";
 import type { RegistryCodec } from "./registry.ts";
 import { GroupSender } from "./group-send.ts";
 import { compressionType, type KafkaCompression } from "./kafka-compression.ts";
 import { kafkaSecurity, kafkaSecurityFailure } from "./kafka-security.ts";
+import { existingTopicWarnings, replicationFor } from "./kafka-replication.ts";
+import { recordingPartitioner, sendBatchAcknowledged, type ChosenPartitions } from "./kafkajs-acked-send.ts";
 import "./kafkajs-crc32c.ts";
 import "./kafkajs-request-queue.ts";
 
@@ -54,21 +57,34 @@ export async function ensureTopics(kafka: Kafka, config: Config, log: Logger): P
       { topic: physicalTopic(config.topicPrefix, t.name), retentionMs: t.retentionMs },
       { topic: physicalTopic(config.topicPrefix, t.name, true), retentionMs: 7 * 24 * 3600 * 1000 },
     ]);
+    const { brokers } = await admin.describeCluster();
+    const { factor, minInsync, warnings } = replicationFor(config, brokers.length);
+    const present = wanted.filter((t) => existing.has(t.topic)).map((t) => t.topic);
+    const replicas = present.length === 0 ? [] : (await admin.fetchTopicMetadata({ topics: present })).topics;
+    warnings.push(...existingTopicWarnings(new Map(replicas.map((t) => [t.name, Math.min(...t.partitions.map((p) => p.replicas.length))])), factor));
+    for (const warning of warnings) log.warn({ brokers: brokers.length, replicationFactor: factor }, warning);
     const missing = wanted.filter((t) => !existing.has(t.topic));
     if (missing.length === 0) return;
     await admin.createTopics({
-      waitForLeaders: true,
+      // waited for below: kafkajs' own wait gives up when the broker it asks has not learnt of the topic yet (several
+      // brokers: "This server does not host this topic-partition")
+      waitForLeaders: false,
       topics: missing.map((t) => ({
         topic: t.topic,
         numPartitions: config.topicPartitions,
-        replicationFactor: -1,
+        replicationFactor: factor,
         configEntries: [
           { name: "retention.ms", value: String(t.retentionMs) },
           { name: "max.message.bytes", value: String(MAX_MESSAGE_BYTES) },
+          { name: "min.insync.replicas", value: String(minInsync) },
         ],
       })),
     });
-    log.info({ topics: missing.map((t) => t.topic) }, "created topics");
+    await retry(async () => {
+      const led = (await admin.fetchTopicMetadata({ topics: missing.map((t) => t.topic) })).topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0));
+      if (!led) throw new Error("the topics just created have no leaders yet");
+    }, { retries: 30, initialMs: 100, maxMs: 1000, retriable: () => true });
+    log.info({ topics: missing.map((t) => t.topic), replicationFactor: factor, minInsyncReplicas: minInsync }, "created topics");
   } finally {
     await admin.disconnect();
   }
@@ -116,6 +132,8 @@ export interface KafkaBusOptions {
   /** Compression of the internal topics' batches and of the public topics' ones. */
   compression?: KafkaCompression;
   publicCompression?: KafkaCompression;
+  /** Where a send that kafkajs left incomplete (kafkajs-acked-send.ts) is reported. */
+  log?: Logger;
 }
 
 export class KafkaBus implements Bus {
@@ -127,16 +145,20 @@ export class KafkaBus implements Bus {
   private readonly sender: GroupSender<Outgoing>;
   private readonly compression: KafkaCompression;
   private readonly publicCompression: KafkaCompression;
+  /** The partition kafkajs chose for each record in flight (kafkajs-acked-send.ts). */
+  private readonly chosen: ChosenPartitions = new WeakMap();
+  private readonly log: Logger | undefined;
 
   /** With a registry, the public topics carry the Confluent wire format; every other topic plain JSON. */
   constructor(kafka: Kafka, prefix: string, registry?: RegistryCodec, options: KafkaBusOptions = {}) {
     const { lingerMs = 0, compression = "none", publicCompression = "none" } = options;
+    this.log = options.log;
     this.prefix = prefix;
     this.registry = registry;
     this.compression = compression;
     this.publicCompression = publicCompression;
     this.producer = kafka.producer({
-      createPartitioner: Partitioners.DefaultPartitioner,
+      createPartitioner: recordingPartitioner(this.chosen),
       allowAutoTopicCreation: false,
       maxInFlightRequests: 5,
     });
@@ -172,11 +194,13 @@ export class KafkaBus implements Bus {
       byTopic.set(m.topic, list);
     }
     try {
-      await Promise.all([...requests].map(([compression, byTopic]) => this.producer.sendBatch({
+      await Promise.all([...requests].map(([compression, byTopic]) => sendBatchAcknowledged(this.producer, {
         acks: -1,
         timeout: 30000,
         compression: compressionType(compression),
         topicMessages: [...byTopic].map(([topic, msgs]) => ({ topic, messages: msgs })),
+      }, this.chosen, {
+        onResend: (missing) => this.log?.warn({ missing: missing.map((t) => ({ topic: t.topic, records: t.messages.length })) }, "kafka left records of a send unacknowledged (a partition's leader moved, kafkajs#1303); sending them again"),
       })));
     } catch (err) {
       throw new InfrastructureError("BUS_UNAVAILABLE", `kafka produce failed: ${(err as Error).message}`, err);

@@ -34,10 +34,12 @@ export async function startRunner<T, B>(
     : `${config.groupPrefix}${processor.group}`;
   // a broadcast loop (the API's event feed) is fetched like a sparse one: it must see each event without delay
   const sparse = processor.broadcast || processor.sparse === true;
+  // a tenth of the session, at least once a second: a lost heartbeat or two never costs the partitions
+  const heartbeatMs = Math.min(1000, Math.floor(config.kafkaSessionTimeoutMs / 10));
   const consumer: Consumer = kafka.consumer({
     groupId: group,
     sessionTimeout: config.kafkaSessionTimeoutMs,
-    heartbeatInterval: 3000,
+    heartbeatInterval: heartbeatMs,
     // a fetch brings at most ~1 MB per partition and 4 MB in all (the broker still returns a first record batch that is
     // larger, KIP-74, so a 16 MB page gets through): a batch is decoded and handled in one turn of the event loop, and
     // 16 MB of pages at once stalled the API sharing it (status p99) and inflated the heap
@@ -102,7 +104,7 @@ export async function startRunner<T, B>(
     }
     if (batch.messages.length === 0) return;
     const started = Date.now();
-    const beat = setInterval(() => heartbeat().catch((err) => log.debug({ err: errorMessage(err) }, "heartbeat failed")), 3000);
+    const beat = setInterval(() => heartbeat().catch((err) => log.debug({ err: errorMessage(err) }, "heartbeat failed")), heartbeatMs);
     try {
       const done = await handle(
         batch.partition,

@@ -53,7 +53,7 @@ describe("consume loops' fetches (cluster mode)", () => {
 
   beforeAll(async () => {
     config = loadConfig(
-      { ...process.env, KAFKA_IDLE_FETCH_MAX_WAIT_MS: String(IDLE_WAIT_MS), KAFKA_FETCH_MAX_WAIT_MS: String(BULK_WAIT_MS) },
+      { ...process.env, KAFKA_IDLE_FETCH_MAX_WAIT_MS: String(IDLE_WAIT_MS), KAFKA_FETCH_MAX_WAIT_MS: String(BULK_WAIT_MS), KAFKA_SESSION_TIMEOUT_MS: String(3 * IDLE_WAIT_MS) },
       { topicPrefix: `${tag}.`, groupPrefix: `${tag}.`, topicPartitions: 1 },
     );
     const kafka = countingFetches(createKafka(config, "fetch-test", log), fetches);

@@ -20,8 +20,9 @@ export interface OwnInfra {
   saslSsl?: { brokers: string; caFile: string };
   /** With `mutualTls`: the broker's SSL listener (client certificate required), the CA, a client certificate and key. */
   ssl?: { brokers: string; caFile: string; certFile: string; keyFile: string };
-  down(service: Service): Promise<void>;
-  up(service: Service): Promise<void>;
+  /** Stops or starts a service; with `node`, only that Kafka node of several. */
+  down(service: Service, node?: number): Promise<void>;
+  up(service: Service, node?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -43,6 +44,30 @@ export interface OwnInfraOptions {
   mutualTls?: boolean;
   /** The broker's JVM heap options (TRAWL_KAFKA_HEAP_OPTS). */
   kafkaHeapOpts?: string;
+  /** Several Kafka nodes (TRAWL_KAFKA_NODES), each broker and controller, on 2 × nodes consecutive ports from `kafkaPort`. */
+  kafkaNodes?: number;
+  /** First port of the Kafka nodes (default: free ports anywhere; with several nodes, the first free run of ports from here). */
+  kafkaPort?: number;
+}
+
+/** The first port of `count` consecutive ports nobody listens on, from `from` (below `to`). */
+export async function freePortRun(count: number, from: number, to: number): Promise<number> {
+  const free = async (port: number) => {
+    const s = createServer();
+    const ok = await new Promise<boolean>((resolve) => {
+      s.once("error", () => resolve(false));
+      s.listen(port, "127.0.0.1", () => resolve(true));
+    });
+    if (ok) await new Promise<void>((resolve) => s.close(() => resolve()));
+    return ok;
+  };
+  for (let base = from; base + count <= to; base++) {
+    let n = 0;
+    while (n < count && (await free(base + n))) n++;
+    if (n === count) return base;
+    base += n;
+  }
+  throw new Error(`no ${count} consecutive free ports in ${from}-${to}`);
 }
 
 /**
@@ -75,7 +100,10 @@ export async function startOwnInfra(opts: OwnInfraOptions = {}): Promise<OwnInfr
     mkdirSync(join(dir, kafkaDir), { recursive: true });
     symlinkSync(sharedLibs, join(dir, kafkaDir, "libs"));
   }
-  const [kafka, controller, http, tcp, secured, mutual] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+  const nodes = opts.kafkaNodes ?? 1;
+  const kafkaBase = nodes > 1 ? await freePortRun(2 * nodes, opts.kafkaPort ?? 19240, (opts.kafkaPort ?? 19240) + 60) : opts.kafkaPort;
+  const [kafka, controller] = kafkaBase ? [kafkaBase, kafkaBase + 1] : [await freePort(), await freePort()];
+  const [http, tcp, secured, mutual] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const tls = opts.saslSsl || opts.mutualTls ? await makeTestCertificates(join(dir, "tls")) : undefined;
   const env = {
     ...process.env,
@@ -89,12 +117,15 @@ export async function startOwnInfra(opts: OwnInfraOptions = {}): Promise<OwnInfr
     ...(opts.mutualTls && tls ? { TRAWL_KAFKA_SSL_PORT: String(mutual), TRAWL_KAFKA_SSL_KEYSTORE: tls.keystoreFile, TRAWL_KAFKA_SSL_TRUSTSTORE: tls.caFile } : {}),
     ...(opts.kafkaHeapOpts ? { TRAWL_KAFKA_HEAP_OPTS: opts.kafkaHeapOpts } : {}),
     TRAWL_INFRA_DIR: dir,
+    TRAWL_KAFKA_NODES: String(nodes),
+    // three JVMs starting at once on a loaded machine: a node is ready only once a majority of the quorum runs
+    ...(nodes > 1 ? { TRAWL_INFRA_READY_S: "240" } : {}),
     TRAWL_KAFKA_PORT: String(kafka),
     TRAWL_KAFKA_CONTROLLER_PORT: String(controller),
     TRAWL_CLICKHOUSE_HTTP_PORT: String(http),
     TRAWL_CLICKHOUSE_TCP_PORT: String(tcp),
   };
-  const script = (service: string, cmd: string) => run("bash", [join(root, "scripts", `${service}.sh`), cmd], { env, timeout: 120_000 });
+  const script = (service: string, cmd: string, ...args: string[]) => run("bash", [join(root, "scripts", `${service}.sh`), cmd, ...args], { env, timeout: nodes > 1 ? 300_000 : 120_000 });
   const stop = async () => {
     await Promise.allSettled(services.map((s) => script(s, "down")));
     rmSync(dir, { recursive: true, force: true });
@@ -106,13 +137,13 @@ export async function startOwnInfra(opts: OwnInfraOptions = {}): Promise<OwnInfr
     throw err;
   }
   return {
-    kafkaBrokers: `127.0.0.1:${kafka}`,
+    kafkaBrokers: Array.from({ length: nodes }, (_, i) => `127.0.0.1:${kafka + 2 * i}`).join(","),
     clickhouseUrl: `http://127.0.0.1:${http}`,
     dir,
     ...(opts.saslSsl && tls ? { saslSsl: { brokers: `127.0.0.1:${secured}`, caFile: tls.caFile } } : {}),
     ...(opts.mutualTls && tls ? { ssl: { brokers: `127.0.0.1:${mutual}`, caFile: tls.caFile, certFile: tls.clientCertFile, keyFile: tls.clientKeyFile } } : {}),
-    down: async (service) => void (await script(service, "down")),
-    up: async (service) => void (await script(service, "up")),
+    down: async (service, node) => void (await script(service, "down", ...(node ? [String(node)] : []))),
+    up: async (service, node) => void (await script(service, "up", ...(node ? [String(node)] : []))),
     stop,
   };
 }
