@@ -4,13 +4,14 @@
 // page fetched once from the site.
 //   node scripts/deploy/crawl-check.ts --api http://127.0.0.1:19710 [--listen 0.0.0.0 --port 19711 --origin-host H]
 // --origin-host: the name the containers reach the host by (127.0.0.1 with --network host; host.containers.internal
-// on a compose network). Exits 0 when exact, 1 otherwise, printing what differed.
+// on a compose network). --api-key: sent as a bearer token (an API with USE_DB_AUTHENTICATION=true). Exits 0 when exact, 1 otherwise, printing what differed.
 import { parseArgs } from "node:util";
 import { startManyPagesSite } from "../../test/fixtures/many-pages-site.ts";
 
 const { values: args } = parseArgs({
   options: {
     api: { type: "string" },
+    "api-key": { type: "string" },
     listen: { type: "string", default: "127.0.0.1" },
     port: { type: "string", default: "0" },
     "origin-host": { type: "string", default: "127.0.0.1" },
@@ -23,6 +24,7 @@ const api = args.api.replace(/\/$/, "");
 const started = Date.now();
 interface Doc { markdown?: string; metadata?: { sourceURL?: string; url?: string; statusCode?: number } }
 interface CrawlPage { status?: string; total?: number; completed?: number; data?: Doc[]; next?: string }
+const auth: Record<string, string> = args["api-key"] ? { authorization: `Bearer ${args["api-key"]}` } : {};
 const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
 
 async function until(what: string, timeoutS: number, probe: () => Promise<boolean>): Promise<void> {
@@ -45,20 +47,20 @@ try {
   console.log(`[crawl-check] ${api} healthy and ready after ${elapsed()}`);
   const submit = await fetch(`${api}/v2/crawl`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...auth },
     body: JSON.stringify({ url: `${site.origin}/`, limit: 100, scrapeOptions: { formats: ["markdown"] } }),
   });
   const submitted = (await submit.json()) as { success?: boolean; id?: string };
   if (submit.status !== 200 || !submitted.id) throw new Error(`POST /v2/crawl: ${submit.status} ${JSON.stringify(submitted)}`);
   let status: CrawlPage = {};
   await until(`crawl ${submitted.id} to end`, Number(args["crawl-timeout-s"]), async () => {
-    status = (await (await fetch(`${api}/v2/crawl/${submitted.id}`)).json()) as CrawlPage;
+    status = (await (await fetch(`${api}/v2/crawl/${submitted.id}`, { headers: auth })).json()) as CrawlPage;
     return status.status !== "scraping";
   });
   // every page of the result (the status answer pages by `next`)
   const data: Doc[] = [...(status.data ?? [])];
   for (let next = status.next; next; ) {
-    const more = (await (await fetch(next)).json()) as CrawlPage;
+    const more = (await (await fetch(next, { headers: auth })).json()) as CrawlPage;
     data.push(...(more.data ?? []));
     next = more.next;
   }

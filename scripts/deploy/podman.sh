@@ -52,7 +52,7 @@ base_images() {
   local cas=(/usr/local/share/ca-certificates/*.crt) ca_sum
   [[ -e ${cas[0]} ]] || cas=()
   ca_sum=$( ((${#cas[@]})) && cat "${cas[@]}" | sha256sum | cut -c1-12 || echo none)
-  local base_inputs="minbase,bookworm,$DEBIAN_MIRROR,ca-certificates,security,cas-$ca_sum,v3"
+  local base_inputs="minbase,bookworm,$DEBIAN_MIRROR,ca-certificates,security,cas-$ca_sum,slim,v4"
   if [[ ${TRAWL_DEPLOY_REBUILD:-0} == 1 || "$(image_label "$BASE_IMAGE")" != "$base_inputs" ]]; then
     log "deploy: debootstrap --variant=minbase bookworm (the base image)"
     local old; old=$(image_id "$BASE_IMAGE")
@@ -61,6 +61,16 @@ base_images() {
     debootstrap --variant=minbase --include=ca-certificates bookworm "$root" "$DEBIAN_MIRROR" >"$DEPLOY_CACHE/debootstrap.log" 2>&1 \
       || { tail -20 "$DEPLOY_CACHE/debootstrap.log" >&2; return 1; }
     rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
+    # as Debian's bookworm-slim image (the base of node:24-bookworm-slim, which deploy/Dockerfile names) is made:
+    # apt keeps no downloaded packages, dpkg installs no documentation, manuals or translations
+    printf '%s\n' 'DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };' \
+      'APT::Update::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };' \
+      'Dir::Cache::pkgcache ""; Dir::Cache::srcpkgcache "";' >"$root/etc/apt/apt.conf.d/docker-clean"
+    printf '%s\n' 'path-exclude /usr/share/doc/*' 'path-include /usr/share/doc/*/copyright' 'path-exclude /usr/share/man/*' \
+      'path-exclude /usr/share/groff/*' 'path-exclude /usr/share/info/*' 'path-exclude /usr/share/locale/*' \
+      'path-exclude /usr/share/lintian/*' 'path-exclude /usr/share/linda/*' >"$root/etc/dpkg/dpkg.cfg.d/docker"
+    find "$root/usr/share/doc" -mindepth 1 -not -name copyright -not -type d -delete
+    rm -rf "$root"/usr/share/{man,groff,info,lintian,linda}/* "$root"/usr/share/locale/*
     if ((${#cas[@]})); then
       cp "${cas[@]}" "$root/usr/local/share/ca-certificates/"
       chroot "$root" update-ca-certificates >/dev/null 2>&1

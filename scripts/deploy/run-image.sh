@@ -49,4 +49,6 @@ build "$IMAGE"
 run_and_crawl "$IMAGE"
 build "$IMAGE-chromium" --build-arg WITH_CHROMIUM=true
 run_and_crawl "$IMAGE-chromium" -e RENDER=always
+# the layers of earlier builds no tagged image uses any more (each run's sources make a new top layer)
+podman image prune -f >/dev/null
 log "deploy: images built, run and crawled in $((SECONDS - t_all)) s"
