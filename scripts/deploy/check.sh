@@ -15,6 +15,8 @@ K8S_VERSION=1.33.0
 
 echo "[deploy] hadolint deploy/Dockerfile"
 hadolint --failure-threshold info deploy/Dockerfile
+echo "[deploy] hadolint the Containerfiles of the run checks (Node base, compose stand-ins)"
+hadolint --failure-threshold info scripts/deploy/node.Containerfile deploy/standins/*.Containerfile
 
 echo "[deploy] compose schema"
 node scripts/deploy/check-compose.ts deploy/compose.yaml

