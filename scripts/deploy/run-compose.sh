@@ -2,7 +2,8 @@
 # The compose stack runs (issue 37): podman-compose (PyPI) brings up deploy/compose.yaml with deploy/compose.standins.yaml
 # (stand-ins for the public images, see there why), waits until every service's own healthcheck passes, scales every
 # role the file lets scale (no host port) to two replicas with --scale, crawls a 20-page fixture site served from the
-# host through the API and checks it exactly (crawl-check.ts), then tears everything down with its volumes.
+# host through the API and checks it exactly (crawl-check.ts), checks that no container restarted, then tears
+# everything down with its volumes.
 # The trawl image is the one run-image.sh built (localhost/trawl:check, tagged trawl:dev as compose.yaml names it).
 # Ports: 19720 the API on loopback (fixed in compose.standins.yaml), 19721 the fixture site (on every address: the
 # containers reach it as host.containers.internal). Project name: trawl-check.
@@ -81,4 +82,7 @@ key=$(podman exec trawl-check_sink_1 node bin/trawl.js keys create --team deploy
   || { cat "$DEPLOY_CACHE/keys.log" >&2; exit 1; }
 node scripts/deploy/crawl-check.ts --api "http://127.0.0.1:$API_PORT" --api-key "$key" --listen 0.0.0.0 --port "$((API_PORT + 1))" \
   --origin-host host.containers.internal
-log "deploy: compose stack up, scaled, crawled in $((SECONDS - t_all)) s; tearing down"
+# no container stopped on the way (restart: unless-stopped would hide a role that crashed at start)
+restarted=$(for c in $(project_containers); do n=$(podman inspect --format '{{.RestartCount}}' "$c"); ((n == 0)) || echo "$c×$n"; done)
+[[ -z $restarted ]] || { log "deploy: restarted: $(tr '\n' ' ' <<<"$restarted")"; for c in $restarted; do podman logs --tail 5 "${c%×*}" >&2; done; exit 1; }
+log "deploy: compose stack up, scaled, crawled in $((SECONDS - t_all)) s, no restart; tearing down"
