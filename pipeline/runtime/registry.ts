@@ -12,6 +12,7 @@ import { ConfigError, type Config } from "./config.ts";
 import { InfrastructureError, TrawlError } from "./errors.ts";
 import { readPemFile } from "./kafka-security.ts";
 import type { Logger } from "./logger.ts";
+import { backoffMs, sleep } from "./retry.ts";
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -83,8 +84,22 @@ export function registryClient(conn: RegistryConnection): SchemaRegistry {
 /**
  * Registers one schema version under a subject and returns its id (the same schema gets the same id again).
  * The registry applies the subject's compatibility rule, whatever its operators set it to; Trawl does not change it.
+ * A 409 is asked again twice: replicas starting together register the same new subject at once, and Apicurio answers
+ * all but the first with 409 "already exists" (every role of a fresh compose stack stopped on it); asked again it
+ * returns the id, while a schema the subject's rule refuses is refused again.
  */
 async function registerSchema(conn: RegistryConnection, subject: string, schema: string): Promise<number> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await registerSchemaOnce(conn, subject, schema);
+    } catch (err) {
+      if (!(err instanceof TrawlError && err.code === "SCHEMA_REJECTED" && err.statusCode === 409) || attempt >= 2) throw err;
+      await sleep(backoffMs(attempt, 100, 1000));
+    }
+  }
+}
+
+async function registerSchemaOnce(conn: RegistryConnection, subject: string, schema: string): Promise<number> {
   const url = conn.url;
   const authorization = conn.auth ? { authorization: `Basic ${Buffer.from(`${conn.auth.username}:${conn.auth.password}`).toString("base64")}` } : {};
   const dispatcher = conn.ca ? new UndiciAgent({ connect: { ca: conn.ca } }) : undefined;
@@ -107,7 +122,7 @@ async function registerSchema(conn: RegistryConnection, subject: string, schema:
   }
   if (res.status >= 400 && res.status < 500) {
     // e.g. 409: the schema of this version is not compatible with the registered ones under the subject's rule
-    throw new TrawlError("SCHEMA_REJECTED", `the schema registry at ${url} refused the schema of ${subject} (HTTP ${res.status}): ${text.slice(0, 500)}`);
+    throw new TrawlError("SCHEMA_REJECTED", `the schema registry at ${url} refused the schema of ${subject} (HTTP ${res.status}): ${text.slice(0, 500)}`, { statusCode: res.status });
   }
   const id = res.ok ? (JSON.parse(text) as { id?: unknown }).id : undefined;
   if (typeof id !== "number") throw new InfrastructureError("SCHEMA_REGISTRY_UNAVAILABLE", `the schema registry at ${url} answered HTTP ${res.status} for ${subject}: ${text.slice(0, 500)}`);

@@ -3,6 +3,9 @@
 # that the Helm values carry exactly the configuration table, lints and renders the chart with several value sets
 # and validates every rendered manifest against the Kubernetes JSON schemas (strict: unknown fields fail) with
 # kubernetes-validate, the PyPI tool that ships those schemas (generated from Kubernetes' OpenAPI) for each release.
+# Then it runs them (issue 37; root and podman needed, installed by scripts/deploy/podman.sh): run-image.sh builds the
+# image with podman from a debootstrap base and crawls a fixture site with it; run-compose.sh brings up compose.yaml
+# with its stand-ins and crawls through it. TRAWL_DEPLOY_RUN=lint stops after the static checks, =image after the image.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$ROOT"
@@ -12,6 +15,8 @@ K8S_VERSION=1.33.0
 
 echo "[deploy] hadolint deploy/Dockerfile"
 hadolint --failure-threshold info deploy/Dockerfile
+echo "[deploy] hadolint the Containerfiles of the run checks (Node base, compose stand-ins)"
+hadolint --failure-threshold info scripts/deploy/node.Containerfile deploy/standins/*.Containerfile
 
 echo "[deploy] compose schema"
 node scripts/deploy/check-compose.ts deploy/compose.yaml
@@ -45,4 +50,9 @@ for set in default dev all-on; do
   echo "[deploy] $(grep -c '^kind:' "$out/$set.yaml") manifests valid against the Kubernetes $K8S_VERSION schemas"
   node scripts/deploy/check-rendered-config.ts <"$out/$set.yaml"
 done
+case "${TRAWL_DEPLOY_RUN:-all}" in
+  lint) ;;
+  image) bash scripts/deploy/run-image.sh ;;
+  *) bash scripts/deploy/run-image.sh && bash scripts/deploy/run-compose.sh ;;
+esac
 echo "[deploy] ok"
