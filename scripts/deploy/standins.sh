@@ -34,13 +34,14 @@ context() {
 standin_images() {
   base_images
   local infra="$DEPLOY_CACHE/infra" ctx
-  # the same resolution as the local servers (Maven's cache makes it quick when they are installed)
-  TRAWL_INFRA_DIR="$infra" bash "$ROOT/scripts/kafka.sh" install
+  # the same resolution as the local servers (Maven's cache makes it quick when they are installed); the Kafka of
+  # deploy/compose.yaml, 3.9.1, one of the two CI tests (scripts/deploy/tested-versions.test.ts), in kafka-3.9.1/
+  TRAWL_INFRA_DIR="$infra" TRAWL_KAFKA_VERSION=3.9.1 bash "$ROOT/scripts/kafka.sh" install
   TRAWL_INFRA_DIR="$infra" bash "$ROOT/scripts/registry.sh" install
   build_standin localhost/trawl-standin-java:17 "$STANDINS/java.Containerfile" "$STANDINS" "$(cat "$STANDINS/java.Containerfile")"
-  ctx=$(context kafka "$infra/kafka/libs" "$STANDINS/kafka-entrypoint.sh" "$STANDINS/kafka-broker-api-versions.sh")
+  ctx=$(context kafka "$infra/kafka-3.9.1/libs" "$STANDINS/kafka-entrypoint.sh" "$STANDINS/kafka-broker-api-versions.sh")
   build_standin localhost/trawl-standin-kafka:3.9.1 "$STANDINS/kafka.Containerfile" "$ctx" \
-    "$(cat "$STANDINS"/kafka* "$STANDINS/java.Containerfile"; ls "$infra/kafka/libs")"
+    "$(cat "$STANDINS"/kafka* "$STANDINS/java.Containerfile"; ls "$infra/kafka-3.9.1/libs")"
   ctx=$(context clickhouse "$STANDINS/clickhouse-entrypoint.sh")
   build_standin localhost/trawl-standin-clickhouse:18.16 "$STANDINS/clickhouse.Containerfile" "$ctx" "$(cat "$STANDINS"/clickhouse*)"
   ctx=$(context registry "$infra/registry/app")
