@@ -1,4 +1,6 @@
+import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
+import { schemas } from "../../schemas/index.ts";
 import { brandingProfile, chromatic, DARK_LUMINANCE, fontStack, luminance, parseColor, rank, solidHex, toHex, type BrandingSample } from "./branding.ts";
 
 const sample = (over: Partial<BrandingSample> = {}): BrandingSample => ({
@@ -88,6 +90,9 @@ describe("brandingProfile", () => {
       },
       images: { logo: "http://site.test/logo.png", favicon: "http://site.test/favicon.ico", ogImage: "http://site.test/og.png" },
     });
+    // the profile is what the OpenAPI document declares (schemas/branding.schema.json)
+    const valid = new Ajv({ strict: true, allowUnionTypes: true }).compile(schemas.branding as object);
+    expect(valid(profile), JSON.stringify(valid.errors)).toBe(true);
   });
 
   it("a dark page: the root's background when the body has none; no buttons, og:image then favicon for the logo", () => {
