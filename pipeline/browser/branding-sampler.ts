@@ -4,6 +4,7 @@
 // (no DOM types in this project's compilation).
 import type { Page } from "playwright-core";
 import type { Branding } from "../../schemas/index.ts";
+import { errorMessage, PageError } from "../runtime/errors.ts";
 import { brandingProfile, type BrandingSample } from "./branding.ts";
 
 /** Elements whose styles are read, in document order (a huge page is sampled by its first ones). */
@@ -46,7 +47,10 @@ const SAMPLER = String.raw`(() => {
   }
   out.text = [...text.values()];
   out.backgrounds = [...bgs].map(([color, area]) => ({ color, area }));
-  for (const a of document.querySelectorAll("a[href]")) if (visible(a)) out.links.push(style(a).color);
+  for (const a of document.querySelectorAll("a[href]")) {
+    if (out.links.length >= MAX) break;
+    if (visible(a)) out.links.push(style(a).color);
+  }
   const BUTTONS = "button, input[type=submit], input[type=button], [role=button], a.btn, a.button, .btn, .button";
   for (const b of document.querySelectorAll(BUTTONS)) {
     if (out.buttons.length >= 100) break;
@@ -78,7 +82,22 @@ const SAMPLER = String.raw`(() => {
   return out;
 })()`;
 
-/** The branding profile of the page as it is now. */
+/**
+ * The branding profile of the page as it is now. The page's own scripts run in the same world and may break the
+ * reading (replace getComputedStyle, navigate away): that fails the page with a page error, never as a bug; a browser
+ * that went away is left to the renderer's retry.
+ */
 export async function brandingOf(page: Page): Promise<Branding> {
-  return brandingProfile((await page.evaluate(SAMPLER)) as BrandingSample);
+  let sample: BrandingSample;
+  try {
+    sample = (await page.evaluate(SAMPLER)) as BrandingSample;
+  } catch (err) {
+    if (/closed|crash/i.test(errorMessage(err))) throw err;
+    throw new PageError("SCRAPE_SITE_ERROR", `the page's branding could not be read: ${errorMessage(err).replace(/^page\.evaluate: /, "").split("\n")[0]}`, { cause: err });
+  }
+  try {
+    return brandingProfile(sample);
+  } catch (err) {
+    throw new PageError("SCRAPE_SITE_ERROR", `the page's branding could not be read: ${errorMessage(err)}`, { cause: err });
+  }
 }

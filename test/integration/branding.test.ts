@@ -32,12 +32,16 @@ button { font: inherit; }
 <h2>Features</h2><p>Use <code>acme run</code></p>
 <button class="btn">Get started</button> <button class="btn">Sign up</button> <a class="ghost" role="button" href="/demo">Demo</a></main></body></html>`;
 
+// a page whose script breaks the reading of styles
+const HOSTILE = `<html><body><p>${"Text of a page that hides its styles. ".repeat(3)}</p><script>window.getComputedStyle = () => { throw new Error("no styles here"); };</script></body></html>`;
+
 // a 1x1 PNG
 const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==", "base64");
 
 async function site(): Promise<{ origin: string; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
     if (["/", "/docs", "/pricing", "/demo"].includes(req.url ?? "")) return void res.writeHead(200, { "content-type": "text/html" }).end(PAGE);
+    if (req.url === "/hostile") return void res.writeHead(200, { "content-type": "text/html" }).end(HOSTILE);
     if (/\.(png|ico)$/.test(req.url ?? "")) return void res.writeHead(200, { "content-type": "image/png" }).end(PNG);
     res.writeHead(404).end();
   });
@@ -87,6 +91,11 @@ describe.each(MODES)("%s mode", (mode) => {
     const only = await fc.scrape(`${s.origin}/`, { formats: ["branding"], timeout: 30_000 });
     expect(only.branding).toEqual(expected(s.origin));
     expect(only.markdown).toBeUndefined();
+  });
+
+  it("a page whose scripts break the reading fails with a page error, not a bug", async () => {
+    const res = await postJson(`${trawl.api}/v2/scrape`, { url: `${s.origin}/hostile`, formats: ["branding"] });
+    expect(res.body).toMatchObject({ success: false, code: "SCRAPE_SITE_ERROR", error: expect.stringContaining("the page's branding could not be read: Error: no styles here") });
   });
 
   it("a crawl: pages go through the render stage and carry their branding", async () => {
