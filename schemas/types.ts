@@ -51,6 +51,7 @@ export interface BatchScrapeRequest {
         | "screenshot"
         | "screenshot@fullPage"
         | "changeTracking"
+        | "branding"
       )
     | {
         type:
@@ -65,6 +66,7 @@ export interface BatchScrapeRequest {
           | "attributes"
           | "question"
           | "highlights"
+          | "branding"
           | "changeTracking";
         /**
          * question format: the question to answer about the page (document.answer)
@@ -198,6 +200,88 @@ export interface BrowserAction {
 }
 
 /**
+ * document.branding (the branding format): the brand of the rendered page, read from its computed styles, as the official SDKs' BrandingProfile (the fields Trawl can fill from the page; the others are left out). Colours are #RRGGBB. Declared in the OpenAPI document's PageDocument, not in document.schema.json (the public topics' registered schemas must stay backward compatible).
+ */
+export interface Branding {
+  /**
+   * dark when the page background's relative luminance is below 0.179 (where white and black text contrast equally)
+   */
+  colorScheme: "light" | "dark";
+  /**
+   * og:site_name, else application-name, else the logo's alt text
+   */
+  brandName?: string;
+  /**
+   * an img or svg in the header or with "logo" in its class, id, alt or src (an svg as a data URL), else og:image, else the favicon
+   */
+  logo?: string | null;
+  /**
+   * the page's font families by amount of text set in them (generic families left out)
+   */
+  fonts: {
+    family: string;
+  }[];
+  /**
+   * primary: the most common coloured button background, else the link colour, else the most common coloured background or text; secondary and accent: the next coloured ones; textPrimary/textSecondary: the two most common text colours by amount of text; link: the most common link colour
+   */
+  colors: {
+    primary?: string;
+    secondary?: string;
+    accent?: string;
+    background?: string;
+    textPrimary?: string;
+    textSecondary?: string;
+    link?: string;
+  };
+  typography: {
+    fontFamilies?: {
+      primary?: string;
+      heading?: string;
+      code?: string;
+    };
+    fontStacks?: {
+      primary?: string[];
+      heading?: string[];
+      body?: string[];
+      paragraph?: string[];
+    };
+    fontSizes?: {
+      h1?: string;
+      h2?: string;
+      h3?: string;
+      body?: string;
+      small?: string;
+    };
+    lineHeights?: {
+      heading?: number;
+      body?: number;
+    };
+  };
+  spacing?: {
+    borderRadius?: string;
+  };
+  components?: {
+    buttonPrimary?: {
+      background?: string;
+      textColor?: string;
+      borderColor?: string;
+      borderRadius?: string;
+    };
+    buttonSecondary?: {
+      background?: string;
+      textColor?: string;
+      borderColor?: string;
+      borderRadius?: string;
+    };
+  };
+  images?: {
+    logo?: string | null;
+    favicon?: string | null;
+    ogImage?: string | null;
+  };
+}
+
+/**
  * document.changeTracking (the changeTracking format): this page against the previous scrape of its URL by the same team and tag. Declared in the OpenAPI document's PageDocument, not in document.schema.json (the public topics' registered schemas must stay backward compatible).
  */
 export interface ChangeTracking {
@@ -303,7 +387,17 @@ export interface CrawlOptions {
   crawlEntireDomain: boolean;
   allowSubdomains: boolean;
   formats: (
-    "markdown" | "html" | "rawHtml" | "links" | "images" | "json" | "summary" | "attributes" | "question" | "highlights"
+    | "markdown"
+    | "html"
+    | "rawHtml"
+    | "links"
+    | "images"
+    | "json"
+    | "summary"
+    | "attributes"
+    | "question"
+    | "highlights"
+    | "branding"
   )[];
   /**
    * the question format's question (formats holds "question")
@@ -546,6 +640,7 @@ export interface ScrapeOptions {
         | "screenshot"
         | "screenshot@fullPage"
         | "changeTracking"
+        | "branding"
       )
     | {
         type:
@@ -560,6 +655,7 @@ export interface ScrapeOptions {
           | "attributes"
           | "question"
           | "highlights"
+          | "branding"
           | "changeTracking";
         /**
          * question format: the question to answer about the page (document.answer)
@@ -987,6 +1083,10 @@ export interface PageFetched {
    */
   screenshot?: string;
   /**
+   * the branding format: the rendered page's brand profile (branding.schema.json), copied to the document
+   */
+  branding?: {};
+  /**
    * results of the browser actions (screenshots, scrapes, javascriptReturns, pdfs)
    */
   actions?: {};
@@ -1062,6 +1162,7 @@ export interface ScrapeRequest {
         | "screenshot"
         | "screenshot@fullPage"
         | "changeTracking"
+        | "branding"
       )
     | {
         type:
@@ -1076,6 +1177,7 @@ export interface ScrapeRequest {
           | "attributes"
           | "question"
           | "highlights"
+          | "branding"
           | "changeTracking";
         /**
          * question format: the question to answer about the page (document.answer)

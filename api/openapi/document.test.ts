@@ -66,4 +66,11 @@ describe("OpenAPI document", () => {
     const { routeDocs } = await import("./routes.ts");
     for (const r of routeDocs.filter((x) => x.example)) expect(validator(r.body as never)(r.example), r.path).toBe(true);
   });
+
+  it("declares document.changeTracking and document.branding (not in document.schema.json: the topics' schemas stay compatible)", () => {
+    const document = doc.components.schemas.document as { properties: Record<string, { $ref?: string }> };
+    expect(document.properties.changeTracking?.$ref).toBe("#/components/schemas/change-tracking");
+    expect(document.properties.branding?.$ref).toBe("#/components/schemas/branding");
+    expect(doc.components.schemas.branding).toMatchObject({ required: ["colorScheme", "fonts", "colors", "typography"] });
+  });
 });

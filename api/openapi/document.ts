@@ -99,12 +99,14 @@ export function buildOpenApiDocument(routes: readonly RouteDoc[] = routeDocs): J
     components[name] = rewrite(src.schema, src.file, refs);
     todo.push(...refs);
   }
-  // document.changeTracking is described here only: declaring it in document.schema.json would narrow the open
-  // document of the public topics' registered schemas (incompatible under BACKWARD)
+  // document.changeTracking and document.branding are described here only: declaring them in document.schema.json
+  // would narrow the open document of the public topics' registered schemas (incompatible under BACKWARD)
   const doc = components.document as { properties?: Json } | undefined;
   if (doc?.properties) {
-    doc.properties.changeTracking = { $ref: "#/components/schemas/change-tracking" };
-    components["change-tracking"] = rewrite(all.get("change-tracking")?.schema, "change-tracking", new Set());
+    for (const [field, name] of [["changeTracking", "change-tracking"], ["branding", "branding"]] as const) {
+      doc.properties[field] = { $ref: `#/components/schemas/${name}` };
+      components[name] = rewrite(all.get(name)?.schema, name, new Set());
+    }
   }
   return {
     openapi: "3.1.0",

@@ -38,7 +38,7 @@ function parseOptions(text: string | File | null): ScrapeOptions {
   const options = validateBody<ScrapeOptions>("scrape-options", rest);
   (options.formats ?? []).forEach((f, i) => {
     const type = typeof f === "string" ? f : f.type;
-    if (type.startsWith("screenshot")) throw unsupported(["formats", i], "parse does not support the screenshot format: there is no page to render");
+    if (type.startsWith("screenshot") || type === "branding") throw unsupported(["formats", i], `parse does not support the ${type.startsWith("screenshot") ? "screenshot" : "branding"} format: there is no page to render`);
   });
   return options;
 }

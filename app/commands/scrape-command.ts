@@ -13,11 +13,11 @@ import { commandArgs } from "./args.ts";
 import { pageFetcher, pageRenderer } from "../ports.ts";
 import { pageConverter } from "../../pipeline/convert/converter.ts";
 
-export const SCRAPE_HELP = `usage: trawl scrape <url> [--format markdown|html|rawHtml|links|screenshot|screenshot@fullPage ...] [--all-content]
+export const SCRAPE_HELP = `usage: trawl scrape <url> [--format markdown|html|rawHtml|links|screenshot|screenshot@fullPage|branding ...] [--all-content]
                     [--wait-for <ms>] [--mobile]
 
 Fetches one page and prints its document (the same JSON as a crawl's data[] entries) to standard output.
-With RENDER=auto (the default) a script-built page, --wait-for, --mobile and screenshots go through headless
+With RENDER=auto (the default) a script-built page, --wait-for, --mobile, screenshots and branding go through headless
 Chromium (CHROMIUM_PATH) when it is installed; RENDER=never fetches statically only.`;
 
 export async function scrapeCommand(argv: string[], env: Record<string, string | undefined>): Promise<number> {

@@ -10,6 +10,7 @@ import { errorCode, errorMessage, PageError } from "../runtime/errors.ts";
 import type { Logger } from "../runtime/logger.ts";
 import { BrowserNetwork, PageTraffic, type Refusal } from "./browser-network.ts";
 import { GuardProxy } from "./guard-proxy.ts";
+import { brandingOf } from "./branding-sampler.ts";
 import { runActions, screenshotOf } from "./page-actions.ts";
 import type { Renderer, RendererStatus, RenderRequest, RenderResult } from "./renderer.ts";
 import { Slots } from "./slots.ts";
@@ -290,13 +291,14 @@ export class ChromiumRenderer implements Renderer {
     const body = await page.content();
     if (Buffer.byteLength(body) > this.opts.maxBytes) throw new PageError("SCRAPE_TOO_LARGE", `rendered page larger than ${this.opts.maxBytes} bytes`);
     const screenshot = req.screenshot ? await screenshotOf(page, req.screenshot) : undefined;
+    const branding = req.branding ? await brandingOf(page) : undefined;
     const contentType = (response?.headers()["content-type"] ?? "text/html").split(";")[0]?.trim() ?? "text/html";
     const adsBlocked = traffic.refused.filter((r) => r.kind === "ad").length;
     for (const r of traffic.refused) this.opts.metrics?.renderRefused.inc({ reason: r.kind === "ad" || r.kind === "private" ? r.kind : "other" });
     this.log.debug({ url: req.url, requests: traffic.requests, refused: traffic.refused.length, adsBlocked, bytes: traffic.bytes }, "page rendered");
     return {
       url: req.url, finalUrl: page.url(), statusCode: response?.status() ?? 200, contentType, body,
-      ...(screenshot ? { screenshot } : {}), ...(actions ? { actions } : {}),
+      ...(screenshot ? { screenshot } : {}), ...(branding ? { branding } : {}), ...(actions ? { actions } : {}),
       ...(traffic.refused.length ? { refused: traffic.refused.map(({ url, reason }) => ({ url, reason })) } : {}),
     };
   }

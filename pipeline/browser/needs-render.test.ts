@@ -39,5 +39,7 @@ describe("browserOption", () => {
     expect(browserOption({ actions: [{ type: "scrape" }] })).toBe("actions");
     expect(browserOption({ screenshot: { fullPage: true } })).toBe("screenshot");
     expect(browserOption({ mobile: true })).toBe("mobile");
+    expect(browserOption({ formats: ["markdown", "branding"] })).toBe("branding");
+    expect(browserOption({ formats: ["markdown", "html"] })).toBeNull();
   });
 });

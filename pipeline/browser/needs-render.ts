@@ -9,12 +9,15 @@ export interface BrowserOptions {
   actions?: unknown[];
   screenshot?: unknown;
   mobile?: boolean;
+  /** the branding format reads the rendered page's computed styles */
+  formats?: readonly string[];
 }
 
 /** The option that needs a browser, or null. */
 export function browserOption(o: BrowserOptions): string | null {
   if (o.actions && o.actions.length > 0) return "actions";
   if (o.screenshot) return "screenshot";
+  if (o.formats?.includes("branding")) return "branding";
   if (o.waitForMs && o.waitForMs > 0) return "waitFor";
   if (o.mobile) return "mobile";
   return null;

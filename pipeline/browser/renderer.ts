@@ -1,6 +1,7 @@
 // The Renderer port: one page through a real browser (scripts run, then waitFor and actions), as HTML plus the
 // artefacts the request asked for. ChromiumRenderer (chromium-renderer.ts) implements it; the fetch-render stage,
 // the render role and the single-page scrape use it through this interface only.
+import type { Branding } from "../../schemas/index.ts";
 
 /** A browser action, as Firecrawl v2 names them (`actions` of a scrape). */
 export type RenderAction =
@@ -30,6 +31,8 @@ export interface RenderRequest {
   waitForMs?: number;
   actions?: RenderAction[];
   screenshot?: ScreenshotSpec;
+  /** the branding format: read the page's brand from its computed styles */
+  branding?: boolean;
   /** a phone's viewport, user agent and touch */
   mobile?: boolean;
   /** accept any TLS certificate */
@@ -60,6 +63,8 @@ export interface RenderResult {
   body: string;
   /** the `screenshot` format: a data URL */
   screenshot?: string;
+  /** the branding format's profile */
+  branding?: Branding;
   actions?: ActionResults;
   /** requests of the page that were refused (private address, scheme, ad host, size) */
   refused?: { url: string; reason: string }[];

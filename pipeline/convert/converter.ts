@@ -13,11 +13,12 @@ export function pageConverter(pool: ConvertPool | null, analyze?: PageAnalyzer):
   return async (page, options) => {
     try {
       // the browser's artefacts do not go to the worker: they are copied to the document as they are
-      const { screenshot, actions, warning, engine, ...rest } = page;
+      const { screenshot, branding, actions, warning, engine, ...rest } = page;
       const converted = pool ? await pool.convert(rest, options) : await convertAny(rest, options, analyze);
       const { document } = converted;
       if (engine) document.metadata.engine = engine;
       if (screenshot) document.screenshot = screenshot;
+      if (branding && options.formats.includes("branding")) document.branding = branding;
       if (actions) document.actions = actions;
       if (warning) document.warning = document.warning ? `${document.warning} ${warning}` : warning;
       return converted;

@@ -24,6 +24,7 @@ export interface FetchedPage {
   engine?: "fetch" | "chromium";
   /** the browser's artefacts and notes, copied to the document as they are */
   screenshot?: string;
+  branding?: object;
   actions?: object;
   warning?: string;
 }

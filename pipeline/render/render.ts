@@ -37,6 +37,7 @@ export function renderRequest(url: string, o: Partial<FetchTask["options"]>, tim
     url, timeoutMs, ...(o.headers ? { headers: o.headers } : {}), ...(o.waitForMs ? { waitForMs: o.waitForMs } : {}),
     // actions: the per-type fields were checked by the request mapping
     ...(o.actions?.length ? { actions: o.actions as RenderAction[] } : {}), ...(o.screenshot ? { screenshot: o.screenshot } : {}),
+    ...(o.formats?.includes("branding") ? { branding: true } : {}),
     ...(o.mobile ? { mobile: true } : {}), ...(o.skipTlsVerification === false ? { skipTlsVerification: false } : {}),
     ...(o.blockAds === false ? { blockAds: false } : {}),
     ...(document ? { document } : {}),
@@ -92,11 +93,12 @@ export class RenderProcessor extends DeclaredProcessor implements Processor<Rend
     return [this.page(task, result, "chromium")];
   }
 
-  private page(task: FetchTask, got: Pick<RenderResult, "url" | "finalUrl" | "statusCode" | "contentType" | "body" | "screenshot" | "actions">, engine: "fetch" | "chromium", warning?: string): Emission {
+  private page(task: FetchTask, got: Pick<RenderResult, "url" | "finalUrl" | "statusCode" | "contentType" | "body" | "screenshot" | "branding" | "actions">, engine: "fetch" | "chromium", warning?: string): Emission {
     const page: PageFetched = {
       crawlId: task.crawlId, ...(task.teamId ? { teamId: task.teamId } : {}), url: task.url, urlKey: task.urlKey, finalUrl: got.finalUrl, finalUrlKey: crawlUrlKey(got.finalUrl, task.options),
       depth: task.depth, statusCode: got.statusCode, contentType: got.contentType, body: got.body, scrapeId: randomUUID(), options: task.options,
-      engine, ...(got.screenshot ? { screenshot: got.screenshot } : {}), ...(got.actions ? { actions: got.actions as unknown as Record<string, unknown> } : {}),
+      engine, ...(got.screenshot ? { screenshot: got.screenshot } : {}),
+      ...(got.branding ? { branding: got.branding as unknown as Record<string, unknown> } : {}), ...(got.actions ? { actions: got.actions as unknown as Record<string, unknown> } : {}),
       ...(warning ? { warning } : {}),
     };
     // change tracking: a rendered page has a history, but no validators or content hash (never reused)

@@ -67,6 +67,10 @@ describe("fastMode", () => {
     expect(scrapeSettings({ fastMode: false }, []).fastMode).toBeUndefined();
     expect(fails(() => scrapeSettings({ fastMode: true, actions: [{ type: "scrape" }] }, ["scrapeOptions"])).issues[0]?.path).toEqual(["scrapeOptions", "actions"]);
     expect(fails(() => scrapeSettings({ fastMode: true, formats: ["screenshot"] }, [])).message).toMatch(/fastMode .* a screenshot needs one/);
+    const branding = fails(() => scrapeSettings({ fastMode: true, formats: [{ type: "branding" }] }, []));
+    expect(branding.message).toMatch(/fastMode .* branding needs one: drop fastMode or the branding format/);
+    expect(branding.issues[0]?.path).toEqual(["formats"]);
+    expect(fails(() => scrapeSettings({ lockdown: true, formats: ["branding"] }, [])).message).toMatch(/branding needs a live browser/);
     expect(fails(() => scrapeSettings({ fastMode: true, waitFor: 500 }, [])).issues[0]?.path).toEqual(["waitFor"]);
     expect(fails(() => scrapeSettings({ fastMode: true, mobile: true }, [])).issues[0]?.path).toEqual(["mobile"]);
     expect(crawlOptions({ url: "u", scrapeOptions: { fastMode: true } }, 1).fastMode).toBe(true);

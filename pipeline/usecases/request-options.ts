@@ -116,8 +116,9 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
   (so.parsers ?? []).forEach((p, i) => {
     if (typeof p === "object" && p.mode === "ocr") throw invalidField([...path, "parsers", i, "mode"], `parsers[].mode "ocr" is not supported by this server (PDF text is extracted from the text layer); use "fast" or "auto"`);
   });
-  if (so.fastMode === true) checkFastMode(so, screenshot !== undefined, path);
-  if (so.minAge !== undefined || so.lockdown === true) checkCacheOnly(so, screenshot !== undefined, path);
+  const browserFormat = screenshot !== undefined ? "a screenshot" : formats.includes("branding") ? "branding" : null;
+  if (so.fastMode === true) checkFastMode(so, browserFormat, path);
+  if (so.minAge !== undefined || so.lockdown === true) checkCacheOnly(so, browserFormat, path);
   const pdf = pdfOption(so.parsers);
   for (const field of ["includeTags", "excludeTags"] as const) {
     (so[field] ?? []).forEach((selector, i) => {
@@ -160,23 +161,26 @@ export function scrapeSettings(so: ScrapeOptions, path: string[]): ScrapeSetting
  * fastMode, as on Firecrawl (where it keeps a scrape to the engines without a browser): a static fetch only, never
  * the headless browser. An option only a browser can honour cannot be combined with it.
  */
-function checkFastMode(so: ScrapeOptions, screenshot: boolean, path: string[]): void {
-  const needs = so.actions?.length ? "actions" : screenshot ? "formats" : so.waitFor ? "waitFor" : so.mobile ? "mobile" : null;
-  if (needs) throw invalidField([...path, needs], `fastMode fetches the page without a browser, and ${needs === "formats" ? "a screenshot" : needs} needs one: drop fastMode or ${needs === "formats" ? "the screenshot format" : needs}`);
+function checkFastMode(so: ScrapeOptions, browserFormat: string | null, path: string[]): void {
+  const needs = so.actions?.length ? "actions" : browserFormat ? "formats" : so.waitFor ? "waitFor" : so.mobile ? "mobile" : null;
+  if (needs) throw invalidField([...path, needs], `fastMode fetches the page without a browser, and ${needs === "formats" ? browserFormat : needs} needs one: drop fastMode or ${needs === "formats" ? formatName(browserFormat) : needs}`);
 }
+
+/** "a screenshot" -> "the screenshot format", "branding" -> "the branding format" */
+const formatName = (browserFormat: string | null) => `the ${browserFormat === "branding" ? "branding" : "screenshot"} format`;
 
 /** lockdown without maxAge: Firecrawl's 2 years (the page cache's own retention, CACHE_MAX_AGE_MS, still caps it). */
 export const LOCKDOWN_MAX_AGE_MS = 2 * 365 * 24 * 3_600_000;
 
 /**
  * minAge and lockdown serve a page from the page cache only. The cache holds fetched responses, so an option that
- * needs a live browser (actions, a screenshot, waitFor, mobile) cannot be served from it; maxAge 0 ("never the
+ * needs a live browser (actions, a screenshot, branding, waitFor, mobile) cannot be served from it; maxAge 0 ("never the
  * cache") contradicts lockdown.
  */
-function checkCacheOnly(so: ScrapeOptions, screenshot: boolean, path: string[]): void {
+function checkCacheOnly(so: ScrapeOptions, browserFormat: string | null, path: string[]): void {
   const field = so.lockdown === true ? "lockdown" : "minAge";
-  const needs = so.actions?.length ? "actions" : screenshot ? "formats" : so.waitFor ? "waitFor" : so.mobile ? "mobile" : null;
-  if (needs) throw invalidField([...path, needs], `${field} serves the page from the page cache, which holds fetched responses, and ${needs === "formats" ? "a screenshot" : needs} needs a live browser: drop ${field} or ${needs === "formats" ? "the screenshot format" : needs}`);
+  const needs = so.actions?.length ? "actions" : browserFormat ? "formats" : so.waitFor ? "waitFor" : so.mobile ? "mobile" : null;
+  if (needs) throw invalidField([...path, needs], `${field} serves the page from the page cache, which holds fetched responses, and ${needs === "formats" ? browserFormat : needs} needs a live browser: drop ${field} or ${needs === "formats" ? formatName(browserFormat) : needs}`);
   if (so.lockdown === true && so.maxAge === 0) throw invalidField([...path, "maxAge"], "lockdown serves only cached pages, and maxAge 0 refuses every cached page: drop maxAge or lockdown");
 }
 

@@ -17,7 +17,7 @@ SUPPORTED = [
     "scrape", "crawl", "start_crawl", "active_crawls", "get_crawl_status", "cancel_crawl", "map", "search",
     "get_credit_usage", "get_token_usage", "get_concurrency", "get_queue_status",
     "v2.get_credit_usage_historical", "v2.get_token_usage_historical",
-    "batch_scrape", "start_batch_scrape", "get_batch_scrape_status", "parse", "scrape (attributes, question)",
+    "batch_scrape", "start_batch_scrape", "get_batch_scrape_status", "parse", "scrape (attributes, question)", "scrape (branding)",
 ]
 PENDING: list = []
 
@@ -147,6 +147,16 @@ def main() -> int:
         assert doc.answer is not None and doc.warning, doc
         return f"answer {len(doc.answer)} chars, warning: {doc.warning[:60]}"
 
+    def scrape_branding():
+        # the rendered page's computed styles (the fixture site sets none: Chromium's defaults, a light page)
+        doc = fc.scrape(f"{site}/docs/about", formats=["branding"])
+        b = doc.branding
+        assert b is not None and b.colors and b.colors.get("background") == "#FFFFFF", b
+        assert b.colors.get("textPrimary") == "#000000" and b.typography and b.fonts is not None, b
+        scheme = getattr(b, "color_scheme", None) or (b.model_extra or {}).get("colorScheme")
+        assert scheme == "light", b
+        return f"colorScheme {scheme}, background {b.colors['background']}"
+
     checks = [
         ("scrape", scrape), ("crawl", crawl), ("start_crawl", start_crawl), ("active_crawls", active_crawls),
         ("get_crawl_status", get_crawl_status), ("cancel_crawl", cancel_crawl), ("map", map_), ("search", search),
@@ -154,7 +164,7 @@ def main() -> int:
         ("get_queue_status", get_queue_status), ("batch_scrape", batch_scrape), ("start_batch_scrape", start_batch_scrape),
         ("get_batch_scrape_status", get_batch_scrape_status),
         ("v2.get_credit_usage_historical", get_credit_usage_historical), ("v2.get_token_usage_historical", get_token_usage_historical),
-        ("parse", parse), ("scrape (attributes, question)", scrape_new_formats),
+        ("parse", parse), ("scrape (attributes, question)", scrape_new_formats), ("scrape (branding)", scrape_branding),
     ]
     failed = []
     for name, check in checks:
