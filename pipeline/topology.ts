@@ -26,6 +26,7 @@ export type LogicalTopic =
   | "pages.extract"
   | "crawl.pages"
   | "crawl.events"
+  | "crawl.changes"
   | "webhook.deliveries"
   | "webhook.retries"
   | "webhook.parked"
@@ -116,6 +117,16 @@ export const topics: readonly TopicSpec[] = [
     retentionMs: 7 * DAY_MS,
     producers: ["frontier", "sink"],
     consumers: ["api", "webhook-emit"],
+  },
+  {
+    name: "crawl.changes",
+    key: "crawlId",
+    why: "the change feed: a job's new, changed and removed pages in order per job (changeTracking format); read only downstream",
+    schema: "crawl-change",
+    public: true,
+    retentionMs: 7 * DAY_MS,
+    producers: ["sink", "frontier"],
+    consumers: [],
   },
   {
     name: "webhook.deliveries",

@@ -44,7 +44,8 @@ export type SchemaName =
   | "render-task"
   | "map-request"
   | "search-request"
-  | "team-admission";
+  | "team-admission"
+  | "crawl-change";
 
 /** The compiled validator of one schema. */
 export function validator<T>(name: SchemaName): ValidateFunction<T> {

@@ -313,6 +313,67 @@ export interface ChangeTracking {
 }
 
 /**
+ * Public topic crawl.changes: one record per new, changed or removed page of a job with the changeTracking format (none for same pages), keyed by crawlId, in order per job. A replay after a crash can repeat a record, never with other content: changeId identifies it.
+ */
+export interface CrawlChange {
+  /**
+   * <crawlId>|<urlKey>: unique per job and page; a repeated record (a replay) has the same changeId and the same content
+   */
+  changeId: string;
+  /**
+   * the crawl or batch scrape
+   */
+  crawlId: string;
+  /**
+   * the team that owns the job (authentication off: "bypass")
+   */
+  teamId: string;
+  /**
+   * the job's kind (absent: crawl)
+   */
+  kind?: "crawl" | "batch";
+  url: string;
+  /**
+   * the page's key in its history (the normalised URL)
+   */
+  urlKey: string;
+  /**
+   * the changeTracking format's tag ("": none)
+   */
+  tag: string;
+  changeStatus: "new" | "changed" | "removed";
+  /**
+   * hidden: a page of an earlier crawl that this crawl no longer reached (reported at the crawl's end)
+   */
+  visibility: "visible" | "hidden";
+  /**
+   * when the page was last scraped in this history (ISO 8601); null: new
+   */
+  previousScrapeAt: string | null;
+  /**
+   * epoch milliseconds: when the page was scraped, or its removal recorded
+   */
+  at: number;
+  /**
+   * the page's HTTP status (absent for a page no longer reached)
+   */
+  statusCode?: number;
+  /**
+   * git-diff mode, changed pages: the unified diff of the markdown (document.changeTracking.diff.text)
+   */
+  diff?: string;
+  /**
+   * json mode, changed pages: the json fields that changed, each {previous, current}
+   */
+  json?: {
+    [k: string]: {
+      previous?: unknown;
+      current?: unknown;
+    };
+  };
+}
+
+/**
  * Public topic crawl.events: lifecycle of a crawl, keyed by crawlId, in order per crawl.
  */
 export interface CrawlEvent {
@@ -336,6 +397,15 @@ export interface CrawlEvent {
    * the team that owns the job (authentication off: "bypass", the one anonymous team)
    */
   teamId?: string;
+  /**
+   * crawl.completed of a job with the changeTracking format: how many of its pages were new, same, changed and removed (removed: answering 404/410, or no longer reached)
+   */
+  changeTracking?: {
+    new: number;
+    same: number;
+    changed: number;
+    removed: number;
+  };
 }
 
 /**

@@ -7,7 +7,7 @@ import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Metrics } from "../runtime/metrics.ts";
 import type { Logger } from "../runtime/logger.ts";
-import type { CrawlRecord, CrawlStore, ErrorRow, UrlRow } from "../store/crawl-store.ts";
+import type { CrawlStore, ErrorRow, UrlRow } from "../store/crawl-store.ts";
 import { PartitionCache } from "../runtime/partition-cache.ts";
 import { admitted, isHeld, reduce, restore, resume, teamOf, toRecord, type CrawlState } from "./reducer.ts";
 import { keys } from "../topology.ts";
@@ -16,7 +16,7 @@ import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 import { reissueAfterMs, reissueDue, type StageLimits } from "./reissue.ts";
 import type { SnapshotStore } from "../store/snapshot-store.ts";
 import { crawlUrlKey } from "../url/normalize-url.ts";
-import { TEAM_BYPASS } from "../runtime/constants.ts";
+import { changeRecord } from "../store/change-feed.ts";
 
 const TERMINAL = new Set(["crawl.completed", "crawl.failed", "crawl.cancelled"]);
 
@@ -34,8 +34,6 @@ interface Batch {
   urls: UrlRow[];
   errors: ErrorRow[];
   dirty: Set<string>;
-  /** crawls this batch completed */
-  completed: Set<string>;
 }
 
 export class FrontierProcessor extends DeclaredProcessor implements Processor<FrontierInboxMessage, Batch> {
@@ -67,7 +65,7 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
   }
 
   createBatch(): Batch {
-    return { urls: [], errors: [], dirty: new Set(), completed: new Set() };
+    return { urls: [], errors: [], dirty: new Set() };
   }
 
   /** State of a crawl after a restart; null when the frontier never saw it (only the API's version 0 exists). */
@@ -109,7 +107,6 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     const { state: next, step } = reduce(state, event, this.clock.now());
     if (!next) return step.emissions;
     if (!state) this.metrics?.crawlsStarted.inc();
-    if (before !== next.status && next.status === "completed") batch.completed.add(next.crawlId);
     if (before !== next.status && next.status !== "scraping") {
       this.metrics?.crawlsEnded.inc({ status: next.status });
       this.metrics?.creditsUsed.inc(next.creditsUsed);
@@ -124,7 +121,7 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     if (step.emissions.some((e) => e.topic === "crawl.events")) {
       this.log.info({ crawlId: next.crawlId, status: next.status, done: next.done, failed: next.failed }, "crawl state changed");
     }
-    return [...step.emissions, ...jobEnded(next, step.emissions, this.clock.now())];
+    return this.trackedEnd(next, [...step.emissions, ...jobEnded(next, step.emissions, this.clock.now())], batch);
   }
 
   /** Admitted: the held job's fetch tasks, for its queued URLs (in the store, or written by this batch). */
@@ -137,7 +134,7 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     batch.dirty.add(state.crawlId);
     this.states.set(state.crawlId, partition, state);
     this.log.info({ crawlId: state.crawlId, tasks: step.emissions.length, limited: event.limited, queuedMs: event.queuedMs }, "crawl admitted by its team's concurrency limit");
-    return [...step.emissions, ...jobEnded(state, step.emissions, this.clock.now())];
+    return this.trackedEnd(state, [...step.emissions, ...jobEnded(state, step.emissions, this.clock.now())], batch);
   }
 
   onPartitionsAssigned(partitions: number[]): void {
@@ -178,7 +175,7 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     this.states.set(state.crawlId, partition, state);
     this.log.warn({ crawlId: state.crawlId, tasks: step.emissions.length, reissues: state.reissues }, "crawl resumed: fetch tasks of its queued URLs sent again");
     // a crawl that turns out to be finished frees its team's slot
-    return [...step.emissions, ...jobEnded(state, step.emissions, this.clock.now())];
+    return this.trackedEnd(state, [...step.emissions, ...jobEnded(state, step.emissions, this.clock.now())], batch);
   }
 
   /** After phase 0 (fetch tasks, started): persist; phase 1 (crawl.completed, failed, cancelled) follows, so whoever
@@ -188,16 +185,31 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
   }
 
   /**
-   * The pages of the crawl's lineage (same team, tag and start URL) that earlier crawls stored and this one did not
-   * reach (neither stored nor failed nor skipped: every URL it saw is in its URL states) get a tombstone: removed.
+   * The end of a job with change tracking, on every announcement of it (a replay answers the same): the pages of a
+   * crawl's lineage (same team, tag and start URL) that earlier crawls stored and this one did not reach (neither
+   * stored nor failed nor skipped: every URL it saw is in its URL states, or in this batch's) get a tombstone, removed,
+   * and their crawl.changes records; crawl.completed gets the job's counts by change status. The tombstones are
+   * written before the record says completed and before crawl.completed (phase 1) announces the end.
    */
-  private async sweepRemoved(r: CrawlRecord, unsaved: string[]): Promise<void> {
-    if (!this.snapshots || !r.options.changeTracking) return;
-    const reached = new Set([...(await this.store.loadUrls(r.crawlId)).map((u) => u.urlKey), ...unsaved]);
-    const removed = await this.snapshots.sweepRemoved({
-      teamId: r.teamId || TEAM_BYPASS, tag: r.options.changeTracking.tag, origin: crawlUrlKey(r.url, r.options), crawlId: r.crawlId, reached, now: this.clock.now(),
-    });
-    if (removed.length) this.log.info({ crawlId: r.crawlId, removed: removed.length }, "change tracking: pages no longer reached reported removed");
+  private async trackedEnd(state: CrawlState, emissions: Emission[], batch: Batch): Promise<Emission[]> {
+    const ct = state.options.changeTracking;
+    const completed = emissions.find((e) => e.topic === "crawl.events" && (e.value as CrawlEvent).type === "crawl.completed");
+    if (!this.snapshots || !ct || !completed) return emissions;
+    const teamId = teamOf(state);
+    const kind = state.options.kind === "batch" ? "batch" : undefined;
+    const changes: Emission[] = [];
+    if (!kind) {
+      const reached = new Set([...(await this.store.loadUrls(state.crawlId)).map((u) => u.urlKey), ...batch.urls.filter((u) => u.crawlId === state.crawlId).map((u) => u.urlKey)]);
+      const removed = await this.snapshots.sweepRemoved({ teamId, tag: ct.tag, origin: crawlUrlKey(state.startUrl, state.options), crawlId: state.crawlId, reached, now: this.clock.now() });
+      if (removed.length) this.log.info({ crawlId: state.crawlId, removed: removed.length }, "change tracking: pages no longer reached reported removed");
+      for (const s of removed) {
+        const value = changeRecord(s, kind);
+        if (value) changes.push({ topic: "crawl.changes", key: keys.crawl(state.crawlId), value, phase: 1 });
+      }
+    }
+    const counts = await this.snapshots.changeCounts(teamId, ct.tag, state.crawlId);
+    const summary: Emission = { ...completed, value: { ...(completed.value as CrawlEvent), changeTracking: counts } };
+    return [...emissions.map((e) => (e === completed ? summary : e)), ...changes];
   }
 
   private async persist(batch: Batch): Promise<void> {
@@ -206,13 +218,6 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
       const s = this.states.get(id);
       return s ? [toRecord(s, now)] : [];
     });
-    // change tracking: the removed pages of a crawl this batch completed are recorded before its record says completed
-    // (a crash in between completes it again on replay, and the sweep, idempotent, finds the same pages) and before
-    // crawl.completed (phase 1) announces the end
-    for (const r of records) if (batch.completed.has(r.crawlId) && r.status === "completed" && r.options.changeTracking && r.options.kind !== "batch") {
-      await this.sweepRemoved(r, batch.urls.filter((u) => u.crawlId === r.crawlId).map((u) => u.urlKey));
-    }
-    batch.completed.clear();
     // three independent, idempotent writes (a retry of all three is harmless): side by side
     await Promise.all([
       batch.urls.length ? this.store.saveUrls(batch.urls) : undefined,

@@ -122,7 +122,7 @@ interface Outgoing {
   topic: string;
   key: string;
   value: string | Buffer;
-  /** a public topic (crawl.pages, crawl.events): its own compression */
+  /** a public topic (crawl.pages, crawl.events, crawl.changes): its own compression */
   public: boolean;
 }
 

@@ -1,4 +1,4 @@
-// Confluent Schema Registry for the public topics (crawl.pages, crawl.events): their JSON Schemas are registered
+// Confluent Schema Registry for the public topics (crawl.pages, crawl.events, crawl.changes): their JSON Schemas are registered
 // under the subject `<topic>-value` at start, and their messages carry the Confluent wire format (magic byte 0,
 // 4-byte schema id, JSON). Internal topics stay plain JSON. Used only in cluster mode when SCHEMA_REGISTRY_URL is set.
 import { Agent as HttpsAgent } from "node:https";

@@ -13,6 +13,7 @@ import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 import type { SnapshotStore } from "../store/snapshot-store.ts";
 import { historyKey, previousSnapshots, trackChanges } from "./track-changes.ts";
 import type { Snapshot } from "../store/snapshot-store.ts";
+import { changeRecord } from "../store/change-feed.ts";
 
 /** A crawl's cursor unused this long is dropped from memory (it is rebuilt from the store if the crawl goes on). */
 export const CURSOR_IDLE_MS = 10 * 60 * 1000;
@@ -120,7 +121,9 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
     if (cursor.stored.has(page.urlKey) || batchKeys.has(page.urlKey)) {
       this.log.debug({ crawlId: page.crawlId, urlKey: page.urlKey, offset: msg.offset }, "page already stored");
       this.metrics?.pagesStored.inc({ outcome: "duplicate" });
-      return [doneEmission];
+      // a replay: its change record again (the same, from the snapshot this job took), in case the first was lost
+      const taken = page.freshness ? batch.previous.get(historyKey(page.teamId ?? "", page.freshness.tag, page.freshness.urlKey ?? page.urlKey)) : undefined;
+      return [...(taken?.crawlId === page.crawlId && taken.tracking ? this.changeEmissions(taken, page) : []), doneEmission];
     }
     const finalKey = page.finalUrlKey ?? page.urlKey;
     const batchFinals = batch.finals.get(page.crawlId) ?? new Set<string>();
@@ -139,10 +142,13 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
     batchKeys.add(page.urlKey);
     batchFinals.add(finalKey);
     const now = this.clock.now();
+    const changes: Emission[] = [];
     if (page.freshness) {
       // change tracking: compared with the page's previous snapshot; the new snapshot is taken with the document
       const previous = batch.previous.get(historyKey(page.teamId ?? "", page.freshness.tag, page.freshness.urlKey ?? page.urlKey)) ?? null;
-      batch.snapshots.push(trackChanges(page, page.freshness, previous, now));
+      const snapshot = trackChanges(page, page.freshness, previous, now);
+      batch.snapshots.push(snapshot);
+      changes.push(...this.changeEmissions(snapshot, page));
     }
     const doc = JSON.stringify(page.document);
     batch.rows.push({
@@ -160,7 +166,13 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
     const head = { crawlId: page.crawlId, ...(page.teamId ? { teamId: page.teamId } : {}), type: "crawl.page" as const, at: now, seq, ...(page.kind ? { kind: page.kind } : {}) };
     const event: CrawlEvent = { ...head, document: page.document };
     // the event's JSON embeds the document's text stored above instead of serializing the document a second time
-    return [{ topic: "crawl.events", key: keys.crawl(page.crawlId), value: event, json: jsonWith(head, "document", doc), phase: 0 }, doneEmission];
+    return [{ topic: "crawl.events", key: keys.crawl(page.crawlId), value: event, json: jsonWith(head, "document", doc), phase: 0 }, ...changes, doneEmission];
+  }
+
+  /** The change feed's record of a page (none when it is the same), before its PageDone: before the crawl's end. */
+  private changeEmissions(snapshot: Snapshot, page: CrawlPage): Emission[] {
+    const record = changeRecord(snapshot, page.kind);
+    return record ? [{ topic: "crawl.changes", key: keys.crawl(page.crawlId), value: record, phase: 0 }] : [];
   }
 
   /** Documents are durable before anyone hears of them. */

@@ -17,6 +17,9 @@ export interface ChangeTracking {
   json?: Record<string, { previous: unknown; current: unknown }>;
 }
 
+/** Counts of a job's pages by change status: crawl.completed's `changeTracking` summary. */
+export type ChangeCounts = Record<ChangeStatus, number>;
+
 /** What a comparison needs of the previous snapshot. */
 export interface PreviousScrape {
   scrapedAt: number;

@@ -3,7 +3,7 @@
 // row per job and URL (its change status), kept after the snapshot moved on — the pages a crawl reported removed
 // are read from it, and it is the table a later "what changed this week" query reads.
 import type { ClickHouseClient } from "./clickhouse.ts";
-import type { ChangeStatus } from "./change-tracking.ts";
+import type { ChangeCounts, ChangeStatus } from "./change-tracking.ts";
 import { tombstone, type Snapshot, type SnapshotStore, type SweepRequest } from "./snapshot-store.ts";
 import { raw, sql } from "./sql.ts";
 
@@ -85,6 +85,14 @@ export class ClickHouseSnapshotStore implements SnapshotStore {
       contentHash: "", etag: "", lastModified: "", optionsHash: "", doc: "", links: [],
       tracking: tracking.get(r.url_key) ?? JSON.stringify({ previousScrapeAt: null, changeStatus: "removed", visibility: "hidden" }),
     }));
+  }
+
+  async changeCounts(teamId: string, tag: string, crawlId: string): Promise<ChangeCounts> {
+    const rows = await this.ch.query<{ change_status: string; n: unknown }>(sql`SELECT change_status, uniqExact(url_key) AS n FROM ${raw(this.ch.table("page_history"))}
+      WHERE team_id = ${teamId} AND tag = ${tag} AND crawl_id = ${crawlId} GROUP BY change_status`);
+    const out: ChangeCounts = { new: 0, same: 0, changed: 0, removed: 0 };
+    for (const r of rows) if (r.change_status in out) out[r.change_status as ChangeStatus] = Number(r.n);
+    return out;
   }
 
   async close(): Promise<void> {}

@@ -51,4 +51,21 @@ describe("EmbeddedSnapshotStore", () => {
     expect((await again.removedBy("t", "", "c2")).map((r) => r.urlKey)).toEqual(["b"]);
     await again.close();
   });
+
+  it("counts a job's pages by change status, each URL once (a replayed snapshot is not counted again), also after a restart", async () => {
+    const d = dir();
+    const s = await EmbeddedSnapshotStore.open(d);
+    await s.put([snap("a", "c1", 1), snap("b", "c1", 1), snap("c", "c1", 1)]);
+    await s.put([snap("a", "c2", 2, { changeStatus: "changed" }), snap("b", "c2", 2, { changeStatus: "same" })]);
+    await s.put([snap("b", "c2", 2, { changeStatus: "same" })]);
+    await s.sweepRemoved({ teamId: "t", tag: "", origin: "http://site/", crawlId: "c2", reached: new Set(["a", "b"]), now: 3 });
+    const expected = { new: 0, same: 1, changed: 1, removed: 1 };
+    expect(await s.changeCounts("t", "", "c2")).toEqual(expected);
+    expect(await s.changeCounts("t", "", "c1")).toEqual({ new: 3, same: 0, changed: 0, removed: 0 });
+    expect(await s.changeCounts("t", "other", "c2")).toEqual({ new: 0, same: 0, changed: 0, removed: 0 });
+    await s.close();
+    const again = await EmbeddedSnapshotStore.open(d);
+    expect(await again.changeCounts("t", "", "c2")).toEqual(expected);
+    await again.close();
+  });
 });

@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { AppendLog, FileReader, readLines } from "../runtime/append-log.ts";
 import type { Logger } from "../runtime/logger.ts";
-import type { ChangeStatus } from "./change-tracking.ts";
+import type { ChangeCounts, ChangeStatus } from "./change-tracking.ts";
 
 export interface Snapshot {
   teamId: string;
@@ -57,6 +57,8 @@ export interface SnapshotStore {
   sweepRemoved(req: SweepRequest): Promise<Snapshot[]>;
   /** The pages a crawl's end reported removed (its tombstones). */
   removedBy(teamId: string, tag: string, crawlId: string): Promise<Snapshot[]>;
+  /** How many pages the job's snapshots (tombstones included) found new, same, changed and removed (each URL key once). */
+  changeCounts(teamId: string, tag: string, crawlId: string): Promise<ChangeCounts>;
   close(): Promise<void>;
 }
 
@@ -79,6 +81,8 @@ export class EmbeddedSnapshotStore implements SnapshotStore {
   private readonly index = new Map<string, Entry>();
   /** tombstones by crawl id */
   private readonly removed = new Map<string, Snapshot[]>();
+  /** change statuses counted per job, by JSON [crawlId, teamId, tag] */
+  private readonly counts = new Map<string, ChangeCounts>();
   private readonly logger: Logger | undefined;
 
   private constructor(dir: string, logger?: Logger) {
@@ -106,6 +110,13 @@ export class EmbeddedSnapshotStore implements SnapshotStore {
   private remember(s: Snapshot, pos: number, len: number): void {
     const key = keyOf(s.teamId, s.tag, s.urlKey);
     const prev = this.index.get(key);
+    // a job snapshots a URL once: a second snapshot of it by the same job (a replay) is not counted again
+    if (prev?.crawlId !== s.crawlId) {
+      const countKey = JSON.stringify([s.crawlId, s.teamId, s.tag]);
+      const c = this.counts.get(countKey) ?? { new: 0, same: 0, changed: 0, removed: 0 };
+      c[s.changeStatus]++;
+      this.counts.set(countKey, c);
+    }
     if (!prev || s.scrapedAt >= prev.scrapedAt) this.index.set(key, { pos, len, scrapedAt: s.scrapedAt, crawlId: s.crawlId, origin: s.origin, changeStatus: s.changeStatus });
     if (s.changeStatus === "removed" && s.statusCode === 0) {
       const list = this.removed.get(s.crawlId) ?? [];
@@ -158,6 +169,10 @@ export class EmbeddedSnapshotStore implements SnapshotStore {
 
   async removedBy(teamId: string, tag: string, crawlId: string): Promise<Snapshot[]> {
     return (this.removed.get(crawlId) ?? []).filter((s) => s.teamId === teamId && s.tag === tag);
+  }
+
+  async changeCounts(teamId: string, tag: string, crawlId: string): Promise<ChangeCounts> {
+    return { ...(this.counts.get(JSON.stringify([crawlId, teamId, tag])) ?? { new: 0, same: 0, changed: 0, removed: 0 }) };
   }
 
   async close(): Promise<void> {

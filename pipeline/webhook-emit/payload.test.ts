@@ -14,4 +14,12 @@ describe("webhook payload", () => {
     expect(JSON.parse(firstDelivery(old, setting, "", 1, "team-b")?.body ?? "").teamId).toBe("team-b");
     expect(JSON.parse(firstDelivery(old, setting, "", 1)?.body ?? "").teamId).toBe("bypass");
   });
+
+  it("carries a change-tracking job's summary on completed, and nothing more for other jobs", () => {
+    const summary = { new: 1, same: 2, changed: 3, removed: 4 };
+    const done = { crawlId: "c1", teamId: "t", type: "crawl.completed" as const, at: 1, kind: "batch" as const, changeTracking: summary };
+    const body = JSON.parse(firstDelivery(done, setting, "", 1)?.body ?? "");
+    expect(body).toMatchObject({ type: "batch_scrape.completed", changeTracking: summary });
+    expect(JSON.parse(firstDelivery({ crawlId: "c1", type: "crawl.completed", at: 1 }, setting, "", 1)?.body ?? "")).not.toHaveProperty("changeTracking");
+  });
 });

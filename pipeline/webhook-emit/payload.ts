@@ -33,7 +33,8 @@ export function signature(body: string, secret: string): string {
 
 /**
  * The first attempt of an event's delivery, or null when the webhook does not want this event. The body is the
- * anchor's shape plus `teamId` (the team that owns the job; the event's, else the crawl record's `teamId`).
+ * anchor's shape plus `teamId` (the team that owns the job; the event's, else the crawl record's `teamId`), and the
+ * `changeTracking` summary of a change-tracking job's completed event.
  */
 export function firstDelivery(e: CrawlEvent, setting: WebhookSetting, secret: string, now: number, teamId = TEAM_BYPASS): WebhookDelivery | null {
   const short = e.type.slice("crawl.".length);
@@ -48,6 +49,8 @@ export function firstDelivery(e: CrawlEvent, setting: WebhookSetting, secret: st
     data: e.type === "crawl.page" && e.document ? [e.document] : [],
     metadata: setting.metadata,
     error: e.error ?? null,
+    // crawl.completed of a job with the changeTracking format: its pages' counts by change status
+    ...(e.changeTracking ? { changeTracking: e.changeTracking } : {}),
   };
   const body = JSON.stringify(payload);
   const headers: Record<string, string> = { ...setting.headers, "content-type": "application/json", "x-trawl-event-id": `${e.crawlId}:${eventId(e)}` };

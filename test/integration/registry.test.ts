@@ -94,6 +94,29 @@ describe("schema registry (cluster mode)", () => {
     expect(events.at(-1).type).toBe("crawl.completed");
   });
 
+  it("crawl.changes is registered and carries the wire format: a change-tracking crawl's records decode and match crawl-change.schema.json", async () => {
+    const topic = `${trawl.config.topicPrefix}crawl.changes`;
+    const id = await latestId(`${topic}-value`);
+    const res = await postJson(`${trawl.api}/v2/crawl`, { url: `${site.origin}/docs/about`, limit: 1, scrapeOptions: { formats: ["markdown", "changeTracking"] } });
+    const jobId = res.body.id as string;
+    await waitForEnd(trawl.api, jobId);
+    const registry = new SchemaRegistry({ host: REGISTRY });
+    const kafka = createKafka(trawl.config, "registry-test", createLogger("silent"));
+    const consumer = kafka.consumer({ groupId: `${trawl.config.groupPrefix}raw-changes-test` });
+    const raw: Buffer[] = [];
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({ eachMessage: async ({ message }) => void raw.push(message.value as Buffer) });
+    const end = Date.now() + 30_000;
+    while (raw.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+    await consumer.disconnect();
+    expect(raw.length).toBe(1);
+    expect(raw.every((b) => b[0] === 0 && b.readInt32BE(1) === id)).toBe(true);
+    const [change] = await Promise.all(raw.map((b) => registry.decode(b)));
+    expect(validator("crawl-change")(change)).toBe(true);
+    expect(change).toMatchObject({ crawlId: jobId, changeStatus: "new", url: `${site.origin}/docs/about`, previousScrapeAt: null });
+  });
+
   it("a schema the registry refuses as incompatible stops the start with SCHEMA_REJECTED", async () => {
     const prefix = `reject${Date.now().toString(36)}.`;
     const res = await fetch(`${REGISTRY}/subjects/${encodeURIComponent(`${prefix}crawl.pages-value`)}/versions`, {
@@ -131,7 +154,7 @@ describe("schema registry (cluster mode)", () => {
     }
   });
 
-  it("the version of crawl.pages with freshness is accepted as compatible (BACKWARD) after the version without it", async () => {
+  it("the versions of crawl.pages with freshness and crawl.events with the change summary are accepted as compatible (BACKWARD) after those without", async () => {
     const prefix = `ctrack${Date.now().toString(36)}.`;
     const subject = encodeURIComponent(`${prefix}crawl.pages-value`);
     const before = structuredClone(bundledSchema("crawl-page")) as { properties: Record<string, unknown>; $defs?: Record<string, { properties?: Record<string, unknown> }> };
@@ -143,12 +166,21 @@ describe("schema registry (cluster mode)", () => {
       if (name.includes("freshness")) delete before.$defs?.[name];
       else delete def.properties?.changeTracking;
     }
+    // crawl.events before crawl.completed carried changeTracking (the counts of a change-tracking job)
+    const events = structuredClone(bundledSchema("crawl-event")) as { properties: Record<string, unknown> };
+    expect(events.properties.changeTracking).toBeDefined();
+    delete events.properties.changeTracking;
+    const eventsSubject = encodeURIComponent(`${prefix}crawl.events-value`);
     const headers = { "content-type": "application/vnd.schemaregistry.v1+json" };
-    expect((await fetch(`${REGISTRY}/subjects/${subject}/versions`, { method: "POST", headers, body: JSON.stringify({ schemaType: "JSON", schema: JSON.stringify(before) }) })).status).toBe(200);
-    expect((await fetch(`${REGISTRY}/config/${subject}`, { method: "PUT", headers, body: JSON.stringify({ compatibility: "BACKWARD" }) })).status).toBe(200);
+    for (const [sub, schema] of [[subject, before], [eventsSubject, events]] as const) {
+      expect((await fetch(`${REGISTRY}/subjects/${sub}/versions`, { method: "POST", headers, body: JSON.stringify({ schemaType: "JSON", schema: JSON.stringify(schema) }) })).status).toBe(200);
+      expect((await fetch(`${REGISTRY}/config/${sub}`, { method: "PUT", headers, body: JSON.stringify({ compatibility: "BACKWARD" }) })).status).toBe(200);
+    }
     const upgraded = await startTrawl({ mode: "cluster", schemaRegistryUrl: REGISTRY, topicPrefix: prefix, groupPrefix: prefix });
     await upgraded.stop();
-    const versions = (await (await fetch(`${REGISTRY}/subjects/${subject}/versions`)).json()) as number[];
-    expect(versions).toHaveLength(2);
+    for (const sub of [subject, eventsSubject]) {
+      const versions = (await (await fetch(`${REGISTRY}/subjects/${sub}/versions`)).json()) as number[];
+      expect(versions, sub).toHaveLength(2);
+    }
   });
 });

@@ -19,7 +19,9 @@ export interface TopicReader {
   stop(): Promise<void>;
 }
 
-export function readTopic(trawl: Instance, topic: LogicalTopic & ("crawl.pages" | "crawl.events")): TopicReader {
+const SCHEMAS: Record<"crawl.pages" | "crawl.events" | "crawl.changes", SchemaName> = { "crawl.pages": "crawl-page", "crawl.events": "crawl-event", "crawl.changes": "crawl-change" };
+
+export function readTopic(trawl: Instance, topic: LogicalTopic & keyof typeof SCHEMAS): TopicReader {
   const { config } = trawl;
   if (config.mode === "cluster") {
     return {
@@ -35,7 +37,7 @@ export function readTopic(trawl: Instance, topic: LogicalTopic & ("crawl.pages" 
   }
   const seen: [string, any, number][] = [];
   const reader: Processor<unknown> = {
-    name: `test-reader-${topic}`, topic, schema: (topic === "crawl.pages" ? "crawl-page" : "crawl-event") as SchemaName, group: `test-reader-${topic}`,
+    name: `test-reader-${topic}`, topic, schema: SCHEMAS[topic], group: `test-reader-${topic}`,
     mode: "ordered", concurrency: 1, broadcast: true, createBatch: () => undefined,
     handle: async (msg: Consumed<unknown>) => {
       seen.push([msg.key, msg.value, Date.now()]);
