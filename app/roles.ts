@@ -78,7 +78,7 @@ export function processRenderer(w: Wiring): Renderer | undefined {
     w.closers.push(() => renderer.close());
     const status = renderer.status();
     if (status.available) w.log.info({ chromium: status.executablePath, render: w.config.render, renderConcurrency: w.config.renderConcurrency }, "renderer: headless Chromium");
-    else w.log.warn({ render: w.config.render, reason: status.reason }, "renderer: NO BROWSER — requests that need one (waitFor, actions, screenshot, mobile) are refused, and RENDER=auto keeps the static HTML of script-built pages (with a warning)");
+    else w.log.warn({ render: w.config.render, reason: status.reason }, "renderer: NO BROWSER — requests that need one (waitFor, actions, screenshot, branding, mobile) are refused, and RENDER=auto keeps the static HTML of script-built pages (with a warning)");
   }
   return w.renderer;
 }

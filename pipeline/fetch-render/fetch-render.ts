@@ -145,7 +145,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     const crawlDelayMs = await this.checkRobots(task, task.url);
     const needs = browserOption(task.options);
     if (needs) {
-      // waitFor, actions, screenshot, mobile: only a browser can do them; no static fetch first
+      // waitFor, actions, screenshot, branding, mobile: only a browser can do them; no static fetch first
       if (renderMode === "never") throw new PageError("SCRAPE_BROWSER_UNAVAILABLE", `${needs} needs a browser, and RENDER=never`);
       return [this.toRender(task, needs, true)];
     }
