@@ -31,7 +31,7 @@ it("keeps a running node's jars when another version is asked for (several nodes
     node.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
   };
-  const env = { ...process.env, PATH: `${bin}:${process.env.PATH}`, TRAWL_INFRA_DIR: dir, TRAWL_KAFKA_NODES: "3" };
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${bin}:${process.env.PATH}`, TRAWL_INFRA_DIR: dir, TRAWL_KAFKA_NODES: "3" };
   delete env.TRAWL_KAFKA_VERSION;
   const { stderr } = await run("bash", [script, "install"], { env });
   expect(stderr).toContain("running on other jars");
