@@ -132,6 +132,11 @@ export async function startOwnInfra(opts: OwnInfraOptions = {}): Promise<OwnInfr
   };
   const script = (service: string, cmd: string, ...args: string[]) => run("bash", [join(root, "scripts", `${service}.sh`), cmd, ...args], { env, timeout: nodes > 1 ? 300_000 : 120_000 });
   const stop = async () => {
+    // several nodes whose data is thrown away: kill -9 (once a node is down, the last one stopped gracefully has no
+    // quorum left and waits out its shutdown, 30 s)
+    if (nodes > 1 && services.includes("kafka")) {
+      await Promise.allSettled(Array.from({ length: nodes }, (_, i) => kill9Pid(join(dir, kafkaDir, `node${i + 1}`, "kafka.pid"))));
+    }
     await Promise.allSettled(services.map((s) => script(s, "down")));
     rmSync(dir, { recursive: true, force: true });
   };
