@@ -13,6 +13,8 @@
 # of TRAWL_KAFKA_SSL_TRUSTSTORE (a PEM file), same keystore. TRAWL_KAFKA_HEAP_OPTS: the JVM heap (default -Xms256m -Xmx768m).
 # TRAWL_KAFKA_VERSION: the broker's version (default 4.4.0; a 3.x one such as 3.9.1 logs through log4j 1). Set, it has
 # a directory of its own, $TRAWL_INFRA_DIR/kafka-<version>, so that a second broker of another version can run beside.
+# TRAWL_KAFKA_PROPS: more server properties (`key=value` pairs separated by spaces), after and over the ones above;
+# fault tests shorten leader.imbalance.check.interval.seconds, for one.
 source "$(dirname "$0")/lib.sh"
 VERSION="${TRAWL_KAFKA_VERSION:-4.4.0}"
 KDIR="$INFRA_DIR/kafka${TRAWL_KAFKA_VERSION:+-$TRAWL_KAFKA_VERSION}"
@@ -37,7 +39,11 @@ install() {
   # .complete names the version installed (empty: 3.9.1, from before the version was recorded)
   if [[ -f "$KDIR/libs/.complete" && "$(cat "$KDIR/libs/.complete")" == "$VERSION" ]]; then return 0; fi
   # a running broker's jars are not replaced under it (it loads classes from them): the next `down` + `up` switches
-  if pid_alive "$PIDFILE"; then log "kafka: running on other jars; Kafka $VERSION is installed at its next start (down, then up)"; return 0; fi
+  # (several nodes: any node still running, e.g. the others while `up NODE` restarts one)
+  local f
+  for f in "$PIDFILE" "$KDIR"/node*/kafka.pid; do
+    if pid_alive "$f"; then log "kafka: running on other jars; Kafka $VERSION is installed at its next start (down, then up)"; return 0; fi
+  done
   need_java_maven
   log "kafka: resolving the jars of Kafka $VERSION from Maven Central"
   rm -rf "$KDIR/libs"
@@ -73,6 +79,7 @@ replica.fetch.max.bytes=16777216
 log.retention.hours=48
 log.segment.bytes=67108864
 delete.topic.enable=true
+${TRAWL_KAFKA_PROPS:+$(tr ' ' '\n' <<<"$TRAWL_KAFKA_PROPS")}
 PROPS
   if [[ -n "$SPORT" ]]; then
     cat >>"$KDIR/server.properties" <<PROPS

@@ -75,8 +75,11 @@ export async function mapPool<A, B>(items: A[], limit: number, fn: (a: A) => Pro
   return results.slice(0, next);
 }
 
-/** Handles a batch; resolves with how many of its first messages are done (the caller commits that far). */
-export type BatchHandler = (partition: number, messages: RawMessage[]) => Promise<number>;
+/**
+ * Handles a batch; resolves with how many of its first messages are done (the caller commits that far). Once
+ * `abandon` is aborted (the group took the partition away) no further message starts, as when stopping.
+ */
+export type BatchHandler = (partition: number, messages: RawMessage[], abandon?: AbortSignal) => Promise<number>;
 
 /** Runs `fn` until it passes; retriable failures back off and try again until the stop (then it throws). */
 export function retryForever(log: Logger, stopping: AbortSignal): (fn: () => Promise<void>, what: string) => Promise<void> {
@@ -158,13 +161,14 @@ export function undecodedEmissions<T>(processor: Processor<T, unknown>, log: Log
 
 /**
  * The batch step of a processor. Resolves when the side effects of the batch's first N messages are acknowledged
- * (N < length only when stopping: the rest is redelivered); rejects only while stopping.
+ * (N < length only when stopping or abandoned: the rest is redelivered); rejects only while stopping.
  */
 export function batchHandler<T, B>(processor: Processor<T, B>, bus: Bus, log: Logger, stopping: AbortSignal): BatchHandler {
   const retryForeverIn = retryForever(log, stopping);
   const handleOne = messageHandler(processor, log, stopping);
 
-  return async (partition, messages) => {
+  return async (partition, messages, abandon) => {
+    const halt = abandon ? AbortSignal.any([stopping, abandon]) : stopping;
     const wanted = processor.skip ? messages.filter((m) => !processor.skip?.(m.key, m.value)) : messages;
     const decoded = decodeBatch<T>(processor.topic, processor.schema, partition, wanted);
     const ok = decoded.ok;
@@ -189,10 +193,10 @@ export function batchHandler<T, B>(processor: Processor<T, B>, bus: Bus, log: Lo
         const m = open[i] as Consumed<T>;
         open[i] = undefined;
         await deliver(await handleOne(m, scratch));
-      }, stopping);
+      }, halt);
       started = done.length;
     } else {
-      const results = await mapPool(ok, processor.mode === "ordered" ? 1 : processor.concurrency, (m) => handleOne(m, scratch), stopping);
+      const results = await mapPool(ok, processor.mode === "ordered" ? 1 : processor.concurrency, (m) => handleOne(m, scratch), halt);
       started = results.length;
       for (const list of results) emissions.push(...list);
       await retryForeverIn(() => produceWithHooks(processor, bus, scratch, emissions), "delivery");

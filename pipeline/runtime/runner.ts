@@ -16,6 +16,9 @@ import { OffsetCommits } from "./offset-commits.ts";
 import { CommitFailures } from "./commit-failures.ts";
 import { fetchWhenIdle } from "./kafkajs-idle-fetch.ts";
 
+/** Heartbeat errors after which this member no longer owns its partitions as they were (kafkajs rejoins on each). */
+const GROUP_MOVED_ON = new Set(["REBALANCE_IN_PROGRESS", "ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID"]);
+
 /** Bytes a stage's fetch asks for per partition (see the consumer's settings). */
 const FETCH_BYTES_PER_PARTITION = 1024 * 1024;
 
@@ -104,22 +107,33 @@ export async function startRunner<T, B>(
     }
     if (batch.messages.length === 0) return;
     const started = Date.now();
-    const beat = setInterval(() => heartbeat().catch((err) => log.debug({ err: errorMessage(err) }, "heartbeat failed")), heartbeatMs);
+    // a heartbeat that says the group moved on (a rebalance, or this member is gone) abandons the batch: no further
+    // message starts, and the error goes to kafkajs, which rejoins. Left running, a long batch (thousands of fetch
+    // tasks) went on for its whole length beside the partition's new owner, which fetched the same pages again
+    const abandoned = new AbortController();
+    let lostBy: unknown;
+    const beat = setInterval(() => heartbeat().catch((err) => {
+      if (!GROUP_MOVED_ON.has((err as { type?: string }).type ?? "")) return log.debug({ err: errorMessage(err) }, "heartbeat failed");
+      if (!lostBy) log.warn({ partition: batch.partition, err: errorMessage(err) }, "the group moved on during a batch: no further message of it starts");
+      lostBy ??= err;
+      abandoned.abort();
+    }), heartbeatMs);
     try {
       const done = await handle(
         batch.partition,
         batch.messages.map((m) => ({ key: m.key?.toString() ?? null, value: messageText(m.value), offset: m.offset })),
+        abandoned.signal,
       );
-      if (done === 0) return;
-      if (isStale()) {
-        log.warn({ partition: batch.partition }, "batch finished after a rebalance; not committing");
-        return;
+      if (done > 0 && isStale()) log.warn({ partition: batch.partition }, "batch finished after a rebalance; not committing");
+      else if (done > 0) {
+        const lastDone = batch.messages[done - 1]?.offset as string;
+        const next = (BigInt(lastDone) + 1n).toString();
+        resolveOffset(lastDone); // moves the fetch position
+        // (abandoned: the done prefix is still committed when the group takes it, during a rebalance)
+        if (!lanes) await commits.add(batch.partition, next);
+        log.debug({ partition: batch.partition, messages: batch.messages.length, ms: Date.now() - started, offset: next }, "batch committed");
       }
-      const lastDone = batch.messages[done - 1]?.offset as string;
-      const next = (BigInt(lastDone) + 1n).toString();
-      resolveOffset(lastDone); // moves the fetch position
-      if (!lanes) await commits.add(batch.partition, next);
-      log.debug({ partition: batch.partition, messages: batch.messages.length, ms: Date.now() - started, offset: next }, "batch committed");
+      if (lostBy) throw lostBy;
     } finally {
       clearInterval(beat);
     }

@@ -9,11 +9,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { ClickHouseClient } from "../../pipeline/store/clickhouse.ts";
-import { raw, sql } from "../../pipeline/store/sql.ts";
 import { startManyPagesSite, type ManyPagesSite } from "../fixtures/many-pages-site.ts";
-import { allChunks, postJson } from "./harness.ts";
+import { postJson } from "./harness.ts";
 import { freePort, startOwnInfra, type OwnInfra } from "./own-infra.ts";
 import { RoleProcesses } from "./role-processes.ts";
+import { crawlProgress as progress, expectExactlyOnce, until as waitUntil } from "./crawl-progress.ts";
 
 const SCALED = ["frontier", "fetch-render", "convert", "sink"] as const;
 const CRAWLS = 2;
@@ -27,31 +27,7 @@ afterAll(async () => {
   await infra?.stop();
 }, 120_000);
 
-/** Status of a crawl, or undefined while the API cannot answer (ClickHouse or Kafka down). */
-async function status(api: string, id: string): Promise<any | undefined> {
-  try {
-    const res = await fetch(`${api}/v2/crawl/${id}?limit=1`, { signal: AbortSignal.timeout(5000) });
-    return res.status === 200 ? await res.json() : undefined;
-  } catch {
-    return undefined; // the API is waiting for a server we restarted: ask again
-  }
-}
-
-async function progress(api: string, ids: string[]): Promise<{ completed: number; scraping: number }> {
-  const all = await Promise.all(ids.map((id) => status(api, id)));
-  return {
-    completed: all.reduce((n, s) => n + (s?.completed ?? 0), 0),
-    scraping: all.filter((s) => !s || s.status === "scraping").length,
-  };
-}
-
-async function until(what: string, deadlineMs: number, check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + deadlineMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${procs?.logs()}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+const until = (what: string, deadlineMs: number, check: () => Promise<boolean>) => waitUntil(what, deadlineMs, check, () => procs?.logs() ?? "");
 
 it("completes exactly, once, after kill -9 of a replica of each stage, a Kafka restart and a ClickHouse restart", async () => {
   const t0 = Date.now();
@@ -135,19 +111,7 @@ it("completes exactly, once, after kill -9 of a replica of each stage, a Kafka r
   expect(procs.crashed()).toEqual([]);
 
   const ch = new ClickHouseClient({ url: infra.clickhouseUrl, user: "default", password: "", database: `trawl_${tag}` });
-  for (const id of ids) {
-    const chunks = await allChunks(api, id);
-    const first = chunks[0]?.body;
-    expect(first, procs.logs()).toMatchObject({ status: "completed", completed: site.paths.length, total: site.paths.length, creditsUsed: site.paths.length });
-    const served = chunks.flatMap((c) => c.body.data).map((d: any) => new URL(d.metadata.sourceURL).pathname);
-    expect(served.length).toBe(site.paths.length);
-    expect([...new Set(served)].sort()).toEqual([...site.paths].sort());
-    // stored once: no url key, and no seq, twice in the table itself (reads hide duplicates; the writer must not make them)
-    const rows = await ch.query<{ rows: number; keys: number; seqs: number }>(
-      sql`SELECT count() AS rows, uniqExact(url_key) AS keys, uniqExact(seq) AS seqs FROM ${raw(ch.table("documents"))} WHERE crawl_id = ${id}`,
-    );
-    expect(rows[0]).toEqual({ rows: site.paths.length, keys: site.paths.length, seqs: site.paths.length });
-  }
+  for (const id of ids) await expectExactlyOnce(api, id, site.paths, ch, () => procs?.logs() ?? "");
   const refetched = [...site.hits].filter(([, n]) => n > CRAWLS).length;
   const restarted = procs.count("consumer running again after a crash");
   const forgotten = procs.count("of partitions moved away forgotten");

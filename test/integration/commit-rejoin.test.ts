@@ -1,5 +1,6 @@
 // Offset commits that keep failing make the consumer rejoin (pipeline/runtime/commit-failures.ts), on a real cluster
-// of two brokers (kafka-trio.ts): the broker that coordinates the group is killed while the partition's leader lives.
+// of three KRaft nodes (own-infra.ts; the offsets topic has one partition, so its leader coordinates every group): the
+// broker that coordinates the group is killed while the partition's leader lives.
 // kafkajs keeps committing to the dead coordinator ("Broker N not found in the cached metadata") while its fetches go
 // on; without the rejoin the committed offset never moves again.
 import { randomBytes } from "node:crypto";
@@ -12,7 +13,7 @@ import { createKafka, KafkaBus } from "../../pipeline/runtime/kafka-bus.ts";
 import { createLogger } from "../../pipeline/runtime/logger.ts";
 import { startRunner, type RunnerHandle } from "../../pipeline/runtime/runner.ts";
 import { physicalTopic } from "../../pipeline/topology.ts";
-import { startKafkaTrio, type KafkaTrio } from "./kafka-trio.ts";
+import { startOwnInfra, type OwnInfra } from "./own-infra.ts";
 
 async function until(what: string, cond: () => boolean | Promise<boolean>, ms: number): Promise<void> {
   const end = Date.now() + ms;
@@ -22,7 +23,7 @@ async function until(what: string, cond: () => boolean | Promise<boolean>, ms: n
   }
 }
 
-let trio: KafkaTrio | undefined;
+let infra: OwnInfra | undefined;
 let runner: RunnerHandle | undefined;
 let bus: KafkaBus | undefined;
 let ticker: NodeJS.Timeout | undefined;
@@ -30,17 +31,25 @@ afterAll(async () => {
   clearInterval(ticker);
   await runner?.stop().catch(() => {});
   await bus?.close().catch(() => {});
-  await trio?.stop();
-}, 60_000);
+  await infra?.stop();
+}, 120_000);
 
 it("rejoins when its commits keep failing after the group's coordinator died, and its commits move again", async () => {
-  trio = await startKafkaTrio();
+  infra = await startOwnInfra({
+    services: ["kafka"],
+    kafkaNodes: 3,
+    kafkaPort: 19270,
+    kafkaHeapOpts: "-Xms64m -Xmx256m",
+    // every group's coordinator on one broker, and a dead broker fenced (its leaderships moved) after 3 s, not 9
+    kafkaProps: { "offsets.topic.num.partitions": "1", "broker.session.timeout.ms": "3000", "broker.heartbeat.interval.ms": "500" },
+  });
+  const brokers = new Map(infra.kafkaBrokers.split(",").map((b, i) => [i + 1, b]));
   const tag = `t${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
   const log = createLogger(process.env.LOG_LEVEL ?? "error");
-  const all = [...trio.brokers.values()].join(",");
-  const boot = createKafka(loadConfig({ ...process.env, KAFKA_BROKERS: all }, {}), "trio-admin", log);
+  const all = infra.kafkaBrokers;
+  const boot = createKafka(loadConfig({ ...process.env, KAFKA_BROKERS: all }, {}), "rejoin-admin", log);
   const admin = boot.admin();
-  await until("both brokers", async () => (await admin.connect().then(() => admin.describeCluster()).catch(() => ({ brokers: [] }))).brokers.length === 2, 90_000);
+  await until("the three brokers", async () => (await admin.connect().then(() => admin.describeCluster()).catch(() => ({ brokers: [] }))).brokers.length === 3, 90_000);
   // the offsets topic is made at the first coordinator lookup; its leader coordinates every group
   const group = `${tag}.rejoin`;
   let coordinator = 0;
@@ -76,7 +85,7 @@ it("rejoins when its commits keep failing after the group's coordinator died, an
   let sent = 0;
   const send = () => bus!.produce([{ topic: "team.admission", key: "team-1", value: { type: "JobQueued", teamId: "team-1", crawlId: `c${sent++}`, at: Date.now() } }]);
   const committed = async () => {
-    const a = createKafka(loadConfig({ ...process.env, KAFKA_BROKERS: trio!.brokers.get(survivor)! }, {}), "trio-offsets", log).admin();
+    const a = createKafka(loadConfig({ ...process.env, KAFKA_BROKERS: brokers.get(survivor)! }, {}), "rejoin-offsets", log).admin();
     try {
       await a.connect();
       const [t] = await a.fetchOffsets({ groupId: group, topics: [topic] });
@@ -94,7 +103,7 @@ it("rejoins when its commits keep failing after the group's coordinator died, an
 
   // a message every 300 ms from now on: each batch commits (or fails to)
   ticker = setInterval(() => void send().catch(() => {}), 300);
-  trio.kill(coordinator);
+  await infra.kill9Kafka(coordinator);
   const killedAt = Date.now();
   // the offsets partition moves to the survivor; the consumer's commits reach it only once it rejoined: after 3 failed
   // commits, ~10 s. Without the rejoin, kafkajs restarted the consumer on its own only once its heartbeat retries ran

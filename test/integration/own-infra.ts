@@ -22,6 +22,8 @@ export interface OwnInfra {
   ssl?: { brokers: string; caFile: string; certFile: string; keyFile: string };
   /** Stops or starts a service; with `node`, only that Kafka node of several. */
   down(service: Service, node?: number): Promise<void>;
+  /** kill -9 of Kafka node `node` (1-based; 1 with one node): no controlled shutdown, leaders move once it is fenced. */
+  kill9Kafka(node: number): Promise<void>;
   up(service: Service, node?: number): Promise<void>;
   stop(): Promise<void>;
 }
@@ -46,6 +48,8 @@ export interface OwnInfraOptions {
   kafkaHeapOpts?: string;
   /** Several Kafka nodes (TRAWL_KAFKA_NODES), each broker and controller, on 2 × nodes consecutive ports from `kafkaPort`. */
   kafkaNodes?: number;
+  /** More broker properties (TRAWL_KAFKA_PROPS), e.g. { "leader.imbalance.check.interval.seconds": "5" }. */
+  kafkaProps?: Record<string, string>;
   /** First port of the Kafka nodes (default: free ports anywhere; with several nodes, the first free run of ports from here). */
   kafkaPort?: number;
 }
@@ -116,6 +120,7 @@ export async function startOwnInfra(opts: OwnInfraOptions = {}): Promise<OwnInfr
       : {}),
     ...(opts.mutualTls && tls ? { TRAWL_KAFKA_SSL_PORT: String(mutual), TRAWL_KAFKA_SSL_KEYSTORE: tls.keystoreFile, TRAWL_KAFKA_SSL_TRUSTSTORE: tls.caFile } : {}),
     ...(opts.kafkaHeapOpts ? { TRAWL_KAFKA_HEAP_OPTS: opts.kafkaHeapOpts } : {}),
+    ...(opts.kafkaProps ? { TRAWL_KAFKA_PROPS: Object.entries(opts.kafkaProps).map(([k, v]) => `${k}=${v}`).join(" ") } : {}),
     TRAWL_INFRA_DIR: dir,
     TRAWL_KAFKA_NODES: String(nodes),
     // three JVMs starting at once on a loaded machine: a node is ready only once a majority of the quorum runs
@@ -127,6 +132,11 @@ export async function startOwnInfra(opts: OwnInfraOptions = {}): Promise<OwnInfr
   };
   const script = (service: string, cmd: string, ...args: string[]) => run("bash", [join(root, "scripts", `${service}.sh`), cmd, ...args], { env, timeout: nodes > 1 ? 300_000 : 120_000 });
   const stop = async () => {
+    // several nodes whose data is thrown away: kill -9 (once a node is down, the last one stopped gracefully has no
+    // quorum left and waits out its shutdown, 30 s)
+    if (nodes > 1 && services.includes("kafka")) {
+      await Promise.allSettled(Array.from({ length: nodes }, (_, i) => kill9Pid(join(dir, kafkaDir, `node${i + 1}`, "kafka.pid"))));
+    }
     await Promise.allSettled(services.map((s) => script(s, "down")));
     rmSync(dir, { recursive: true, force: true });
   };
@@ -144,8 +154,25 @@ export async function startOwnInfra(opts: OwnInfraOptions = {}): Promise<OwnInfr
     ...(opts.mutualTls && tls ? { ssl: { brokers: `127.0.0.1:${mutual}`, caFile: tls.caFile, certFile: tls.clientCertFile, keyFile: tls.clientKeyFile } } : {}),
     down: async (service, node) => void (await script(service, "down", ...(node ? [String(node)] : []))),
     up: async (service, node) => void (await script(service, "up", ...(node ? [String(node)] : []))),
+    kill9Kafka: (node) => kill9Pid(join(dir, kafkaDir, ...(nodes > 1 ? [`node${node}`] : []), "kafka.pid")),
     stop,
   };
+}
+
+/** kill -9 of the server whose pid `pidFile` holds, once it is gone (its parent was a script's shell: init reaps it). */
+async function kill9Pid(pidFile: string): Promise<void> {
+  const pid = Number(readFileSync(pidFile, "utf8"));
+  process.kill(pid, "SIGKILL");
+  const alive = () => {
+    try {
+      process.kill(pid, 0);
+      // a zombie (no init that reaps, as in some containers) is gone too
+      return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+    } catch {
+      return false; // ESRCH or no /proc entry: gone
+    }
+  };
+  while (alive()) await new Promise((r) => setTimeout(r, 50));
 }
 
 export interface OwnClickHouse {
@@ -237,19 +264,7 @@ export async function startOwnClickHouseCluster(basePort: number, replicas = 2):
   return {
     urls: Array.from({ length: replicas }, (_, i) => `http://127.0.0.1:${basePort + 10 + i}`),
     cluster,
-    kill9: async (i) => {
-      const pid = Number(readFileSync(join(dir, "clickhouse", `replica-${i + 1}`, "clickhouse.pid"), "utf8"));
-      process.kill(pid, "SIGKILL");
-      const alive = () => {
-        try {
-          process.kill(pid, 0);
-          return true;
-        } catch {
-          return false; // ESRCH: gone (the server's parent was the script's shell, so init reaps it)
-        }
-      };
-      while (alive()) await new Promise((r) => setTimeout(r, 50));
-    },
+    kill9: (i) => kill9Pid(join(dir, "clickhouse", `replica-${i + 1}`, "clickhouse.pid")),
     up: async () => void (await script("up")),
     stop,
   };
