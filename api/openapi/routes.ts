@@ -79,6 +79,7 @@ export const routeDocs: RouteDoc[] = [
       200: { description: "the page's document", body: "api-bodies#ScrapeResult", links: { again: { operation: "GET /v2/scrape/:id", parameters: { id: "$response.body#/data/metadata/scrapeId" } } } },
       ...BODY,
       ...CREDITS,
+      404: error("a cache-only scrape found no cached response: `minAge` (`SCRAPE_NO_CACHED_DATA`), `lockdown` (`SCRAPE_LOCKDOWN_CACHE_MISS`)"),
       408: error("the page took longer than `timeout` (`SCRAPE_TIMEOUT`)"),
       500: error("the page could not be fetched or converted (`SCRAPE_*` codes, as Firecrawl answers), or a bug"),
       503: SERVER[503],
