@@ -1,8 +1,7 @@
 // The attributes format (Firecrawl v2) in both modes: through the official JS SDK's scrape, and a crawl whose pages
 // go through the convert stage (worker pool, Kafka topics in cluster mode); a bad selector is a 400 naming it.
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import Firecrawl from "@mendable/firecrawl-js";
+import { startCountingSite } from "../fixtures/counting-site.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allChunks, MODES, postJson, startTrawl, waitForEnd, type Instance } from "./harness.ts";
 
@@ -10,15 +9,10 @@ const page = (n: number) => `<html><head><title>p${n}</title></head><body><nav><
 <main><article><h1>Page ${n}</h1><p>Text of page ${n}, long enough to be main content.</p>
 <ul>${[1, 2].map((i) => `<li class="item" data-sku="${n}-${i}"><img src="/i/${n}-${i}.png" alt="item ${n}-${i}"></li>`).join("")}</ul></article></main></body></html>`;
 
-async function site(): Promise<{ origin: string; close(): Promise<void> }> {
-  const server: Server = createServer((req, res) => {
-    const n = Number(/^\/p\/(\d)$/.exec(req.url ?? "")?.[1]);
-    if (!n) return void res.writeHead(404).end();
-    res.writeHead(200, { "content-type": "text/html" }).end(page(n));
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => server.close(() => r())) };
-}
+const site = () => startCountingSite((path) => {
+  const n = Number(/^\/p\/(\d)$/.exec(path)?.[1]);
+  return n ? page(n) : undefined;
+});
 
 const selectors = [{ selector: "li.item", attribute: "data-sku" }, { selector: "main img", attribute: "alt" }, { selector: "nav > a", attribute: "data-nav" }];
 

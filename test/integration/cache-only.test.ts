@@ -1,23 +1,13 @@
 // minAge and lockdown (cache-only scrapes) in both modes, through the official JS SDK and raw HTTP: a hit is served
 // from the page cache without a request to the site; a miss is 404 with Firecrawl's code; lockdown costs 5 credits
 // on a hit and 1 on a miss and keeps no result; options a cached response cannot honour are refused with 400.
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import Firecrawl from "@mendable/firecrawl-js";
+import { startCountingSite } from "../fixtures/counting-site.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allChunks, getJson, MODES, postJson, startTrawl, waitForEnd, type Instance } from "./harness.ts";
 
 /** /v/<name> answers "version N", N its request count; every request is counted. */
-async function countingSite(): Promise<{ origin: string; hits: Map<string, number>; close(): Promise<void> }> {
-  const hits = new Map<string, number>();
-  const server: Server = createServer((req, res) => {
-    const n = (hits.get(req.url ?? "") ?? 0) + 1;
-    hits.set(req.url ?? "", n);
-    res.writeHead(200, { "content-type": "text/html" }).end(`<html><head><title>v</title></head><body><p>version ${n}</p></body></html>`);
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits, close: () => new Promise((r) => server.close(() => r())) };
-}
+const countingSite = () => startCountingSite((_path, n) => `<html><head><title>v</title></head><body><p>version ${n}</p></body></html>`);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const creditsUsed = async (api: string): Promise<number> => (await getJson(`${api}/v2/team/credit-usage`)).body.data.creditsUsed;

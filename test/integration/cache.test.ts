@@ -1,22 +1,12 @@
 // maxAge / storeInCache in both modes: POST /v2/scrape and crawls read fetched responses from the page cache
 // instead of fetching, the document says so (cacheState, cachedAt), and links of a cached page are still followed.
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startCountingSite } from "../fixtures/counting-site.ts";
 import { expectedDocPaths, startFixtureSite, type FixtureSite } from "../fixtures/site.ts";
 import { allChunks, MODES, postJson, startTrawl, waitForEnd, type Instance } from "./harness.ts";
 
 /** A page whose content changes on every request: /v/<name> answers "version N" with N its request count. */
-async function changingSite(): Promise<{ origin: string; hits: Map<string, number>; close(): Promise<void> }> {
-  const hits = new Map<string, number>();
-  const server: Server = createServer((req, res) => {
-    const n = (hits.get(req.url ?? "") ?? 0) + 1;
-    hits.set(req.url ?? "", n);
-    res.writeHead(200, { "content-type": "text/html" }).end(`<html><head><title>v</title></head><body><p>version ${n}</p></body></html>`);
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits, close: () => new Promise((r) => server.close(() => r())) };
-}
+const changingSite = () => startCountingSite((_path, n) => `<html><head><title>v</title></head><body><p>version ${n}</p></body></html>`);
 
 describe.each(MODES)("%s mode", (mode) => {
   let trawl: Instance;

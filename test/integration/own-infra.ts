@@ -185,6 +185,22 @@ export interface OwnClickHouse {
   stop(): Promise<void>;
 }
 
+/** `scripts/clickhouse.sh up` with `env` (a failed start is stopped); `stop` runs `down` and removes `dir`. */
+async function clickhouseUp(env: NodeJS.ProcessEnv, dir: string): Promise<{ script: (cmd: string) => Promise<unknown>; stop: () => Promise<void> }> {
+  const script = (cmd: string) => run("bash", [join(root, "scripts", "clickhouse.sh"), cmd], { env, timeout: 120_000 });
+  const stop = async () => {
+    await Promise.allSettled([script("down")]);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await script("up");
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { script, stop };
+}
+
 /**
  * A private ClickHouse only (scripts/clickhouse.sh, its own ports and data directory): with `tls`, also HTTPS with that
  * certificate and key (PEM files); with `password`, the default user needs it.
@@ -200,17 +216,7 @@ export async function startOwnClickHouse(opts: { tls?: { cert: string; key: stri
     ...(opts.tls ? { TRAWL_CLICKHOUSE_HTTPS_PORT: String(https), TRAWL_CLICKHOUSE_TLS_CERT: opts.tls.cert, TRAWL_CLICKHOUSE_TLS_KEY: opts.tls.key } : {}),
     TRAWL_CLICKHOUSE_PASSWORD: opts.password ?? "",
   };
-  const script = (cmd: string) => run("bash", [join(root, "scripts", "clickhouse.sh"), cmd], { env, timeout: 120_000 });
-  const stop = async () => {
-    await Promise.allSettled([script("down")]);
-    rmSync(dir, { recursive: true, force: true });
-  };
-  try {
-    await script("up");
-  } catch (err) {
-    await stop();
-    throw err;
-  }
+  const { script, stop } = await clickhouseUp(env, dir);
   return {
     httpUrl: `http://127.0.0.1:${http}`,
     httpsUrl: `https://127.0.0.1:${https}`,
@@ -250,17 +256,7 @@ export async function startOwnClickHouseCluster(basePort: number, replicas = 2):
     TRAWL_CLICKHOUSE_HTTPS_PORT: "",
     TRAWL_CLICKHOUSE_PASSWORD: "",
   };
-  const script = (cmd: string) => run("bash", [join(root, "scripts", "clickhouse.sh"), cmd], { env, timeout: 120_000 });
-  const stop = async () => {
-    await Promise.allSettled([script("down")]);
-    rmSync(dir, { recursive: true, force: true });
-  };
-  try {
-    await script("up");
-  } catch (err) {
-    await stop();
-    throw err;
-  }
+  const { script, stop } = await clickhouseUp(env, dir);
   return {
     urls: Array.from({ length: replicas }, (_, i) => `http://127.0.0.1:${basePort + 10 + i}`),
     cluster,

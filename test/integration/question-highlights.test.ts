@@ -1,9 +1,8 @@
 // The question and highlights formats (Firecrawl v2) without an LLM, in both modes: through the official JS SDK's
 // scrape, and a batch whose pages go through the extract-json stage. The answer is the page's own sentence, with a
 // warning that says so; each format costs 4 credits on top of the page.
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import Firecrawl from "@mendable/firecrawl-js";
+import { startCountingSite } from "../fixtures/counting-site.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allChunks, MODES, postJson, startTrawl, waitForEnd, type Instance } from "./harness.ts";
 
@@ -19,15 +18,7 @@ const PAGES: Record<string, string> = {
 </main></body></html>`,
 };
 
-async function site(): Promise<{ origin: string; close(): Promise<void> }> {
-  const server: Server = createServer((req, res) => {
-    const body = PAGES[req.url ?? ""];
-    if (!body) return void res.writeHead(404).end();
-    res.writeHead(200, { "content-type": "text/html" }).end(body);
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => server.close(() => r())) };
-}
+const site = () => startCountingSite((path) => PAGES[path]);
 
 describe.each(MODES)("%s mode", (mode) => {
   let trawl: Instance;
