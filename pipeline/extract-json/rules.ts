@@ -44,23 +44,17 @@ export const rulesProvider = (parseHtml: ParseHtml): JsonProvider => ({
   highlights: async (input, query) => rulesHighlights(input, query),
 });
 
-/** The question format without an LLM: the page's best-matching sentences, said to be extractive. */
-function rulesAnswer(input: ExtractInput, question: string): TextResult {
-  const text = extractiveAnswer(input.markdown, question);
-  const warnings = [text
-    ? "answer: no LLM is configured (EXTRACT_PROVIDER=rules): this is the page's own sentence that best matches the question, not a generated answer"
-    : "answer: no LLM is configured (EXTRACT_PROVIDER=rules) and no sentence of the page matches the question's words"];
-  return { text, tokens: 0, warnings };
+/** question / highlights without an LLM: the page's own best-matching text, with a warning that says how it was found. */
+function extractive(field: "answer" | "highlights", text: string, found: string): TextResult {
+  const what = field === "answer" ? "no sentence of the page matches the question's words" : "no passage of the page matches the query's words";
+  return { text, tokens: 0, warnings: [`${field}: no LLM is configured (EXTRACT_PROVIDER=rules)${text ? `: ${found}` : ` and ${what}`}`] };
 }
 
-/** The highlights format without an LLM: passages chosen by the words they share with the query. */
-function rulesHighlights(input: ExtractInput, query: string): TextResult {
-  const text = extractiveHighlights(input.markdown, query);
-  const warnings = [text
-    ? "highlights: no LLM is configured (EXTRACT_PROVIDER=rules): passages were chosen by the words they share with the query"
-    : "highlights: no LLM is configured (EXTRACT_PROVIDER=rules) and no passage of the page matches the query's words"];
-  return { text, tokens: 0, warnings };
-}
+const rulesAnswer = (input: ExtractInput, question: string): TextResult =>
+  extractive("answer", extractiveAnswer(input.markdown, question), "this is the page's own sentence that best matches the question, not a generated answer");
+
+const rulesHighlights = (input: ExtractInput, query: string): TextResult =>
+  extractive("highlights", extractiveHighlights(input.markdown, query), "passages were chosen by the words they share with the query");
 
 /** The rules result computed where the page was parsed (a convert worker), in plain data. */
 export interface RulesResult {
