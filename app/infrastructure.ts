@@ -72,7 +72,7 @@ async function clusterInfrastructure(config: Config, log: Logger, client: string
     store: new ClickHouseCrawlStore(ch, legacyTables),
     auth: new ClickHouseAuthStore(ch),
     cache,
-    screenshots: new ClickHouseScreenshotStore(ch),
+    screenshots: new ClickHouseScreenshotStore(ch, legacyTables),
     snapshots: new ClickHouseSnapshotStore(ch),
     run: (processor) => startRunner({ kafka, bus, config, log }, processor),
     ready: async () => (await ch.query(raw("SELECT 1 AS ok"))).length === 1,

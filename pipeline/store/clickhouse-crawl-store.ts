@@ -140,6 +140,13 @@ export class ClickHouseCrawlStore implements CrawlStore {
     return { docs, nextSkip: lastSeq + 1, more: kept.length > take };
   }
 
+  async scrapeDocument(jobId: string, storedSince: number): Promise<string | undefined> {
+    const rows = await this.ch.query<{ doc: string }>(
+      sql`SELECT doc FROM ${this.t("documents")} WHERE crawl_id = ${jobId} AND stored_at >= ${storedSince} ORDER BY seq LIMIT 1`,
+    );
+    return rows[0]?.doc;
+  }
+
   async activeCrawls(teamId: string): Promise<CrawlRecord[]> {
     const rows = await this.ch.query<CrawlRowJson>(
       sql`SELECT ${raw(CRAWL_COLUMNS.join(", "))} FROM ${this.t("crawls")}
@@ -170,7 +177,8 @@ export class ClickHouseCrawlStore implements CrawlStore {
   /**
    * Hands the crawls that expired since the last sweep to `beforeDelete` (the credit ledger), marks them expired (reads
    * skip them from then on), then drops the whole days that hold only expired rows (`dropExpiredDays`): no mutation,
-   * nothing rewritten. Single scrapes and idempotency keys leave with their day once it is past retention.
+   * nothing rewritten. Single scrapes, screenshots and idempotency keys leave with their day once it is past retention
+   * (reads already ignore them after the retention: `scrapeDocument`, `claimIdempotencyKey`).
    */
   async deleteExpired(now: number, retentionMs: number, beforeDelete?: (crawls: ExpiredCrawl[]) => Promise<void>): Promise<string[]> {
     const rows = await this.ch.query<{ crawl_id: string; team_id: string; credits_used: unknown; tokens_used: unknown; created_at: unknown }>(

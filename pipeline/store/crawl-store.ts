@@ -140,6 +140,11 @@ export interface CrawlStore {
   documentKeys(crawlId: string): Promise<{ nextSeq: number; keys: string[]; finalKeys: string[] }>;
   /** Documents with seq >= skip, up to maxBytes of JSON (at least one) and maxDocs. */
   pageDocuments(crawlId: string, skip: number, maxBytes: number, maxDocs: number): Promise<DocumentPage>;
+  /**
+   * The document of a single scrape (its job's first row) if it was stored at or after `storedSince`: a scrape expires
+   * exactly at the retention, while its row stays until the sweep (ClickHouse: until its day is dropped, up to a day later).
+   */
+  scrapeDocument(jobId: string, storedSince: number): Promise<string | undefined>;
   /** Crawls of a team still running (not cancelled), newest first. */
   activeCrawls(teamId: string): Promise<CrawlRecord[]>;
   insertErrors(rows: ErrorRow[]): Promise<void>;
@@ -154,7 +159,7 @@ export interface CrawlStore {
   /** Credits and tokens used by each crawl of a team still in the store. */
   usageByCrawl(teamId: string): Promise<Map<string, JobUsage>>;
   logDeliveries(rows: DeliveryRow[]): Promise<void>;
-  /** Records a team's idempotency key; false when it was recorded before (within retention). */
+  /** Records a team's idempotency key; false when it was recorded before, less than the retention before `at`. */
   claimIdempotencyKey(teamId: string, key: string, at: number): Promise<boolean>;
   /** The delivery log of a crawl, oldest first. */
   listDeliveries(crawlId: string): Promise<DeliveryRow[]>;

@@ -255,6 +255,13 @@ export class EmbeddedCrawlStore implements CrawlStore {
     return { docs: texts.slice(0, take), nextSkip: (index.seq[first + take - 1] as number) + 1, more: candidates > take };
   }
 
+  async scrapeDocument(jobId: string, storedSince: number): Promise<string | undefined> {
+    const index = this.docs.get(jobId);
+    // a row written before documents carried their time reads as fresh (the sweep keeps it too)
+    if (!index || index.size === 0 || index.storedAtOf(0, storedSince) < storedSince) return undefined;
+    return this.readDoc(jobId, index, 0);
+  }
+
   async activeCrawls(teamId: string): Promise<CrawlRecord[]> {
     return [...this.crawls.values()]
       .filter((c) => c.teamId === teamId && c.status === "scraping" && !this.cancels.has(c.crawlId))
@@ -308,7 +315,8 @@ export class EmbeddedCrawlStore implements CrawlStore {
 
   async claimIdempotencyKey(teamId: string, key: string, at: number): Promise<boolean> {
     const k = JSON.stringify([teamId, key]);
-    if (this.idem.has(k)) return false;
+    // a claim older than the retention no longer counts, swept or not (as in ClickHouse)
+    if ((this.idem.get(k) ?? -Infinity) >= at - RETENTION_MS) return false;
     this.idem.set(k, at); // before the write: a second claim during it already sees the key
     await this.write({ t: "idem", team: teamId, key, at });
     return true;
