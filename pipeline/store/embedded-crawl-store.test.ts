@@ -91,13 +91,18 @@ describe("EmbeddedCrawlStore records holding U+2028, U+2029, NUL, lone surrogate
 });
 
 describe("EmbeddedCrawlStore expiry of single scrapes and idempotency keys", () => {
-  it("serves a scrape and honours a key until exactly the retention after they were written, swept or not", async () => {
+  it("serves a scrape until exactly the retention after it was stored, swept or not", async () => {
     const store = await EmbeddedCrawlStore.open(null, 0);
     const at = 1_000_000_000_000;
     const job = scrapeJobId("team-e", "s-1");
     await store.insertDocuments([{ ...doc(0), crawlId: job, storedAt: at, doc: JSON.stringify({ markdown: "scraped" }) }]);
     expect(await readScrape(store, "team-e", "s-1", at + RETENTION_MS - 1)).toContain("scraped");
     expect(await readScrape(store, "team-e", "s-1", at + RETENTION_MS + 1)).toBeUndefined();
+  });
+
+  it("honours an idempotency key until exactly the retention after its claim, swept or not", async () => {
+    const store = await EmbeddedCrawlStore.open(null, 0);
+    const at = 1_000_000_000_000;
     expect(await store.claimIdempotencyKey("team-e", "key-1", at)).toBe(true);
     expect(await store.claimIdempotencyKey("team-e", "key-1", at + RETENTION_MS - 1)).toBe(false);
     // no sweep ran in between: the old claim no longer counts
