@@ -93,10 +93,15 @@ export class ClickHouseCrawlStore implements CrawlStore {
       rows.map((r) => [r.crawlId, r.seq, r.urlKey, r.finalKey, r.scrapeId, r.url, r.statusCode, Buffer.byteLength(r.doc), r.credits, r.storedAt, r.doc]));
   }
 
+  /**
+   * Read on every live replica (one server: the server): the sink loads this after a start or a rebalance, when the
+   * pages the partition's previous owner stored just before may not have reached the replica this client reads yet.
+   * Rows only a replica that is down holds are not seen (docs/architecture.md, "Known hazard").
+   */
   async documentKeys(crawlId: string): Promise<{ nextSeq: number; keys: string[]; finalKeys: string[] }> {
-    const rows = await this.ch.query<{ url_key: string; final_key: string; seq: number }>(
+    const rows = (await this.ch.queryEvery<{ url_key: string; final_key: string; seq: number }>(
       sql`SELECT url_key, final_key, seq FROM ${this.t("documents")} WHERE crawl_id = ${crawlId}`,
-    );
+    )).flat();
     const nextSeq = rows.reduce((max, r) => Math.max(max, n(r.seq) + 1), 0);
     return { nextSeq, keys: rows.map((r) => r.url_key), finalKeys: rows.map((r) => r.final_key || r.url_key) };
   }
