@@ -127,9 +127,10 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
       const taken = page.freshness ? batch.previous.get(historyKey(page.teamId ?? "", page.freshness.tag, page.freshness.urlKey ?? page.urlKey)) : undefined;
       const changes = taken?.crawlId === page.crawlId && taken.tracking ? this.changeEmissions(taken, page) : [];
       // stored by an earlier batch: its page event again under the seq it was stored at, in case a crash came between
-      // the insert and the produce (webhook-emit hands an event id, crawl.page:<seq>, once); the same batch's first
-      // occurrence announces it already
-      const again = storedSeq === undefined ? [] : [this.pageEvent(page, storedSeq, this.clock.now(), JSON.stringify(page.document))];
+      // the insert and the produce (webhook-emit hands an event id, crawl.page:<seq>, once); once per batch: a key this
+      // batch stored or announced already is not announced again
+      const again = storedSeq === undefined || batchKeys.has(page.urlKey) ? [] : [this.pageEvent(page, storedSeq, this.clock.now(), JSON.stringify(page.document))];
+      batchKeys.add(page.urlKey);
       return [...again, ...changes, doneEmission];
     }
     const finalKey = page.finalUrlKey ?? page.urlKey;
