@@ -10,7 +10,7 @@ import { TrawlError } from "../pipeline/runtime/errors.ts";
 import { createKafka, ensureTopics, KafkaBus, kafkaQueueStats } from "../pipeline/runtime/kafka-bus.ts";
 import type { Logger } from "../pipeline/runtime/logger.ts";
 import { connectRegistry, registryConnection } from "../pipeline/runtime/registry.ts";
-import { retry } from "../pipeline/runtime/retry.ts";
+import { StartDeadline } from "../pipeline/runtime/start-wait.ts";
 import { startRunner, type RunnerHandle } from "../pipeline/runtime/runner.ts";
 import { ClickHouseClient } from "../pipeline/store/clickhouse.ts";
 import { ClickHouseCrawlStore } from "../pipeline/store/clickhouse-crawl-store.ts";
@@ -56,14 +56,23 @@ export function openInfrastructure(config: Config, log: Logger, clock: Clock, cl
 /** Kafka + ClickHouse: migrations and topics first (waiting for the servers), then a producer. */
 async function clusterInfrastructure(config: Config, log: Logger, client: string): Promise<Infrastructure> {
   const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase, caFile: config.clickhouseCaFile, cluster: config.clickhouseCluster });
-  const patient = { retries: 20, initialMs: 250, maxMs: 3000, retriable: (err: unknown) => !(err instanceof ConfigError), onRetry: (err: unknown, attempt: number) => log.warn({ err: (err as Error).message, attempt }, "waiting for infrastructure") };
+  const patient = { retries: 20, initialMs: 250, maxMs: 3000, retriable: (err: unknown) => !(err instanceof ConfigError) };
+  // the start waits INFRA_START_WAIT_S in all for its servers, then stops naming the one it could not reach
+  const deadline = new StartDeadline(config.infraStartWaitS * 1000, log);
   // the Kafka and registry settings first (their files are read here): a bad one stops the start before any server is touched
   const kafka = createKafka(config, client, log);
   const registryConn = config.schemaRegistryUrl ? registryConnection(config) : undefined;
   // an untrusted certificate or refused credentials do not go away by waiting: the start stops at once
-  const legacyTables = await retry(() => migrate(ch), { ...patient, retriable: (err) => patient.retriable(err) && !(err instanceof TrawlError && (err.code === "STORE_TLS_UNTRUSTED" || err.code === "STORE_AUTH_REFUSED")) });
-  await retry(() => ensureTopics(kafka, config, log), patient);
-  const registry = registryConn ? await retry(() => connectRegistry(registryConn, config.topicPrefix, log), { ...patient, retriable: (err) => !(err instanceof TrawlError || err instanceof ConfigError) || (err instanceof TrawlError && err.retriable) }) : undefined;
+  const legacyTables = await deadline.run({ server: "ClickHouse", variable: "CLICKHOUSE_URL", where: config.clickhouseUrl }, () => migrate(ch),
+    { ...patient, retriable: (err) => patient.retriable(err) && !(err instanceof TrawlError && (err.code === "STORE_TLS_UNTRUSTED" || err.code === "STORE_AUTH_REFUSED")) });
+  // a client of its own with few retries: each attempt fails within seconds with its reason, logged, and the deadline
+  // names it (the roles' client retries every connection for about a minute)
+  const starting = createKafka(config, client, log, 2);
+  await deadline.run({ server: "Kafka", variable: "KAFKA_BROKERS", where: config.kafkaBrokers }, () => ensureTopics(starting, config, log), patient);
+  const registry = registryConn
+    ? await deadline.run({ server: "the Schema Registry", variable: "SCHEMA_REGISTRY_URL", where: config.schemaRegistryUrl }, () => connectRegistry(registryConn, config.topicPrefix, log),
+      { ...patient, retriable: (err) => !(err instanceof TrawlError || err instanceof ConfigError) || (err instanceof TrawlError && err.retriable) })
+    : undefined;
   const bus = new KafkaBus(kafka, config.topicPrefix, registry, { lingerMs: config.kafkaLingerMs, compression: config.kafkaCompression as KafkaCompression, publicCompression: config.kafkaPublicCompression as KafkaCompression, log });
   await bus.connect();
   const cache = new ClickHousePageCache(ch, log);

@@ -2,6 +2,7 @@
 // them on SIGTERM/SIGINT after draining in-flight work.
 import { configTable, ConfigError, loadConfig, type Config } from "../pipeline/runtime/config.ts";
 import { createLogger, type Logger } from "../pipeline/runtime/logger.ts";
+import { errorCode } from "../pipeline/runtime/errors.ts";
 import { roles as roleDescriptions } from "../pipeline/topology.ts";
 import { ROLES, start, type RoleName, type Running } from "./start.ts";
 
@@ -81,9 +82,9 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = 2;
       return;
     }
-    log.fatal({ err }, "could not start");
-    process.exitCode = 1;
-    return;
+    log.fatal({ err, code: errorCode(err) }, `could not start: ${(err as Error).message}`);
+    // at once: clients still retrying in the background (kafkajs' own reconnects) would keep the process alive
+    process.exit(1);
   }
   const shutdown = (signal: string) => {
     log.info({ signal }, "signal received");

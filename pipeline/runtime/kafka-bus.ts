@@ -30,16 +30,17 @@ function pinoLogCreator(log: Logger): logCreator {
 
 /**
  * The one kafkajs client factory: every Kafka client of Trawl (roles, tools, tests) gets its brokers and security
- * (KAFKA_SECURITY_PROTOCOL, SASL, TLS files read now) from here. Throws ConfigError naming a bad variable.
+ * (KAFKA_SECURITY_PROTOCOL, SASL, TLS files read now) from here. Throws ConfigError naming a bad variable. `retries`:
+ * of each request and connection (a caller that retries the whole call itself, as a start does, asks for few).
  */
-export function createKafka(config: Config, role: string, log: Logger): Kafka {
+export function createKafka(config: Config, role: string, log: Logger, retries = 8): Kafka {
   return new Kafka({
     clientId: `${config.kafkaClientId}-${role}`,
     brokers: config.kafkaBrokers.split(",").map((b) => b.trim()).filter(Boolean),
     ...kafkaSecurity(config),
     logLevel: kafkaLogLevel.WARN,
     logCreator: pinoLogCreator(log.child({ component: "kafkajs" })),
-    retry: { initialRetryTime: 200, retries: 8 },
+    retry: { initialRetryTime: 200, retries },
     connectionTimeout: 5000,
   });
 }

@@ -32,10 +32,37 @@ describe("sink cursors", () => {
     t += CURSOR_IDLE_MS + 60_001;
     await run(page("b", "p1"));
     expect(sink.cachedCrawls()).toEqual(["b"]);
-    // a replay of a's page after the eviction: recognised from the store, announced as done, not stored again
-    expect((await run(page("a", "p1"))).map((e) => e.topic)).toEqual(["frontier.inbox"]);
+    // a replay of a's page after the eviction: recognised from the store, announced again (its event under the seq it
+    // was stored at) and as done, not stored again
+    const replay = await run(page("a", "p1"));
+    expect(replay.map((e) => e.topic)).toEqual(["crawl.events", "frontier.inbox"]);
+    expect((replay[0]?.value as CrawlEvent).seq).toBe(0);
     expect((await run(page("a", "p2"))).map((e) => e.topic)).toEqual(["crawl.events", "frontier.inbox"]);
     expect((await store.pageDocuments("a", 0, 1e9, 100)).docs).toHaveLength(2);
+  });
+
+  it("a crash between the insert and the produce: the replay announces the page event again, under the seq it was stored at", async () => {
+    const clock = { now: () => 2_000_000 };
+    const store = await EmbeddedCrawlStore.open(null, clock.now());
+    const sinkOf = () => new SinkProcessor({ store, cancels: new CancelCache(store, 0, clock.now), clock, log: createLogger("silent") });
+    const run = async (sink: SinkProcessor, msgs: Consumed<CrawlPage>[]) => {
+      const batch = sink.createBatch();
+      await sink.prepare(msgs, batch);
+      const out = [];
+      for (const m of msgs) out.push(...(await sink.handle(m, batch)));
+      await sink.beforeProduce(batch);
+      return out;
+    };
+    // the first process stores p1 and p2 (seq 0, 1), then dies before its emissions are produced: nothing announced
+    const lost = await run(sinkOf(), [page("c", "p1"), page("c", "p2")]);
+    const seqOf = (out: typeof lost, key: string) => out.filter((e) => e.topic === "crawl.events").map((e) => e.value as CrawlEvent)
+      .filter((e) => e.document?.metadata.scrapeId === key).map((e) => e.seq);
+    expect([seqOf(lost, "p1"), seqOf(lost, "p2")]).toEqual([[0], [1]]);
+    // the replay, in another process: each page's event again with its seq (webhook-emit's event id crawl.page:<seq>)
+    const replayed = await run(sinkOf(), [page("c", "p2"), page("c", "p1")]);
+    expect([seqOf(replayed, "p1"), seqOf(replayed, "p2")]).toEqual([[0], [1]]);
+    expect(replayed.filter((e) => e.topic === "frontier.inbox")).toHaveLength(2);
+    expect((await store.pageDocuments("c", 0, 1e9, 100)).docs).toHaveLength(2);
   });
 
   it("sends the page event as JSON text that embeds the stored document's text and parses to the event", async () => {

@@ -21,7 +21,8 @@ export const CURSOR_IDLE_MS = 10 * 60 * 1000;
 interface CrawlCursor {
   nextSeq: number;
   usedAt: number;
-  stored: Set<string>;
+  /** stored URL keys, with the seq each was stored at (a replay announces its page again under that seq) */
+  stored: Map<string, number>;
   /** where stored pages ended up after redirects */
   finals: Set<string>;
 }
@@ -71,8 +72,8 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
     const now = this.clock.now();
     let c = this.cursors.get(crawlId);
     if (!c) {
-      const { nextSeq, keys: stored, finalKeys } = await this.store.documentKeys(crawlId);
-      c = { nextSeq, usedAt: now, stored: new Set(stored), finals: new Set(finalKeys) };
+      const { nextSeq, keys: stored, seqs, finalKeys } = await this.store.documentKeys(crawlId);
+      c = { nextSeq, usedAt: now, stored: new Map(stored.map((k, i) => [k, seqs[i] as number])), finals: new Set(finalKeys) };
       this.cursors.set(crawlId, partition, c);
     }
     c.usedAt = now;
@@ -118,12 +119,19 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
     // phase 1: the page event is on crawl.events before the frontier can complete the crawl, so crawl.completed
     // always follows every crawl.page of the crawl
     const doneEmission: Emission = { topic: "frontier.inbox", key: keys.crawl(page.crawlId), value: done, phase: 1 };
-    if (cursor.stored.has(page.urlKey) || batchKeys.has(page.urlKey)) {
+    const storedSeq = cursor.stored.get(page.urlKey);
+    if (storedSeq !== undefined || batchKeys.has(page.urlKey)) {
       this.log.debug({ crawlId: page.crawlId, urlKey: page.urlKey, offset: msg.offset }, "page already stored");
       this.metrics?.pagesStored.inc({ outcome: "duplicate" });
       // a replay: its change record again (the same, from the snapshot this job took), in case the first was lost
       const taken = page.freshness ? batch.previous.get(historyKey(page.teamId ?? "", page.freshness.tag, page.freshness.urlKey ?? page.urlKey)) : undefined;
-      return [...(taken?.crawlId === page.crawlId && taken.tracking ? this.changeEmissions(taken, page) : []), doneEmission];
+      const changes = taken?.crawlId === page.crawlId && taken.tracking ? this.changeEmissions(taken, page) : [];
+      // stored by an earlier batch: its page event again under the seq it was stored at, in case a crash came between
+      // the insert and the produce (webhook-emit hands an event id, crawl.page:<seq>, once); once per batch: a key this
+      // batch stored or announced already is not announced again
+      const again = storedSeq === undefined || batchKeys.has(page.urlKey) ? [] : [this.pageEvent(page, storedSeq, this.clock.now(), JSON.stringify(page.document))];
+      batchKeys.add(page.urlKey);
+      return [...again, ...changes, doneEmission];
     }
     const finalKey = page.finalUrlKey ?? page.urlKey;
     const batchFinals = batch.finals.get(page.crawlId) ?? new Set<string>();
@@ -163,10 +171,14 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
       storedAt: now,
       doc,
     });
+    return [this.pageEvent(page, seq, now, doc), ...changes, doneEmission];
+  }
+
+  /** The page's crawl.page event; its JSON embeds the document's text `doc` instead of serializing it a second time. */
+  private pageEvent(page: CrawlPage, seq: number, now: number, doc: string): Emission {
     const head = { crawlId: page.crawlId, ...(page.teamId ? { teamId: page.teamId } : {}), type: "crawl.page" as const, at: now, seq, ...(page.kind ? { kind: page.kind } : {}) };
     const event: CrawlEvent = { ...head, document: page.document };
-    // the event's JSON embeds the document's text stored above instead of serializing the document a second time
-    return [{ topic: "crawl.events", key: keys.crawl(page.crawlId), value: event, json: jsonWith(head, "document", doc), phase: 0 }, ...changes, doneEmission];
+    return { topic: "crawl.events", key: keys.crawl(page.crawlId), value: event, json: jsonWith(head, "document", doc), phase: 0 };
   }
 
   /** The change feed's record of a page (none when it is the same), before its PageDone: before the crawl's end. */
@@ -193,10 +205,7 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
       for (const crawlId of batch.keys.keys()) this.cursors.delete(crawlId);
       throw err;
     }
-    for (const [crawlId, written] of batch.keys) {
-      const c = this.cursors.get(crawlId);
-      if (c) for (const k of written) c.stored.add(k);
-    }
+    for (const row of batch.rows) this.cursors.get(row.crawlId)?.stored.set(row.urlKey, row.seq);
     for (const [crawlId, written] of batch.finals) {
       const c = this.cursors.get(crawlId);
       if (c) for (const k of written) c.finals.add(k);

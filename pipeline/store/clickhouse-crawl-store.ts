@@ -1,6 +1,6 @@
 // ClickHouse adapter of the CrawlStore port.
 import type { ClickHouseClient } from "./clickhouse.ts";
-import type { CrawlRecord, CrawlStatus, CrawlStore, DeliveryRow, DocumentPage, DocumentRow, ErrorRow, ExpiredCrawl, JobUsage, SearchCandidates, UrlRow, UrlState } from "./crawl-store.ts";
+import type { CrawlRecord, CrawlStatus, CrawlStore, DeliveryRow, DocumentKeys, DocumentPage, DocumentRow, ErrorRow, ExpiredCrawl, JobUsage, SearchCandidates, UrlRow, UrlState } from "./crawl-store.ts";
 import { fitChunk } from "./paging.ts";
 import { raw, sql } from "./sql.ts";
 import { randomUUID } from "node:crypto";
@@ -98,12 +98,12 @@ export class ClickHouseCrawlStore implements CrawlStore {
    * pages the partition's previous owner stored just before may not have reached the replica this client reads yet.
    * Rows only a replica that is down holds are not seen (docs/architecture.md, "Known hazard").
    */
-  async documentKeys(crawlId: string): Promise<{ nextSeq: number; keys: string[]; finalKeys: string[] }> {
+  async documentKeys(crawlId: string): Promise<DocumentKeys> {
     const rows = (await this.ch.queryEvery<{ url_key: string; final_key: string; seq: number }>(
       sql`SELECT url_key, final_key, seq FROM ${this.t("documents")} WHERE crawl_id = ${crawlId}`,
     )).flat();
     const nextSeq = rows.reduce((max, r) => Math.max(max, n(r.seq) + 1), 0);
-    return { nextSeq, keys: rows.map((r) => r.url_key), finalKeys: rows.map((r) => r.final_key || r.url_key) };
+    return { nextSeq, keys: rows.map((r) => r.url_key), seqs: rows.map((r) => n(r.seq)), finalKeys: rows.map((r) => r.final_key || r.url_key) };
   }
 
   async pageDocuments(crawlId: string, skip: number, maxBytes: number, maxDocs: number): Promise<DocumentPage> {

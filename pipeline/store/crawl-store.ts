@@ -125,6 +125,14 @@ export interface SearchCandidates {
   docs: string[];
 }
 
+/** A crawl's stored URL keys, with the seq each was stored at (`seqs[i]` is `keys[i]`'s), where they ended after redirects. */
+export interface DocumentKeys {
+  nextSeq: number;
+  keys: string[];
+  seqs: number[];
+  finalKeys: string[];
+}
+
 export interface CrawlStore {
   /** The latest version of a crawl, with the cancel flag applied; null when unknown. */
   getCrawl(crawlId: string): Promise<CrawlRecord | null>;
@@ -137,7 +145,7 @@ export interface CrawlStore {
   loadUrls(crawlId: string): Promise<UrlRow[]>;
   insertDocuments(rows: DocumentRow[]): Promise<void>;
   /** What the sink needs to resume a crawl: the next seq, the url keys already stored and their final (redirect) keys. */
-  documentKeys(crawlId: string): Promise<{ nextSeq: number; keys: string[]; finalKeys: string[] }>;
+  documentKeys(crawlId: string): Promise<DocumentKeys>;
   /** Documents with seq >= skip, up to maxBytes of JSON (at least one) and maxDocs. */
   pageDocuments(crawlId: string, skip: number, maxBytes: number, maxDocs: number): Promise<DocumentPage>;
   /**

@@ -2,7 +2,7 @@
 // journal.jsonl holds crawl versions, cancels, URL states and errors; documents.jsonl holds documents, which stay
 // on disk (memory keeps only an index). Both are replayed at start, so a restart keeps every crawl until it expires.
 import { join } from "node:path";
-import { crawlUsage, expiredCrawl, type CrawlRecord, type CrawlStore, type DeliveryRow, type DocumentPage, type DocumentRow, type ErrorRow, type ExpiredCrawl, type JobUsage, type SearchCandidates, type UrlRow } from "./crawl-store.ts";
+import { crawlUsage, expiredCrawl, type CrawlRecord, type CrawlStore, type DeliveryRow, type DocumentKeys, type DocumentPage, type DocumentRow, type ErrorRow, type ExpiredCrawl, type JobUsage, type SearchCandidates, type UrlRow } from "./crawl-store.ts";
 import { AppendLog, FileReader, readLines } from "../runtime/append-log.ts";
 import { docCrawlId, journalCrawlId, sizeOf, type JournalEntry } from "./embedded-journal.ts";
 import { fitChunk } from "./paging.ts";
@@ -225,10 +225,11 @@ export class EmbeddedCrawlStore implements CrawlStore {
     });
   }
 
-  async documentKeys(crawlId: string): Promise<{ nextSeq: number; keys: string[]; finalKeys: string[] }> {
+  async documentKeys(crawlId: string): Promise<DocumentKeys> {
     const index = this.docs.get(crawlId);
-    if (!index) return { nextSeq: 0, keys: [], finalKeys: [] };
-    return { nextSeq: index.seq.reduce((m, seq) => Math.max(m, seq + 1), 0), keys: [...index.keys], finalKeys: [...index.finalKey] };
+    if (!index) return { nextSeq: 0, keys: [], seqs: [], finalKeys: [] };
+    // index.keys is in insertion order, as index.seq
+    return { nextSeq: index.seq.reduce((m, seq) => Math.max(m, seq + 1), 0), keys: [...index.keys], seqs: [...index.seq], finalKeys: [...index.finalKey] };
   }
 
   /** The document of row `i` of a crawl's index. */
