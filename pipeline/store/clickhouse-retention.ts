@@ -122,16 +122,19 @@ export async function partitionOldTables(ch: ClickHouseClient, create: (table: s
       await create(table, fresh);
       await ch.exec(raw(`RENAME TABLE ${ch.table(table)} TO ${ch.table(`${table}${LEGACY_SUFFIX}`)}, ${ch.table(fresh)} TO ${ch.table(table)}`));
     } catch (err) {
-      // another role's RENAME may be between its two steps: wait for the table to be back
+      // another role's RENAME may be between its two steps (seconds on a loaded server): wait for the table to be back
       let key = await partitionKey(ch, table);
-      for (let i = 0; key === undefined && i < 40; i++) {
+      for (let i = 0; key === undefined && i < 100; i++) {
         await sleep(50);
         key = await partitionKey(ch, table);
       }
       if (key === "") throw err;
-      // a RENAME that stopped half-way for good (the server stopped): finish it
-      if (key === undefined) await ch.exec(raw(`RENAME TABLE ${ch.table(fresh)} TO ${ch.table(table)}`));
-      else await dropTable(ch, fresh);
+      // a RENAME that stopped half-way for good (the server stopped): finish it, unless the other role just did
+      if (key === undefined) {
+        await ch.exec(raw(`RENAME TABLE ${ch.table(fresh)} TO ${ch.table(table)}`)).catch(async (late: unknown) => {
+          if ((await partitionKey(ch, table)) === undefined) throw late;
+        });
+      } else await dropTable(ch, fresh);
     }
   }
 }
