@@ -82,7 +82,8 @@ export class ClickHouseClient {
     // the one HTTP(S) agent of both clients below (the package's `request` takes it as is)
     const agent = clickHouseAgent(url, this.caFile);
     const base = {
-      url: `${u.protocol}//${u.hostname}`,
+      // the path too: a ClickHouse behind a proxy under a path prefix (https://gateway/clickhouse) is reached there
+      url: `${u.protocol}//${u.hostname}${u.pathname === "/" ? "" : u.pathname}`,
       port: Number(u.port || (u.protocol === "https:" ? 443 : 80)),
       basicAuth: opts.user ? { username: opts.user, password: opts.password } : null,
       format: "json",
