@@ -1,7 +1,7 @@
 // Fidelity fixtures: the expected markdown of each is written by hand.
 import { parse, type DefaultTreeAdapterMap } from "parse5";
 import { describe, expect, it } from "vitest";
-import { MAX_QUOTE_DEPTH, renderMarkdown } from "./render-markdown.ts";
+import { MAX_LIST_DEPTH, MAX_QUOTE_DEPTH, renderMarkdown } from "./render-markdown.ts";
 
 function md(html: string): string {
   const doc = parse(`<html><body>${html}</body></html>`);
@@ -51,6 +51,17 @@ describe("renderMarkdown fidelity", () => {
     const out = md(nested(400, lines));
     expect(out.split("\n").filter((l) => l.includes("line ")).length).toBe(2000);
     expect(out.length).toBeLessThan(2 * 2000 * (cap.length + "line 1999".length + 2));
+  });
+
+  it("lists nested deeper than MAX_LIST_DEPTH are not indented further (no balloon)", () => {
+    const nested = (depth: number, inner: string) => "<ul><li>".repeat(depth) + inner + "</li></ul>".repeat(depth);
+    // an item that holds only a list starts it on its own line ("- - a"); b, under a, is indented by at most 2 a level
+    expect(md(nested(MAX_LIST_DEPTH + 20, "<p>a</p><p>b</p>"))).toBe(`${"- ".repeat(MAX_LIST_DEPTH + 20)}a\n\n${"  ".repeat(MAX_LIST_DEPTH)}b`);
+    expect(md(nested(3, "<p>a</p><p>b</p>"))).toBe("- - - a\n\n      b");
+    const lines = Array.from({ length: 2000 }, (_, i) => `<p>line ${i}</p>`).join("");
+    const out = md(nested(400, lines));
+    expect(out.split("\n").filter((l) => l.includes("line ")).length).toBe(2000);
+    expect(out.length).toBeLessThan(2 * 2000 * (2 * MAX_LIST_DEPTH + "line 1999".length + 2));
   });
 
   it("blockquotes and escaping of text that would become markdown", () => {

@@ -118,12 +118,16 @@ const CONTINUATION = /\n(?=[^\n])/g;
  * laid out inside the deepest prefixed one (their text is all kept).
  */
 export const MAX_QUOTE_DEPTH = 8;
+/** Lists nested deeper than this are not indented further (for the same reason: 16 times the page's size seen). */
+export const MAX_LIST_DEPTH = 12;
 
 class Renderer {
   /** indentation of continuation lines in the list item being rendered ("" outside lists) */
   private indent = "";
   /** blockquotes around the block being rendered */
   private quotes = 0;
+  /** lists around the block being rendered */
+  private lists = 0;
 
   /** Inline content of an element's children. */
   children(node: Element): string {
@@ -251,11 +255,13 @@ class Renderer {
     const outer = this.indent;
     let out = "";
     let first = true;
+    this.lists++;
+    const deepest = this.lists > MAX_LIST_DEPTH;
     for (const li of el.childNodes) {
       if (!isElement(li) || li.tagName !== "li") continue;
       const marker = ordered ? `${n++}.` : "-";
-      // continuation lines of this item stand under the marker's text
-      const indent = outer + " ".repeat(marker.length + 1);
+      // continuation lines of this item stand under the marker's text (past MAX_LIST_DEPTH, under the outer list's)
+      const indent = deepest ? outer : outer + " ".repeat(marker.length + 1);
       this.indent = indent;
       const blocks = this.blocksOf(li);
       this.indent = outer;
@@ -270,6 +276,7 @@ class Renderer {
       out += first ? `${marker} ${content}` : `\n${outer}${marker} ${content}`;
       first = false;
     }
+    this.lists--;
     return out;
   }
 
