@@ -2,6 +2,7 @@
 // them on SIGTERM/SIGINT after draining in-flight work.
 import { configTable, ConfigError, loadConfig, type Config } from "../pipeline/runtime/config.ts";
 import { createLogger, type Logger } from "../pipeline/runtime/logger.ts";
+import { captureStatements } from "../pipeline/store/sql-capture.ts";
 import { roles as roleDescriptions } from "../pipeline/topology.ts";
 import { ROLES, start, type RoleName, type Running } from "./start.ts";
 
@@ -36,6 +37,8 @@ export function parseRoles(arg: string): RoleName[] | string {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  // every distinct SQL statement sent to ClickHouse, appended to this file (the current-engine check: scripts/chdb.sh)
+  if (process.env.TRAWL_SQL_CAPTURE) captureStatements(process.env.TRAWL_SQL_CAPTURE);
   const embedded = argv.includes("--embedded");
   argv = argv.filter((a) => a !== "--embedded");
   const role = argv[0];
