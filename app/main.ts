@@ -2,9 +2,9 @@
 // them on SIGTERM/SIGINT after draining in-flight work.
 import { configTable, ConfigError, loadConfig, type Config } from "../pipeline/runtime/config.ts";
 import { createLogger, type Logger } from "../pipeline/runtime/logger.ts";
-import { captureStatements } from "../pipeline/store/sql-capture.ts";
 import { roles as roleDescriptions } from "../pipeline/topology.ts";
 import { ROLES, start, type RoleName, type Running } from "./start.ts";
+import { captureStatements } from "../pipeline/store/sql-capture.ts";
 
 /** `trawl --help`: the commands, then every role as pipeline/topology.ts declares it. */
 export function usage(): string {
