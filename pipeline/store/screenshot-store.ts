@@ -7,7 +7,7 @@ import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { join } from "node:path";
 import { EXTRACT_JOB_PREFIX, isStandaloneJob, SCRAPE_JOB_PREFIX } from "../runtime/constants.ts";
 import type { ClickHouseClient } from "./clickhouse.ts";
-import { raw, sql } from "./sql.ts";
+import { list, raw, sql } from "./sql.ts";
 
 export type ImageType = "png" | "jpeg";
 
@@ -77,7 +77,7 @@ export class ClickHouseScreenshotStore implements ScreenshotStore {
 
   async deleteExpired(jobIds: string[], scrapeCutoff: number): Promise<void> {
     const t = raw(this.ch.table("screenshots"));
-    if (jobIds.length) await this.ch.exec(sql`ALTER TABLE ${t} DELETE WHERE job_id IN (${raw(jobIds.map((id) => sql`${id}`.text).join(", "))})`);
+    if (jobIds.length) await this.ch.exec(sql`ALTER TABLE ${t} DELETE WHERE job_id IN (${list(jobIds)})`);
     await this.ch.exec(sql`ALTER TABLE ${t} DELETE WHERE (startsWith(job_id, ${SCRAPE_JOB_PREFIX}) OR startsWith(job_id, ${EXTRACT_JOB_PREFIX})) AND stored_at < ${scrapeCutoff}`);
   }
 }
