@@ -5,6 +5,7 @@ import { createLogger, type Logger } from "../pipeline/runtime/logger.ts";
 import { errorCode } from "../pipeline/runtime/errors.ts";
 import { roles as roleDescriptions } from "../pipeline/topology.ts";
 import { ROLES, start, type RoleName, type Running } from "./start.ts";
+import { captureStatements } from "../pipeline/store/sql-capture.ts";
 
 /** `trawl --help`: the commands, then every role as pipeline/topology.ts declares it. */
 export function usage(): string {
@@ -37,6 +38,8 @@ export function parseRoles(arg: string): RoleName[] | string {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  // every distinct SQL statement sent to ClickHouse, appended to this file (the current-engine check: scripts/chdb.sh)
+  if (process.env.TRAWL_SQL_CAPTURE) captureStatements(process.env.TRAWL_SQL_CAPTURE);
   const embedded = argv.includes("--embedded");
   argv = argv.filter((a) => a !== "--embedded");
   const role = argv[0];

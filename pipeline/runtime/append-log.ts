@@ -173,18 +173,55 @@ export class AppendLog {
 
   /** Replaces the whole file (after compaction) with these records, in order with the appends. */
   rewrite(lines: string[]): Promise<void> {
-    const text = lines.map((l) => frame(l) + "\n").join("");
+    return this.rewriteFrom(lines);
+  }
+
+  /**
+   * Replaces the whole file with the records `records` yields (JSON texts), in order with the appends, streamed to a
+   * new file in 1 MB writes, synced, then renamed over the old one. The records are never held together: one string
+   * of a store's kept records failed past V8's longest string (~512 MB: "Invalid string length"), so an embedded
+   * store over that size with one expired crawl could not start. `records` may read this log's file: the new one
+   * replaces it only at the end. For a log being opened: an append made while it runs would get a position in the
+   * old file.
+   */
+  rewriteFrom(records: Iterable<string> | AsyncIterable<string>): Promise<void> {
     this.batch = null; // appends after this call are written to the new file
+    const before = this.size;
     const done = this.chain.then(async () => {
       await this.dropHandle(); // the rename replaces the inode the handle writes to
-      await writeFile(this.path + ".tmp", text);
+      const fh = await open(this.path + ".tmp", "w");
+      let size = 0;
+      try {
+        let parts: Buffer[] = [];
+        let pending = 0;
+        const write = async () => {
+          await fh.write(Buffer.concat(parts, pending));
+          size += pending;
+          parts = [];
+          pending = 0;
+        };
+        for await (const json of records) {
+          const b = Buffer.from(frame(json) + "\n");
+          parts.push(b);
+          pending += b.length;
+          if (pending >= REWRITE_CHUNK) await write();
+        }
+        if (pending > 0) await write();
+        await fh.sync(); // the data is on disk before the rename makes it the log (a crash never leaves an empty one)
+      } finally {
+        await fh.close();
+      }
       await rename(this.path + ".tmp", this.path);
+      // what was appended after this call (queued behind it) counts on top of the new file
+      this.size = size + (this.size - before);
     });
-    this.size = Buffer.byteLength(text);
     this.chain = done.catch(() => undefined);
     return done;
   }
 }
+
+/** Bytes a rewrite writes at a time. */
+const REWRITE_CHUNK = 1024 * 1024;
 
 /** Bytes read from a log at a time (a record longer than this grows the buffer to hold it whole). */
 const READ_CHUNK = 1024 * 1024;

@@ -2,7 +2,7 @@
 import type { ClickHouseClient } from "./clickhouse.ts";
 import type { CrawlRecord, CrawlStatus, CrawlStore, DeliveryRow, DocumentKeys, DocumentPage, DocumentRow, ErrorRow, ExpiredCrawl, JobUsage, SearchCandidates, UrlRow, UrlState } from "./crawl-store.ts";
 import { fitChunk } from "./paging.ts";
-import { raw, sql } from "./sql.ts";
+import { join, list, raw, sql } from "./sql.ts";
 import { randomUUID } from "node:crypto";
 import { RETENTION_MS, SCRAPE_JOB_PREFIX, TEAM_BYPASS } from "../runtime/constants.ts";
 import { dropExpiredDays, readTable } from "./clickhouse-retention.ts";
@@ -68,7 +68,7 @@ export class ClickHouseCrawlStore implements CrawlStore {
   async cancelled(crawlIds: string[]): Promise<Set<string>> {
     if (crawlIds.length === 0) return new Set();
     const rows = await this.ch.query<{ crawl_id: string }>(
-      sql`SELECT DISTINCT crawl_id FROM ${this.t("crawl_cancels")} WHERE crawl_id IN (${raw(crawlIds.map((id) => sql`${id}`.text).join(", "))})`,
+      sql`SELECT DISTINCT crawl_id FROM ${this.t("crawl_cancels")} WHERE crawl_id IN (${list(crawlIds)})`,
     );
     return new Set(rows.map((r) => r.crawl_id));
   }
@@ -261,15 +261,15 @@ export class ClickHouseCrawlStore implements CrawlStore {
     if (terms.length === 0) return { corpus: 0, df: [], docs: [] };
     const owned = this.ownedBy(teamId);
     // the ASCII variant is several times faster on ClickHouse 18.16; non-ASCII terms need the UTF-8 case folding
-    const has = terms.map((t) => (/^[ -~]*$/.test(t) ? sql`(positionCaseInsensitive(doc, ${t}) > 0)` : sql`(positionCaseInsensitiveUTF8(doc, ${t}) > 0)`).text);
+    const has = terms.map((t) => (/^[ -~]*$/.test(t) ? sql`(positionCaseInsensitive(doc, ${t}) > 0)` : sql`(positionCaseInsensitiveUTF8(doc, ${t}) > 0)`));
     const counts = await this.ch.query<Record<string, number>>(
-      sql`SELECT count() AS corpus, ${raw(has.map((h, i) => `countIf(${h}) AS df${i}`).join(", "))}
+      sql`SELECT count() AS corpus, ${join(has.map((h, i) => sql`countIf(${h}) AS ${raw(`df${i}`)}`), ", ")}
           FROM ${this.t("documents")} WHERE stored_at >= ${since} AND ${owned}`,
     );
     const row = counts[0] ?? {};
     const docs = await this.ch.query<{ doc: string }>(
-      sql`SELECT doc FROM ${this.t("documents")} WHERE stored_at >= ${since} AND ${owned} AND (${raw(has.join(" OR "))})
-          ORDER BY ${raw(has.map((h) => `toUInt8(${h})`).join(" + "))} DESC, stored_at DESC LIMIT ${maxDocs}`,
+      sql`SELECT doc FROM ${this.t("documents")} WHERE stored_at >= ${since} AND ${owned} AND (${join(has, " OR ")})
+          ORDER BY ${join(has.map((h) => sql`toUInt8(${h})`), " + ")} DESC, stored_at DESC LIMIT ${maxDocs}`,
     );
     return { corpus: n(row.corpus ?? 0), df: terms.map((_, i) => n(row[`df${i}`] ?? 0)), docs: docs.map((d) => d.doc) };
   }

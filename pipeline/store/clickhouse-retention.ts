@@ -67,7 +67,7 @@ export async function pastDays(ch: ClickHouseClient, table: string, horizon: num
 /** Drops whole days of `table` older than `horizon` (the page cache: no row is pinned). */
 export async function dropDaysBefore(ch: ClickHouseClient, table: string, horizon: number): Promise<number[]> {
   const days = await pastDays(ch, table, horizon);
-  for (const day of days) await ch.exec(raw(`ALTER TABLE ${ch.table(table)} DROP PARTITION ${day}`));
+  for (const day of days) await ch.exec(sql`ALTER TABLE ${raw(ch.table(table))} DROP PARTITION ${day}`);
   return days;
 }
 
@@ -169,7 +169,7 @@ export async function dropExpiredDays(ch: ClickHouseClient, now: number, retenti
         )).map((r) => Number(r.d)))
         : new Set<number>();
       for (const day of eligible.filter((d) => !pinned.has(d))) {
-        await ch.exec(raw(`ALTER TABLE ${ch.table(table)} DROP PARTITION ${day}`));
+        await ch.exec(sql`ALTER TABLE ${raw(ch.table(table))} DROP PARTITION ${day}`);
         dropped.push(`${table}/${day}`);
       }
     }

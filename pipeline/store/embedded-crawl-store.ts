@@ -82,10 +82,11 @@ export class EmbeddedCrawlStore implements CrawlStore {
     this.docsLog.size = await sizeOf(this.docsLog.path);
   }
 
+  /** Rewrites a log with the records `keep` accepts, streamed (a store may be larger than memory would hold). */
   private async compact(log: AppendLog, keep: (line: string) => boolean): Promise<void> {
-    const kept: string[] = [];
-    for await (const { line } of readLines(log.path)) if (keep(line)) kept.push(line);
-    await log.rewrite(kept);
+    await log.rewriteFrom((async function* () {
+      for await (const { line } of readLines(log.path)) if (keep(line)) yield line;
+    })());
   }
 
   private async indexDocuments(): Promise<void> {
