@@ -133,7 +133,7 @@ function fetchTask(state: CrawlState, url: string, urlKey: string, depth: number
 
 function enqueue(state: CrawlState, step: Step, url: string, depth: number, from: string, listMax = URL_LOG_MAX): void {
   const key = keyOf(url, state.options);
-  noteQueued(state.log, key, url, listMax);
+  noteQueued(state.log, key, url, from, listMax);
   setUrl(state, step, key, URL_STATE.queued, depth, url, { reason: "queued", from });
   send(state, step, fetchTask(state, url, key, depth, "page"));
 }
@@ -276,7 +276,8 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
         break; // duplicate or unknown
       }
       // a page stored just before a cancel is still returned by GET, so it counts and is billed
-      setUrl(state, step, msg.urlKey, URL_STATE.done, depthOf(packed), "", { reason: "fetched" });
+      const found = state.log.originals.get(msg.urlKey);
+      setUrl(state, step, msg.urlKey, URL_STATE.done, depthOf(packed), found?.url ?? "", { reason: "fetched", from: found?.from ?? "" });
       state.creditsUsed += msg.credits;
       state.tokensUsed += msg.tokens ?? 0;
       step.changed = true;
@@ -292,7 +293,8 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
       const blocked = msg.code === ROBOTS_BLOCKED;
       const why = failureReason(msg.code, msg.error, blocked, msg.duplicateOf);
       if (why.reason === "duplicate") state.log.raced++;
-      setUrl(state, step, msg.urlKey, blocked ? URL_STATE.blocked : URL_STATE.failed, depthOf(packed), msg.url, { ...why, ...(msg.attempts ? { attempts: msg.attempts } : {}) });
+      const from = state.log.originals.get(msg.urlKey)?.from ?? "";
+      setUrl(state, step, msg.urlKey, blocked ? URL_STATE.blocked : URL_STATE.failed, depthOf(packed), msg.url, { ...why, from, ...(msg.attempts ? { attempts: msg.attempts } : {}) });
       step.errorRows.push({
         crawlId: state.crawlId, urlKey: msg.urlKey, url: msg.url, code: msg.code, error: msg.error, statusCode: msg.statusCode ?? 0, at: now,
       });

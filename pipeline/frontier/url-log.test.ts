@@ -16,7 +16,7 @@ function run(opts: Partial<CrawlOptions>, events: (o: CrawlOptions) => FrontierI
   const rows: UrlRow[] = [];
   let t = 1000;
   for (const e of [{ type: "CrawlRequested", crawlId: ID, url: `${S}/docs/`, options: o, createdAt: 1 } as FrontierInboxMessage, ...events(o)]) {
-    const r = listMax === undefined ? reduceAdmitted(state, e, t++) : reduce(state, e, t++, listMax);
+    const r: { state: CrawlState | null; step: { urlRows: UrlRow[]; changed: boolean } } = listMax === undefined ? reduceAdmitted(state, e, t++) : reduce(state, e, t++, listMax);
     state = r.state;
     if (state && (r.step.changed || r.step.urlRows.length)) state.version++;
     rows.push(...r.step.urlRows);

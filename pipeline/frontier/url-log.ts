@@ -19,8 +19,12 @@ export interface UrlLog {
   counts: ReasonCounts;
   /** skipped URLs past the bound (counted, not listed; one found twice counts twice) */
   unlisted: number;
-  /** the URL each of the first `max` queued keys was queued as, to tell a duplicate spelling of it */
-  originals: Map<string, string>;
+  /**
+   * The URL each of the first `max` queued keys was queued as and the page it was found on: a duplicate spelling is
+   * told by it, and the rows of its later states carry both (ClickHouse's ReplacingMergeTree keeps only a key's latest
+   * row, so that row must say everything).
+   */
+  originals: Map<string, { url: string; from: string }>;
   /** failed URLs that were a redirect to a page already stored (counted as duplicates, not failures) */
   raced: number;
 }
@@ -75,19 +79,19 @@ export function noteSkip(log: UrlLog, rows: UrlRow[], f: Found, skip: Skip, max:
 
 /** A link to a key already queued or crawled: a row when it is spelled otherwise than the URL that was queued. */
 export function noteDuplicate(log: UrlLog, rows: UrlRow[], f: Found, max: number): void {
-  const original = log.originals.get(f.key);
+  const original = log.originals.get(f.key)?.url;
   if (original === undefined || original === f.url) return;
   noteSkip(log, rows, { ...f, key: `=${f.url}` }, { reason: "duplicate", detail: original }, max);
 }
 
 /** A URL queued: no longer skipped (if it was), and remembered as its key's spelling. */
-export function noteQueued(log: UrlLog, key: string, url: string, max: number): void {
+export function noteQueued(log: UrlLog, key: string, url: string, from: string, max: number): void {
   const was = log.skipped.get(key);
   if (was !== undefined) {
     log.skipped.delete(key);
     log.counts[was] = Math.max(0, (log.counts[was] ?? 0) - 1);
   }
-  if (log.originals.size < max && !log.originals.has(key)) log.originals.set(key, url);
+  if (log.originals.size < max && !log.originals.has(key)) log.originals.set(key, { url, from });
 }
 
 /** The reason and detail of a failed URL's row. */
@@ -113,7 +117,7 @@ export function restoreUrlLog(rows: UrlRow[], counts: ReasonCounts | undefined, 
       if (!counts) log.counts[r.reason] = (log.counts[r.reason] ?? 0) + 1;
     } else {
       if (r.state === URL_STATE.failed && r.reason === "duplicate") log.raced++;
-      if (r.url && log.originals.size < max) log.originals.set(r.urlKey, r.url);
+      if (r.url && log.originals.size < max) log.originals.set(r.urlKey, { url: r.url, from: r.from ?? "" });
     }
   }
   if (counts) {

@@ -31,8 +31,10 @@ const LEGACY_REASON: Record<UrlStateName, UrlReason> = { queued: "queued", fetch
 
 /** A stored row as an entry; `crawl` turns what was still queued when a crawl ended into `cancelled`. */
 export function urlEntry(row: UrlRow, crawl: Pick<CrawlRecord, "status">): UrlEntry {
-  const state = STATE_NAMES[row.state] ?? "skipped";
+  let state = STATE_NAMES[row.state] ?? "skipped";
   let reason = row.reason ?? LEGACY_REASON[state];
+  // a redirect to a page already stored was fetched, but the crawl keeps the other URL
+  if (reason === "duplicate") state = "skipped";
   if (state === "queued" && crawl.status === "cancelled") reason = "cancelled";
   return {
     url: row.url,
@@ -46,10 +48,12 @@ export function urlEntry(row: UrlRow, crawl: Pick<CrawlRecord, "status">): UrlEn
 }
 
 /** Every URL of a crawl, in the order it found them (stable: a URL keeps its place when its state changes). */
-export async function crawlUrls(store: CrawlStore, crawl: CrawlRecord): Promise<UrlEntry[]> {
+export async function crawlUrls(store: CrawlStore, crawl: CrawlRecord): Promise<{ entries: UrlEntry[]; unlisted: number }> {
   const rows = await store.loadUrls(crawl.crawlId);
   rows.sort((a, b) => (a.seen ?? a.version) - (b.seen ?? b.version) || (a.urlKey < b.urlKey ? -1 : a.urlKey > b.urlKey ? 1 : 0));
-  return rows.filter((r) => r.url).map((r) => urlEntry(r, crawl));
+  // a crawled URL past the bound has lost its URL once ClickHouse merged its rows (only the latest one is kept)
+  const entries = rows.filter((r) => r.url).map((r) => urlEntry(r, crawl));
+  return { entries, unlisted: unlistedCount(crawl.reasons, entries) + rows.length - entries.length };
 }
 
 export interface UrlListPage {
