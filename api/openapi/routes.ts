@@ -76,7 +76,7 @@ export const routeDocs: RouteDoc[] = [
     query: {
       status: { type: "string", enum: ["queued", "fetched", "failed", "blocked", "skipped"], description: "only URLs in this state" },
       reason: { type: "string", enum: [...URL_REASONS], description: "only URLs with this reason" },
-      skip: { type: "integer", minimum: 0, description: "first URL of the page (in the order the crawl found them)" },
+      skip: { type: "integer", minimum: 0, description: "first URL of the page (URLs are ordered by depth, then URL)" },
       limit: { type: "integer", minimum: 1, maximum: 1000, description: "URLs in the page (default 100)" },
     },
     responses: { 200: { description: "a page of URLs, the counts by reason, and `next` when more match", body: "api-bodies#CrawlUrls" }, 400: error("invalid id, filter or pagination"), 404: error("unknown or expired crawl"), ...AUTH, ...SERVER },

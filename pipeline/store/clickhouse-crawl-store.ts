@@ -83,15 +83,14 @@ export class ClickHouseCrawlStore implements CrawlStore {
   async loadUrls(crawlId: string): Promise<UrlRow[]> {
     // the latest state, reason and detail; the URL and where it was found from the latest row that has them (a
     // PageDone's row has neither)
-    const rows = await this.ch.query<{ url_key: string; last_url: string; last_depth: number; last_state: number; last_version: number; last_reason: string; last_detail: string; last_from: string; last_attempts: number; first_version: number }>(
+    const rows = await this.ch.query<{ url_key: string; last_url: string; last_depth: number; last_state: number; last_version: number; last_reason: string; last_detail: string; last_from: string; last_attempts: number }>(
       sql`SELECT url_key, argMaxIf(url, version, url != '') AS last_url, argMax(depth, version) AS last_depth, argMax(state, version) AS last_state,
             max(version) AS last_version, argMax(reason, version) AS last_reason, argMax(detail, version) AS last_detail,
-            argMaxIf(from_url, version, from_url != '') AS last_from, argMax(attempts, version) AS last_attempts,
-            min(version) AS first_version
+            argMaxIf(from_url, version, from_url != '') AS last_from, argMax(attempts, version) AS last_attempts
           FROM ${this.t("frontier_urls")} WHERE crawl_id = ${crawlId} GROUP BY url_key`,
     );
     return rows.map((r) => ({
-      crawlId, urlKey: r.url_key, url: r.last_url, depth: n(r.last_depth), state: n(r.last_state) as UrlState, version: n(r.last_version), seen: n(r.first_version),
+      crawlId, urlKey: r.url_key, url: r.last_url, depth: n(r.last_depth), state: n(r.last_state) as UrlState, version: n(r.last_version),
       ...(r.last_reason ? { reason: r.last_reason as UrlReason, detail: r.last_detail, from: r.last_from } : {}),
       ...(n(r.last_attempts) > 0 ? { attempts: n(r.last_attempts) } : {}),
     }));

@@ -50,8 +50,6 @@ export interface UrlRow {
   from?: string;
   /** Fetch attempts of a failed URL */
   attempts?: number;
-  /** loadUrls: the version of the URL's first row (the order the crawl found its URLs in) */
-  seen?: number;
 }
 
 /**
@@ -65,8 +63,7 @@ export function mergeUrlRow(prev: UrlRow | undefined, r: UrlRow): UrlRow {
   const { reason, detail, from, attempts, ...base } = newer;
   const url = newer.url || older.url;
   const found = from || older.from || "";
-  const seen = Math.min(prev.seen ?? prev.version, r.version);
-  return { ...base, url, seen, ...(reason ? { reason, detail: detail ?? "", from: found } : {}), ...(attempts ? { attempts } : {}) };
+  return { ...base, url, ...(reason ? { reason, detail: detail ?? "", from: found } : {}), ...(attempts ? { attempts } : {}) };
 }
 
 export interface DocumentRow {

@@ -47,10 +47,13 @@ export function urlEntry(row: UrlRow, crawl: Pick<CrawlRecord, "status">): UrlEn
   };
 }
 
-/** Every URL of a crawl, in the order it found them (stable: a URL keeps its place when its state changes). */
+/**
+ * Every URL of a crawl, by depth, then URL (a URL keeps its place when its state changes; while the crawl runs, URLs
+ * found later may come before those already paged over).
+ */
 export async function crawlUrls(store: CrawlStore, crawl: CrawlRecord): Promise<{ entries: UrlEntry[]; unlisted: number }> {
   const rows = await store.loadUrls(crawl.crawlId);
-  rows.sort((a, b) => (a.seen ?? a.version) - (b.seen ?? b.version) || (a.urlKey < b.urlKey ? -1 : a.urlKey > b.urlKey ? 1 : 0));
+  rows.sort((a, b) => a.depth - b.depth || (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
   // a crawled URL past the bound has lost its URL once ClickHouse merged its rows (only the latest one is kept)
   const entries = rows.filter((r) => r.url).map((r) => urlEntry(r, crawl));
   return { entries, unlisted: unlistedCount(crawl.reasons, entries) + rows.length - entries.length };

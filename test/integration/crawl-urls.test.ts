@@ -1,8 +1,13 @@
 // Explaining a crawl, in both modes: every URL of a fixture site with robots rules, excluded paths, a depth limit,
 // duplicates, broken links and a limit gets exactly its expected state and reason (GET /v2/crawl/:id/urls, paged), a
-// URL no page links to is explained, another team's key gets 404, and the official SDK still reads the status.
+// URL no page links to is explained, another team's key gets 404, and the official SDK still reads the status. Then
+// `trawl crawl` writes the same rows to urls.jsonl.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import Firecrawl from "@mendable/firecrawl-js";
+import { crawlCommand } from "../../app/commands/crawl-command.ts";
 import { startExplainSite, type ExplainSite } from "../fixtures/explain-site.ts";
 import { MODES, startTrawl, type Instance } from "./harness.ts";
 
@@ -138,5 +143,24 @@ describe.each(MODES)("%s mode", (mode) => {
     const status = await new Firecrawl({ apiKey: keyA, apiUrl: trawl.api }).getCrawlStatus(main);
     expect(status).toMatchObject({ status: "completed", completed: 5, total: 5 });
     expect(status.data).toHaveLength(5);
+  });
+});
+
+describe("trawl crawl", () => {
+  it("writes every URL with its state and reason to urls.jsonl beside index.jsonl", async () => {
+    const tmp = mkdtempSync(join(tmpdir(), "trawl-urls-"));
+    try {
+      const code = await crawlCommand([`${site.origin}/docs/`, "--out", tmp], { ALLOW_PRIVATE_CRAWL_TARGETS: "true", LOG_LEVEL: "error", MAX_CPU: "1", MAX_RAM: "1", FETCH_RETRIES: "0" });
+      expect(code).toBe(0);
+      const rows = readFileSync(join(tmp, "urls.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+      const reason = Object.fromEntries(rows.map((r) => [r.url.replace(site.origin, ""), r.reason]));
+      expect(reason).toMatchObject({
+        "/docs/": "fetched", "/docs/a/": "duplicate", "/docs/private/secret": "robots_blocked", "/docs/broken": "failed",
+        "/about": "out_of_scope", "/docs/archive/2019": "failed", "/docs/a/deeper": "failed", "/docs/old": "duplicate",
+      });
+      expect(rows.filter((r) => r.state === "fetched")).toHaveLength(readFileSync(join(tmp, "index.jsonl"), "utf8").trim().split("\n").length);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
   });
 });
