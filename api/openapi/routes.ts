@@ -22,7 +22,7 @@ export interface RouteDoc {
   example?: Record<string, unknown>;
   /** path parameters that are not plain strings */
   params?: Record<string, { type: "string"; format?: string; description?: string }>;
-  query?: Record<string, { type: "integer" | "string"; minimum?: number; maximum?: number; enum?: string[]; required?: boolean; description: string }>;
+  query?: Record<string, { type: "integer" | "string"; minimum?: number; maximum?: number; enum?: string[]; format?: string; pattern?: string; required?: boolean; description: string }>;
   responses: Partial<Record<200 | 400 | 401 | 402 | 404 | 405 | 408 | 409 | 413 | 415 | 429 | 500 | 503, Answer>>;
 }
 
@@ -50,7 +50,7 @@ export const routeDocs: RouteDoc[] = [
     responses: {
       200: {
         description: "accepted", body: "api-bodies#CrawlStarted",
-        links: Object.fromEntries(["GET /v2/crawl/:id", "DELETE /v2/crawl/:id", "GET /v2/crawl/:id/errors"].map((op) => [op.replace(/\W+/g, "_"), { operation: op, parameters: { id: "$response.body#/id" } }])),
+        links: Object.fromEntries(["GET /v2/crawl/:id", "DELETE /v2/crawl/:id", "GET /v2/crawl/:id/errors", "GET /v2/crawl/:id/urls", "GET /v2/crawl/:id/urls/explain"].map((op) => [op.replace(/\W+/g, "_"), { operation: op, parameters: { id: "$response.body#/id" } }])),
       },
       ...BODY, ...CREDITS, ...SERVER,
     },
@@ -83,7 +83,7 @@ export const routeDocs: RouteDoc[] = [
   },
   {
     method: "get", path: "/v2/crawl/:id/urls/explain", tag: "crawl", summary: "Why a crawl fetched, skipped or never reached one URL", params: uuid,
-    query: { url: { type: "string", required: true, description: "the URL to explain (absolute http or https)" } },
+    query: { url: { type: "string", format: "uri", pattern: "^https?://[a-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~/-]*)?$", required: true, description: "the URL to explain (absolute http or https)" } },
     responses: { 200: { description: "the URL's state, reason and a sentence", body: "api-bodies#CrawlUrlExplanation" }, 400: error("invalid id or url"), 404: error("unknown or expired crawl"), ...AUTH, ...SERVER },
   },
   { method: "get", path: "/v2/crawl/active", tag: "crawl", summary: "Running crawls of the team", responses: { 200: { description: "running crawls", body: "api-bodies#ActiveCrawls" }, ...AUTH, ...SERVER } },
