@@ -2,8 +2,9 @@
 // journal.jsonl holds crawl versions, cancels, URL states and errors; documents.jsonl holds documents, which stay
 // on disk (memory keeps only an index). Both are replayed at start, so a restart keeps every crawl until it expires.
 import { join } from "node:path";
-import { crawlUsage, expiredCrawl, mergeUrlRow, type CrawlRecord, type CrawlStore, type DeliveryRow, type DocumentPage, type DocumentRow, type ErrorRow, type ExpiredCrawl, type JobUsage, type SearchCandidates, type UrlRow } from "./crawl-store.ts";
+import { crawlUsage, expiredCrawl, type CrawlRecord, type CrawlStore, type DeliveryRow, type DocumentPage, type DocumentRow, type ErrorRow, type ExpiredCrawl, type JobUsage, type SearchCandidates, type UrlRow } from "./crawl-store.ts";
 import { AppendLog, FileReader, readLines } from "../runtime/append-log.ts";
+import { mergeUrlRow } from "./crawl-store.ts";
 import { docCrawlId, journalCrawlId, sizeOf, type JournalEntry } from "./embedded-journal.ts";
 import { fitChunk } from "./paging.ts";
 import { DocIndex, type DocRef } from "./doc-index.ts";
