@@ -147,7 +147,7 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
       this.metrics?.pagesStored.inc({ outcome: "raced" });
       const raced: FrontierInboxMessage = {
         type: "PageFailed", crawlId: page.crawlId, urlKey: page.urlKey, url: String(page.document.metadata.sourceURL),
-        code: "SCRAPE_RACED_REDIRECT", error: `same page as an earlier document (${String(page.document.metadata.url)})`,
+        code: "SCRAPE_RACED_REDIRECT", error: `same page as an earlier document (${String(page.document.metadata.url)})`, duplicateOf: String(page.document.metadata.url),
       };
       return [{ topic: "frontier.inbox", key: keys.crawl(page.crawlId), value: raced }];
     }

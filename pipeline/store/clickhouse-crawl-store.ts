@@ -6,16 +6,17 @@ import { join, list, raw, sql } from "./sql.ts";
 import { randomUUID } from "node:crypto";
 import { RETENTION_MS, SCRAPE_JOB_PREFIX, TEAM_BYPASS } from "../runtime/constants.ts";
 import { dropExpiredDays, readTable } from "./clickhouse-retention.ts";
+import type { ReasonCounts, UrlReason } from "./url-reason.ts";
 
 const CRAWL_COLUMNS = [
   "crawl_id", "version", "team_id", "url", "options", "webhook", "status", "total", "completed", "failed",
-  "credits_used", "discovery_done", "created_at", "updated_at", "completed_at", "expires_at", "error", "tokens_used",
+  "credits_used", "discovery_done", "created_at", "updated_at", "completed_at", "expires_at", "error", "tokens_used", "url_reasons",
 ];
 
 interface CrawlRowJson {
   crawl_id: string; version: number; team_id: string; url: string; options: string; webhook: string; status: string;
   total: number; completed: number; failed: number; credits_used: number; discovery_done: number;
-  created_at: number; updated_at: number; completed_at: number; expires_at: number; error: string; tokens_used: number;
+  created_at: number; updated_at: number; completed_at: number; expires_at: number; error: string; tokens_used: number; url_reasons?: string;
 }
 
 const n = (v: unknown): number => Number(v);
@@ -58,6 +59,7 @@ export class ClickHouseCrawlStore implements CrawlStore {
     await this.ch.insert("crawls", CRAWL_COLUMNS, records.map((r) => [
       r.crawlId, r.version, r.teamId, r.url, JSON.stringify(r.options), r.webhook, r.status, r.total, r.completed, r.failed,
       r.creditsUsed, r.discoveryDone ? 1 : 0, r.createdAt, r.updatedAt, r.completedAt, r.expiresAt, r.error, r.tokensUsed,
+      r.reasons ? JSON.stringify(r.reasons) : "",
     ]));
   }
 
@@ -74,17 +76,24 @@ export class ClickHouseCrawlStore implements CrawlStore {
   }
 
   async saveUrls(rows: UrlRow[]): Promise<void> {
-    await this.ch.insert("frontier_urls", ["crawl_id", "url_key", "url", "depth", "state", "version"],
-      rows.map((r) => [r.crawlId, r.urlKey, r.url, r.depth, r.state, r.version]));
+    await this.ch.insert("frontier_urls", ["crawl_id", "url_key", "url", "depth", "state", "version", "reason", "detail", "from_url", "attempts"],
+      rows.map((r) => [r.crawlId, r.urlKey, r.url, r.depth, r.state, r.version, r.reason ?? "", r.detail ?? "", r.from ?? "", r.attempts ?? 0]));
   }
 
   async loadUrls(crawlId: string): Promise<UrlRow[]> {
-    const rows = await this.ch.query<{ url_key: string; last_url: string; last_depth: number; last_state: number; last_version: number }>(
-      sql`SELECT url_key, argMax(url, version) AS last_url, argMax(depth, version) AS last_depth, argMax(state, version) AS last_state,
-            max(version) AS last_version
+    // the latest state, reason and detail; the URL and where it was found from the latest row that has them (a
+    // PageDone's row has neither)
+    const rows = await this.ch.query<{ url_key: string; last_url: string; last_depth: number; last_state: number; last_version: number; last_reason: string; last_detail: string; last_from: string; last_attempts: number }>(
+      sql`SELECT url_key, argMaxIf(url, version, url != '') AS last_url, argMax(depth, version) AS last_depth, argMax(state, version) AS last_state,
+            max(version) AS last_version, argMax(reason, version) AS last_reason, argMax(detail, version) AS last_detail,
+            argMaxIf(from_url, version, from_url != '') AS last_from, argMax(attempts, version) AS last_attempts
           FROM ${this.t("frontier_urls")} WHERE crawl_id = ${crawlId} GROUP BY url_key`,
     );
-    return rows.map((r) => ({ crawlId, urlKey: r.url_key, url: r.last_url, depth: n(r.last_depth), state: n(r.last_state) as UrlState, version: n(r.last_version) }));
+    return rows.map((r) => ({
+      crawlId, urlKey: r.url_key, url: r.last_url, depth: n(r.last_depth), state: n(r.last_state) as UrlState, version: n(r.last_version),
+      ...(r.last_reason ? { reason: r.last_reason as UrlReason, detail: r.last_detail, from: r.last_from } : {}),
+      ...(n(r.last_attempts) > 0 ? { attempts: n(r.last_attempts) } : {}),
+    }));
   }
 
   async insertDocuments(rows: DocumentRow[]): Promise<void> {
@@ -295,5 +304,6 @@ function fromRow(row: CrawlRowJson): CrawlRecord {
     completedAt: n(row.completed_at),
     expiresAt: n(row.expires_at),
     error: row.error,
+    ...(row.url_reasons ? { reasons: JSON.parse(row.url_reasons) as ReasonCounts } : {}),
   };
 }

@@ -1,5 +1,6 @@
 // Storage ports. Adapters: ClickHouse (clickhouse-crawl-store.ts); an embedded one comes with the embedded mode.
 import type { CrawlOptions } from "../../schemas/index.ts";
+import type { ReasonCounts, UrlReason } from "./url-reason.ts";
 
 export type CrawlStatus = "scraping" | "completed" | "failed" | "cancelled";
 
@@ -26,9 +27,12 @@ export interface CrawlRecord {
   expiresAt: number;
   /** Why the crawl failed, or "" */
   error: string;
+  /** The crawl's URLs by reason (url-reason.ts), skipped ones past the listed bound included; absent in older records */
+  reasons?: ReasonCounts;
 }
 
-export const URL_STATE = { queued: 0, done: 1, failed: 2, blocked: 3 } as const;
+/** skipped: seen and not crawled (out of scope, excluded, too deep, over limit, a duplicate): its reason says why */
+export const URL_STATE = { queued: 0, done: 1, failed: 2, blocked: 3, skipped: 4 } as const;
 export type UrlState = (typeof URL_STATE)[keyof typeof URL_STATE];
 
 export interface UrlRow {
@@ -38,6 +42,28 @@ export interface UrlRow {
   depth: number;
   state: UrlState;
   version: number;
+  /** Why (absent in rows written before reasons were recorded: derived from the state) */
+  reason?: UrlReason;
+  /** The rule, pattern, duplicated URL or error behind the reason */
+  detail?: string;
+  /** The page it was found on; "sitemap"; "" for the start URL */
+  from?: string;
+  /** Fetch attempts of a failed URL */
+  attempts?: number;
+}
+
+/**
+ * A URL's latest row with what earlier rows knew (both stores read the same way): state, depth, reason, detail and
+ * attempts of the latest version; the URL and the page it was found on from the latest rows that have them (the row a
+ * PageDone writes has neither).
+ */
+export function mergeUrlRow(prev: UrlRow | undefined, r: UrlRow): UrlRow {
+  if (!prev) return r;
+  const [older, newer] = r.version >= prev.version ? [prev, r] : [r, prev];
+  const { reason, detail, from, attempts, ...base } = newer;
+  const url = newer.url || older.url;
+  const found = from || older.from || "";
+  return { ...base, url, ...(reason ? { reason, detail: detail ?? "", from: found } : {}), ...(attempts ? { attempts } : {}) };
 }
 
 export interface DocumentRow {

@@ -4,6 +4,7 @@
 import { join } from "node:path";
 import { crawlUsage, expiredCrawl, type CrawlRecord, type CrawlStore, type DeliveryRow, type DocumentKeys, type DocumentPage, type DocumentRow, type ErrorRow, type ExpiredCrawl, type JobUsage, type SearchCandidates, type UrlRow } from "./crawl-store.ts";
 import { AppendLog, FileReader, readLines } from "../runtime/append-log.ts";
+import { mergeUrlRow } from "./crawl-store.ts";
 import { docCrawlId, journalCrawlId, sizeOf, type JournalEntry } from "./embedded-journal.ts";
 import { fitChunk } from "./paging.ts";
 import { DocIndex, type DocRef } from "./doc-index.ts";
@@ -186,8 +187,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
   async loadUrls(crawlId: string): Promise<UrlRow[]> {
     const latest = new Map<string, UrlRow>();
     const take = (r: UrlRow) => {
-      const prev = latest.get(r.urlKey);
-      if (r.crawlId === crawlId && (!prev || r.version >= prev.version)) latest.set(r.urlKey, r);
+      if (r.crawlId === crawlId) latest.set(r.urlKey, mergeUrlRow(latest.get(r.urlKey), r));
     };
     if (!this.journal) {
       for (const r of this.memUrls.get(crawlId) ?? []) take(r);

@@ -23,6 +23,12 @@ export const ADDED_COLUMNS: AddedColumn[] = [
   { table: "crawls", column: "tokens_used", type: "UInt64 DEFAULT 0" },
   // LLM tokens of a ledger job (a scrape with a json format, an extract job, an expired crawl)
   { table: "credit_usage", column: "tokens", type: "UInt64 DEFAULT 0" },
+  // why each URL was fetched, skipped or failed (url-reason.ts), and the crawl's counts by reason (JSON)
+  { table: "frontier_urls", column: "reason", type: "String DEFAULT ''" },
+  { table: "frontier_urls", column: "detail", type: "String DEFAULT ''" },
+  { table: "frontier_urls", column: "from_url", type: "String DEFAULT ''" },
+  { table: "frontier_urls", column: "attempts", type: "UInt32 DEFAULT 0" },
+  { table: "crawls", column: "url_reasons", type: "String DEFAULT ''" },
 ];
 
 /**
