@@ -2,6 +2,7 @@
 import { ClickHouse } from "clickhouse";
 import { InfrastructureError, TrawlError } from "../runtime/errors.ts";
 import { GroupSender } from "../runtime/group-send.ts";
+import { sleep } from "../runtime/retry.ts";
 import { clickHouseAgent, refuseCredentialsInUrl, tlsOrAuthFailure } from "./clickhouse-tls.ts";
 import { capturing, columnsOf, publishStatement } from "./sql-capture.ts";
 import { type SqlFragment, ident, join, sql, tuple } from "./sql.ts";
@@ -17,6 +18,9 @@ export interface ClickHouseOptions {
   /** CLICKHOUSE_CLUSTER: migrations run ON CLUSTER with Replicated engines (cluster-ddl.ts); empty: one server. */
   cluster?: string;
 }
+
+/** queryEvery: how long the other replicas may take once one has answered (then they count as away). */
+const EVERY_GRACE_MS = 3_000;
 
 /** Rows of the INSERTs into one table made while one is in flight go out together, up to this much SQL text. */
 const GROUP_INSERT_BYTES = 8 * 1024 * 1024;
@@ -159,17 +163,26 @@ export class ClickHouseClient {
    * so far (replication is asynchronous).
    */
   async queryEvery<T = Record<string, unknown>>(q: SqlFragment): Promise<T[][]> {
-    const answers = await Promise.allSettled(this.endpoints.map(async (e) => {
+    const answers: (PromiseSettledResult<T[]> | undefined)[] = this.endpoints.map(() => undefined);
+    const asked = this.endpoints.map(async (e, i) => {
       try {
-        return (await e.ch.query(q.text).toPromise()) as T[];
+        answers[i] = { status: "fulfilled", value: (await e.ch.query(q.text).toPromise()) as T[] };
       } catch (err) {
-        throw this.wrap(err, "query", e.url);
+        answers[i] = { status: "rejected", reason: this.wrap(err, "query", e.url) };
       }
+    });
+    const all = Promise.all(asked);
+    // once one replica has answered, the others get EVERY_GRACE_MS more: one that hangs (a host that drops packets
+    // rather than refusing) counts as away instead of holding every caller for the TCP time-out
+    const oneAnswered = Promise.any(asked.map(async (p, i) => {
+      await p;
+      if (answers[i]?.status !== "fulfilled") throw new Error("no answer");
     }));
-    const refused = answers.find((a) => a.status === "rejected" && !serverAway(a.reason));
+    await Promise.race([all, oneAnswered.then(() => sleep(EVERY_GRACE_MS), () => all)]);
+    const refused = answers.find((a) => a?.status === "rejected" && !serverAway(a.reason));
     if (refused?.status === "rejected") throw refused.reason;
-    const rows = answers.flatMap((a) => (a.status === "fulfilled" ? [a.value] : []));
-    if (rows.length === 0) throw (answers[0] as PromiseRejectedResult).reason;
+    const rows = answers.flatMap((a) => (a?.status === "fulfilled" ? [a.value] : []));
+    if (rows.length === 0) throw (answers.find((a) => a?.status === "rejected") as PromiseRejectedResult).reason;
     return rows;
   }
 

@@ -2,6 +2,7 @@
 // Kubernetes ingresses expose it): every request goes to that path. The client used to drop the path and send the
 // requests to the proxy's root. A plain HTTP proxy in this process forwards /clickhouse/... to the real server.
 import { createServer, request, type Server } from "node:http";
+import { createServer as createTcpServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -49,3 +50,18 @@ it("sends queries, statements and INSERTs to the path of CLICKHOUSE_URL", async 
     await ch.exec(raw(`DROP DATABASE IF EXISTS ${database}`));
   }
 });
+
+it("a read of every replica does not wait for one that hangs: it counts as away a few seconds after another answered", async () => {
+  // a host that takes the connection and never answers (packets dropped, a frozen VM): no refusal to fail over on
+  const hung = createTcpServer(() => undefined);
+  await new Promise<void>((resolve) => hung.listen(0, "127.0.0.1", resolve));
+  const { port } = hung.address() as AddressInfo;
+  try {
+    const ch = new ClickHouseClient({ url: `${config.clickhouseUrl.split(",")[0]},http://127.0.0.1:${port}`, user: config.clickhouseUser, password: config.clickhousePassword, database: "system" });
+    const started = Date.now();
+    expect(await ch.queryEvery<{ one: number }>(raw("SELECT 1 AS one"))).toEqual([[{ one: 1 }]]);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  } finally {
+    hung.close();
+  }
+}, 60_000);
