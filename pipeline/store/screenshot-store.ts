@@ -6,10 +6,10 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { isStandaloneJob } from "../runtime/constants.ts";
+import { EXTRACT_JOB_PREFIX, isStandaloneJob, SCRAPE_JOB_PREFIX } from "../runtime/constants.ts";
 import type { ClickHouseClient } from "./clickhouse.ts";
 import { readTable } from "./clickhouse-retention.ts";
-import { sql } from "./sql.ts";
+import { list, raw, sql } from "./sql.ts";
 
 export type ImageType = "png" | "jpeg";
 
@@ -87,8 +87,20 @@ export class ClickHouseScreenshotStore implements ScreenshotStore {
     return row ? { type: row.type === "jpeg" ? "jpeg" : "png", bytes: Buffer.from(row.data_base64, "base64") } : null;
   }
 
-  /** Nothing to do here: the crawl store's sweep drops the screenshots' days with the other tables' (no mutation). */
-  async deleteExpired(_jobIds: string[], _scrapeCutoff: number): Promise<void> {}
+  /**
+   * Nothing to do for a partitioned table: the crawl store's sweep drops the screenshots' days with the other tables'
+   * (no mutation). A cluster database made before screenshots were partitioned keeps its unpartitioned table (cluster
+   * mode converts no table, migrations.ts): its expired rows are still deleted by mutation, as before.
+   */
+  async deleteExpired(jobIds: string[], scrapeCutoff: number): Promise<void> {
+    const parts = await this.ch.query<{ partition: string }>(
+      sql`SELECT DISTINCT partition FROM system.parts WHERE database = ${this.ch.database} AND table = 'screenshots' AND active`,
+    );
+    if (parts.every((p) => /^\d+$/.test(p.partition))) return;
+    const t = raw(this.ch.table("screenshots"));
+    if (jobIds.length) await this.ch.exec(sql`ALTER TABLE ${t} DELETE WHERE job_id IN (${list(jobIds)})`);
+    await this.ch.exec(sql`ALTER TABLE ${t} DELETE WHERE (startsWith(job_id, ${SCRAPE_JOB_PREFIX}) OR startsWith(job_id, ${EXTRACT_JOB_PREFIX})) AND stored_at < ${scrapeCutoff}`);
+  }
 }
 
 /**
