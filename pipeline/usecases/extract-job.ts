@@ -77,7 +77,7 @@ export function plan(req: ExtractRequest, allowPrivate: boolean): Plan {
 export async function readExtract(deps: Pick<CrawlDeps, "store" | "clock">, teamId: string, id: string): Promise<ExtractState | undefined> {
   const state = await readState(deps.store, id);
   // past its expiresAt a job is gone, as a crawl is (its rows may wait for the next sweep)
-  if (!state || state.teamId !== teamId || state.expiresAt <= deps.clock.now()) return undefined;
+  if (!state || state.teamId !== teamId || state.expiresAt < deps.clock.now()) return undefined;
   const { request: _request, ...shown } = state;
   return shown;
 }
