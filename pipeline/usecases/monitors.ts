@@ -42,7 +42,8 @@ function checkScrapeOptions(monitorId: string, def: MonitorDefinition): Record<s
   const formats = [...((so.formats as unknown[] | undefined) ?? ["markdown"])];
   const type = (f: unknown) => (typeof f === "string" ? f : (f as { type?: string }).type);
   if (!formats.some((f) => type(f) === "markdown")) formats.push("markdown");
-  if (!formats.some((f) => type(f) === "changeTracking")) formats.push({ type: "changeTracking", tag: monitorTag({ monitorId, def }) });
+  // a monitor diffs its pages (Firecrawl: markdown-only monitors report the unified diff)
+  if (!formats.some((f) => type(f) === "changeTracking")) formats.push({ type: "changeTracking", modes: ["git-diff"], tag: monitorTag({ monitorId, def }) });
   return { ...so, formats };
 }
 

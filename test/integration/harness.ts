@@ -19,6 +19,8 @@ export interface Instance {
   stop(): Promise<void>;
   /** Stops the process gracefully and starts it again on the same topics, groups, database or data directory. */
   restart(): Promise<Instance>;
+  /** Starts the process again after `running.stop()` (several processes can be down together), as restart() does. */
+  relaunch(): Promise<Instance>;
 }
 
 export type Mode = Config["mode"];
@@ -69,6 +71,7 @@ async function launch(config: Config, tag: string, dataDir: string): Promise<Ins
       await running.stop();
       return launch({ ...config, port }, tag, dataDir);
     },
+    relaunch: () => launch({ ...config, port }, tag, dataDir),
   };
   return instance;
 }

@@ -1,0 +1,154 @@
+// Monitors, in both modes: a monitor with a 2 s interval on a site that changes between checks runs on schedule,
+// sends webhooks only for changes, survives a restart of every process (the ticks missed while down run once), and
+// pauses. Cluster mode runs two replicas of every role (two schedulers) on one Kafka and one ClickHouse: each tick
+// runs once (the site's home page is fetched exactly once per check), and README.md's "what changed this week"
+// query answers from page_history.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startChangingSite, type ChangingSite } from "../fixtures/changing-site.ts";
+import { startReceiver, type Receiver } from "../fixtures/webhook-receiver.ts";
+import { ClickHouseClient } from "../../pipeline/store/clickhouse.ts";
+import { raw } from "../../pipeline/store/sql.ts";
+import { getJson, MODES, postJson, startTrawl, type Instance } from "./harness.ts";
+
+const SECRET = "monitor-secret";
+const INTERVAL_S = 2;
+
+const request = async (method: string, url: string, body?: unknown) => {
+  const res = await fetch(url, { method, headers: { "content-type": "application/json" }, ...(body ? { body: JSON.stringify(body) } : {}) });
+  return { status: res.status, body: await res.json() as any };
+};
+
+async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe.each(MODES)("%s mode", (mode) => {
+  let replicas: Instance[] = [];
+  let site: ChangingSite;
+  let receiver: Receiver;
+  const api = () => (replicas[0] as Instance).api;
+
+  beforeAll(async () => {
+    const settings = { mode, allowLocalWebhooks: true, webhookSecret: SECRET, monitorMinIntervalMs: 1000, monitorPollMs: 150 };
+    [site, receiver] = await Promise.all([startChangingSite(), startReceiver(SECRET)]);
+    const first = await startTrawl(settings);
+    replicas = [first];
+    // cluster: a second process of every role on the same topics, groups and database (a second scheduler)
+    if (mode === "cluster") {
+      const { topicPrefix, groupPrefix, clickhouseDatabase } = first.config;
+      replicas.push(await startTrawl({ ...settings, topicPrefix, groupPrefix, clickhouseDatabase }));
+    }
+  });
+
+  afterAll(async () => {
+    for (const r of replicas.reverse()) await r.stop();
+    await site?.close();
+    await receiver?.close();
+  });
+
+  const checks = async (id: string): Promise<any[]> => (await getJson(`${api()}/v2/monitor/${id}/checks?limit=100`)).body.data;
+  /** The started checks that completed, oldest first. */
+  const completed = async (id: string) => (await checks(id)).filter((c) => c.status === "completed").reverse();
+  const homeFetches = () => site.hits.get("/ 200") ?? 0;
+
+  it("runs on schedule, reports changes (webhooks on change only), survives a restart, runs each tick once", async () => {
+    const created = await postJson(`${api()}/v2/monitor`, {
+      name: "fixture site", schedule: { intervalSeconds: INTERVAL_S },
+      targets: [{ type: "crawl", url: site.origin, crawlOptions: { limit: 20, sitemap: "skip" } }],
+      webhook: { url: receiver.url, metadata: { team: "docs" } },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const m = created.body.data;
+    expect(m).toMatchObject({ name: "fixture site", status: "active", schedule: { intervalSeconds: INTERVAL_S, timezone: "UTC" }, lastRunAt: null, judgeEnabled: false });
+    expect(Date.parse(m.nextRunAt) - Date.parse(m.createdAt)).toBe(INTERVAL_S * 1000);
+
+    // checks 1 (every page new) and 2 (nothing changed)
+    const [c1, c2] = await until("two completed checks", async () => { const c = await completed(m.id); return c.length >= 2 && c; });
+    expect(c1.summary).toEqual({ totalPages: 5, new: 5, same: 0, changed: 0, removed: 0, error: 0 });
+    expect(c2.summary).toEqual({ totalPages: 5, new: 0, same: 5, changed: 0, removed: 0, error: 0 });
+    for (const c of [c1, c2]) {
+      expect(c.trigger).toBe("scheduled");
+      expect((Date.parse(c.scheduledFor) - Date.parse(m.createdAt)) % (INTERVAL_S * 1000)).toBe(0);
+    }
+    // a check is a crawl: its id reads as one
+    expect((await getJson(`${api()}/v2/crawl/${c2.id}`)).body.status).toBe("completed");
+
+    // the site changes: the next check that starts after it reports the change
+    site.advance();
+    const changedAt = Date.now();
+    const c3 = await until("a check after the change", async () => (await completed(m.id)).find((c) => Date.parse(c.startedAt) > changedAt));
+    expect(c3.summary).toEqual({ totalPages: 6, new: 1, same: 2, changed: 2, removed: 1, error: 0 });
+    const detail = (await getJson(`${api()}/v2/monitor/${m.id}/checks/${c3.id}`)).body.data;
+    const pages = Object.fromEntries(detail.pages.map((p: any) => [new URL(p.url).pathname, p.status]));
+    expect(pages).toEqual({ "/": "changed", "/price": "changed", "/etag": "same", "/static": "same", "/new": "new", "/gone": "removed" });
+    expect(detail.pages.find((p: any) => p.url.endsWith("/price")).diff.text).toContain("+12 EUR");
+
+    // every process stops for 2.5 intervals and starts again: the missed ticks (at least two) run once, on start
+    await until("the running check to end", async () => (await checks(m.id)).every((c) => c.status !== "running"));
+    await Promise.all(replicas.map((r) => r.running.stop()));
+    const stoppedAt = Date.now();
+    await new Promise((r) => setTimeout(r, 2.5 * INTERVAL_S * 1000));
+    replicas = await Promise.all(replicas.map((r) => r.relaunch()));
+    const startedAt = Date.now();
+    // the first completed check after the restart; the ticks of the outage ran as one check (skipped when the check
+    // the stop interrupted was still running: it resumes first)
+    await until("a completed check after the restart", async () => (await completed(m.id)).some((c) => Date.parse(c.scheduledFor) > stoppedAt));
+    const outage = (await checks(m.id)).filter((c) => Date.parse(c.scheduledFor) > stoppedAt && Date.parse(c.scheduledFor) < startedAt);
+    expect(outage.map((c) => c.status), JSON.stringify(await checks(m.id))).toHaveLength(1);
+
+    // pause: no check while paused; resume: ticks count from the resume
+    const paused = await request("PATCH", `${api()}/v2/monitor/${m.id}`, { status: "paused" });
+    expect(paused.body.data).toMatchObject({ status: "paused", nextRunAt: null });
+    await until("no running check", async () => (await checks(m.id)).every((c) => c.status !== "running"));
+    const whilePaused = (await checks(m.id)).length;
+    await new Promise((r) => setTimeout(r, 1.5 * INTERVAL_S * 1000));
+    expect((await checks(m.id)).length).toBe(whilePaused);
+
+    // each tick ran once: one check per tick, and one fetch of the home page per started check (with two replicas in
+    // cluster mode, both schedulers fire every tick)
+    const all = await checks(m.id);
+    const ticks = all.map((c) => c.scheduledFor);
+    expect(new Set(ticks).size).toBe(ticks.length);
+    const started = all.filter((c) => c.status !== "skipped_overlap");
+    expect(homeFetches()).toBe(started.length);
+
+    // webhooks on change only: check 1 (5 new pages), check 3 (2 changed, 1 new, 1 removed); none for unchanged checks
+    await until("the webhooks of checks 1 and 3", async () => receiver.received.filter((r) => r.type === "monitor.check.completed").length >= 2);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(receiver.received.every((r) => r.validSignature)).toBe(true);
+    const byCheck = (id: string, type: string) => receiver.received.filter((r) => r.id === id && r.type === type);
+    expect(byCheck(c1.id, "monitor.page").map((r) => r.body.data[0].status)).toEqual(["new", "new", "new", "new", "new"]);
+    const changedPages = byCheck(c3.id, "monitor.page").map((r) => [new URL(r.body.data[0].url).pathname, r.body.data[0].status]).sort();
+    expect(changedPages).toEqual([["/", "changed"], ["/new", "new"], ["/price", "changed"]]);
+    expect(byCheck(c3.id, "monitor.page").find((r) => r.body.data[0].url.endsWith("/price"))?.body.data[0].diff.text).toContain("-10 EUR");
+    const done3 = byCheck(c3.id, "monitor.check.completed");
+    expect(done3).toHaveLength(1);
+    expect(done3[0]?.body).toMatchObject({ success: true, metadata: { team: "docs" }, data: [{ monitorId: m.id, checkId: c3.id, status: "completed", summary: { new: 1, changed: 2, removed: 1, same: 2 } }] });
+    const quiet = all.filter((c) => ![c1.id, c3.id].includes(c.id)).map((c) => c.id);
+    expect(receiver.received.filter((r) => quiet.includes(r.id))).toEqual([]);
+
+    // README's query: which pages of this site changed this week
+    if (mode === "cluster") {
+      const readme = readFileSync(join(import.meta.dirname, "..", "..", "README.md"), "utf8");
+      const query = /## What changed this week[\s\S]*?```sql\n([\s\S]*?)```/.exec(readme)?.[1];
+      expect(query).toBeDefined();
+      const cfg = replicas[0]?.config;
+      const ch = new ClickHouseClient({ url: cfg?.clickhouseUrl ?? "", user: cfg?.clickhouseUser ?? "", password: cfg?.clickhousePassword ?? "", database: cfg?.clickhouseDatabase ?? "" });
+      const sql = String(query).replace("FROM page_history", `FROM ${ch.table("page_history")}`).replace("docs.example.com", "127.0.0.1");
+      const rows = await ch.query<{ url: string; statuses: string[]; jobs: unknown }>(raw(sql));
+      const got = Object.fromEntries(rows.map((r) => [new URL(r.url).pathname, [...r.statuses].sort()]));
+      expect(got).toEqual({ "/": ["changed", "new"], "/price": ["changed", "new"], "/etag": ["new"], "/static": ["new"], "/gone": ["new", "removed"], "/new": ["new"] });
+    }
+
+    expect((await request("DELETE", `${api()}/v2/monitor/${m.id}`)).status).toBe(200);
+    expect((await getJson(`${api()}/v2/monitor/${m.id}`)).status).toBe(404);
+  }, 60_000);
+});
