@@ -28,7 +28,8 @@ export type Mode = Config["mode"];
 /** Both modes run the same suites, so that no behaviour exists in one mode only. */
 export const MODES: Mode[] = ["cluster", "embedded"];
 
-export async function startTrawl(overrides: Partial<Config> = {}): Promise<Instance> {
+/** `roles`: the roles this process runs (default every one). */
+export async function startTrawl(overrides: Partial<Config> = {}, roles: readonly string[] = ROLES): Promise<Instance> {
   const tag = `t${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
   const dataDir = mkdtempSync(join(tmpdir(), "trawl-test-"));
   const config = loadConfig(process.env, {
@@ -49,12 +50,12 @@ export async function startTrawl(overrides: Partial<Config> = {}): Promise<Insta
     maxRam: 1,
     ...overrides,
   });
-  return launch(config, tag, dataDir);
+  return launch(config, tag, dataDir, roles);
 }
 
-async function launch(config: Config, tag: string, dataDir: string): Promise<Instance> {
+async function launch(config: Config, tag: string, dataDir: string, roles: readonly string[] = ROLES): Promise<Instance> {
   const log = createLogger(config.logLevel, { test: tag });
-  const running = await start(ROLES, config, log);
+  const running = await start(roles as typeof ROLES, config, log);
   const { port } = running.server?.address() as AddressInfo;
   const instance: Instance = {
     api: `http://127.0.0.1:${port}`,
@@ -69,9 +70,9 @@ async function launch(config: Config, tag: string, dataDir: string): Promise<Ins
     },
     async restart() {
       await running.stop();
-      return launch({ ...config, port }, tag, dataDir);
+      return launch({ ...config, port }, tag, dataDir, roles);
     },
-    relaunch: () => launch({ ...config, port }, tag, dataDir),
+    relaunch: () => launch({ ...config, port }, tag, dataDir, roles),
   };
   return instance;
 }
