@@ -75,6 +75,9 @@ describe("/v2/monitor", () => {
     await bad({ targets: [{ type: "crawl", urls: ["https://example.com/"] }] }, /a crawl target takes url/);
     await bad({ targets: [{ type: "crawl", url: "https://example.com/", crawlOptions: { limit: "many" } }] }, /limit/);
     await bad({ targets: [{ type: "scrape", urls: ["http://127.0.0.1/"] }] }, /private|loopback|local/i);
+    for (const formats of [7, "markdown", [null], [{ type: "changeTracking", tag: 5 }]]) {
+      await bad({ targets: [{ type: "crawl", url: "https://example.com/", scrapeOptions: { formats } }] }, /BAD_REQUEST/);
+    }
     await bad({ notification: { email: { enabled: true, recipients: ["a@b.c"] } } }, /email notifications are not sent/);
     await bad({ webhook: { url: "http://127.0.0.1:9/hook" } }, /ALLOW_LOCAL_WEBHOOKS/);
   });

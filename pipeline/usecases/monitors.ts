@@ -31,16 +31,18 @@ export interface MonitorDeps extends CrawlDeps {
 
 /** The history a monitor compares with: the changeTracking tag the user gave, else one of its own. */
 export function monitorTag(m: { monitorId: string; def: MonitorDefinition }): string {
-  const formats = (m.def.targets[0]?.scrapeOptions as { formats?: unknown[] } | undefined)?.formats ?? [];
-  const ct = formats.find((f) => typeof f === "object" && f !== null && (f as { type?: string }).type === "changeTracking") as { tag?: string } | undefined;
-  return ct?.tag ?? `monitor:${m.monitorId}`;
+  const formats = (m.def.targets[0]?.scrapeOptions as { formats?: unknown } | undefined)?.formats;
+  const ct = (Array.isArray(formats) ? formats : []).find((f) => typeof f === "object" && f !== null && (f as { type?: string }).type === "changeTracking") as { tag?: unknown } | undefined;
+  return typeof ct?.tag === "string" ? ct.tag : `monitor:${m.monitorId}`;
 }
 
 /** The scrape options of a check: the target's, with markdown and the changeTracking format (under the monitor's tag). */
 function checkScrapeOptions(monitorId: string, def: MonitorDefinition): Record<string, unknown> {
   const so = { ...((def.targets[0]?.scrapeOptions as Record<string, unknown> | undefined) ?? {}) };
+  // formats that are not a list are left for the request's schema to refuse
+  if (so.formats !== undefined && !Array.isArray(so.formats)) return so;
   const formats = [...((so.formats as unknown[] | undefined) ?? ["markdown"])];
-  const type = (f: unknown) => (typeof f === "string" ? f : (f as { type?: string }).type);
+  const type = (f: unknown) => (typeof f === "string" ? f : typeof f === "object" && f !== null ? (f as { type?: unknown }).type : undefined);
   if (!formats.some((f) => type(f) === "markdown")) formats.push("markdown");
   // a monitor diffs its pages (Firecrawl: markdown-only monitors report the unified diff)
   if (!formats.some((f) => type(f) === "changeTracking")) formats.push({ type: "changeTracking", modes: ["git-diff"], tag: monitorTag({ monitorId, def }) });
