@@ -1081,6 +1081,14 @@ export interface MonitorRequest {
    */
   goal?: string | null;
   judgeEnabled?: boolean;
+  /**
+   * the client that sent the request (the SDKs send `js-sdk@<version>`); not stored
+   */
+  origin?: string;
+  /**
+   * not stored
+   */
+  integration?: string | null;
 }
 
 /**
@@ -1175,6 +1183,14 @@ export interface MonitorUpdate {
   goal?: string | null;
   judgeEnabled?: boolean;
   status?: "active" | "paused";
+  /**
+   * the client that sent the request (the SDKs send `js-sdk@<version>`); not stored
+   */
+  origin?: string;
+  /**
+   * not stored
+   */
+  integration?: string | null;
 }
 
 /**

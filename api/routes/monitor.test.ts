@@ -45,7 +45,7 @@ const crawlTarget = [{ type: "crawl", url: "https://example.com/docs", crawlOpti
 
 describe("/v2/monitor", () => {
   it("creates a monitor in Firecrawl's shape, its text schedule answered as cron, next run computed", async () => {
-    const res = await call("POST", "/v2/monitor", { name: "docs", schedule: { text: "every 15 minutes starting at :07" }, targets: crawlTarget, goal: "API changes" });
+    const res = await call("POST", "/v2/monitor", { name: "docs", schedule: { text: "every 15 minutes starting at :07" }, targets: crawlTarget, goal: "API changes", origin: "js-sdk@4.42.0" });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body).toMatchObject({
       success: true,

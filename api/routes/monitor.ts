@@ -45,7 +45,7 @@ export function monitorRoutes(deps: ApiDeps): Router {
 
   router.post("/v2/monitor", async (ctx) => {
     const body = validateBody<MonitorRequest>("monitor-request", ctx.state.body);
-    const { name, ...def } = body;
+    const { name, origin: _origin, integration: _integration, ...def } = body;
     const id = randomUUID();
     check(id, def);
     const teamId = ctx.state.teamId as string;
@@ -71,7 +71,7 @@ export function monitorRoutes(deps: ApiDeps): Router {
 
   router.patch("/v2/monitor/:id", async (ctx) => {
     const m = await own(ctx);
-    const { status, name, ...changes } = validateBody<MonitorUpdate>("monitor-update", ctx.state.body);
+    const { status, name, origin: _origin, integration: _integration, ...changes } = validateBody<MonitorUpdate>("monitor-update", ctx.state.body);
     const before = definitionOf(m);
     const def: MonitorDefinition = { ...before, ...changes };
     check(m.monitorId, def);

@@ -3,22 +3,18 @@
 // pauses. Cluster mode runs a second API process (a second scheduler) on one Kafka and one ClickHouse: each tick
 // runs once (the site's home page is fetched exactly once per check), and README.md's "what changed this week"
 // query answers from page_history.
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import Firecrawl from "@mendable/firecrawl-js";
 import { startChangingSite, type ChangingSite } from "../fixtures/changing-site.ts";
 import { startReceiver, type Receiver } from "../fixtures/webhook-receiver.ts";
 import { ClickHouseClient } from "../../pipeline/store/clickhouse.ts";
 import { raw } from "../../pipeline/store/sql.ts";
-import { getJson, MODES, postJson, startTrawl, type Instance } from "./harness.ts";
+import { getJson, MODES, startTrawl, type Instance } from "./harness.ts";
 
 const SECRET = "monitor-secret";
 const INTERVAL_S = 2;
-
-const request = async (method: string, url: string, body?: unknown) => {
-  const res = await fetch(url, { method, headers: { "content-type": "application/json" }, ...(body ? { body: JSON.stringify(body) } : {}) });
-  return { status: res.status, body: await res.json() as any };
-};
 
 async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -51,7 +47,12 @@ describe.each(MODES)("%s mode", (mode) => {
 
   afterAll(async () => {
     mark("done");
-    for (const r of replicas.reverse()) await r.stop();
+    // the extra API process first: the first one's stop drops the database
+    for (const r of replicas.slice(1)) {
+      await r.running.stop();
+      rmSync(r.config.dataDir, { recursive: true, force: true });
+    }
+    await replicas[0]?.stop();
     await site?.close();
     await receiver?.close();
   });
@@ -66,13 +67,13 @@ describe.each(MODES)("%s mode", (mode) => {
 
   it("runs on schedule, reports changes (webhooks on change only), survives a restart, runs each tick once", async () => {
     mark("started");
-    const created = await postJson(`${api()}/v2/monitor`, {
-      name: "fixture site", schedule: { intervalSeconds: INTERVAL_S },
+    // the official JS SDK's monitor calls (intervalSeconds is Trawl's: not in the SDK's types)
+    const fc = new Firecrawl({ apiKey: "fc-test", apiUrl: api() });
+    const m: any = await fc.createMonitor({
+      name: "fixture site", schedule: { intervalSeconds: INTERVAL_S } as never,
       targets: [{ type: "crawl", url: site.origin, crawlOptions: { limit: 20, sitemap: "skip" } }],
       webhook: { url: receiver.url, metadata: { team: "docs" } },
     });
-    expect(created.status, JSON.stringify(created.body)).toBe(200);
-    const m = created.body.data;
     expect(m).toMatchObject({ name: "fixture site", status: "active", schedule: { intervalSeconds: INTERVAL_S, timezone: "UTC" }, lastRunAt: null, judgeEnabled: false });
     expect(Date.parse(m.nextRunAt) - Date.parse(m.createdAt)).toBe(INTERVAL_S * 1000);
 
@@ -86,19 +87,19 @@ describe.each(MODES)("%s mode", (mode) => {
     expect((await getJson(`${api()}/v2/crawl/${c1.id}`)).body.status).toBe("completed");
 
     // paused while the site changes (no check runs then), resumed: ticks count from the resume
-    const paused = await request("PATCH", `${api()}/v2/monitor/${m.id}`, { status: "paused" });
-    expect(paused.body.data).toMatchObject({ status: "paused", nextRunAt: null });
+    const paused = await fc.updateMonitor(m.id, { status: "paused" });
+    expect(paused).toMatchObject({ status: "paused", nextRunAt: null });
     const pausedAt = Date.now();
     await until("no running check", async () => (await checks(m.id)).every((c) => c.status !== "running"));
     site.advance();
-    const resumed = (await request("PATCH", `${api()}/v2/monitor/${m.id}`, { status: "active" })).body.data;
+    const resumed: any = await fc.updateMonitor(m.id, { status: "active" });
     const resumedAt = Date.parse(resumed.updatedAt);
     expect(Date.parse(resumed.nextRunAt) - resumedAt).toBe(INTERVAL_S * 1000);
     const c3 = await until("a check after the change", async () => (await completed(m.id)).find((c) => Date.parse(c.scheduledFor) > resumedAt));
     expect((await checks(m.id)).filter((c) => Date.parse(c.scheduledFor) > pausedAt + 200 && Date.parse(c.scheduledFor) <= resumedAt)).toEqual([]);
     mark("check 3");
     expect(c3.summary).toEqual({ totalPages: 6, new: 1, same: 2, changed: 2, removed: 1, error: 0 });
-    const detail = (await getJson(`${api()}/v2/monitor/${m.id}/checks/${c3.id}`)).body.data;
+    const detail: any = await fc.getMonitorCheck(m.id, c3.id);
     const pages = Object.fromEntries(detail.pages.map((p: any) => [new URL(p.url).pathname, p.status]));
     expect(pages).toEqual({ "/": "changed", "/price": "changed", "/etag": "same", "/static": "same", "/new": "new", "/gone": "removed" });
     expect(detail.pages.find((p: any) => p.url.endsWith("/price")).diff.text).toContain("+12 EUR");
@@ -156,7 +157,14 @@ describe.each(MODES)("%s mode", (mode) => {
       expect(got).toEqual({ "/": ["changed", "new"], "/price": ["changed", "new"], "/etag": ["new"], "/static": ["new"], "/gone": ["new", "removed"], "/new": ["new"] });
     }
 
-    expect((await request("DELETE", `${api()}/v2/monitor/${m.id}`)).status).toBe(200);
+    // a manual run (paused first: no tick between), a second one while it runs is a 409; then delete
+    const sdk = new Firecrawl({ apiKey: "fc-test", apiUrl: api() });
+    await sdk.updateMonitor(m.id, { status: "paused" });
+    await until("no running check", async () => (await checks(m.id)).every((c) => c.status !== "running"));
+    const manual: any = await sdk.runMonitor(m.id);
+    expect(manual).toMatchObject({ monitorId: m.id, trigger: "manual" });
+    await expect(sdk.runMonitor(m.id)).rejects.toThrow(/already running/);
+    expect(await sdk.deleteMonitor(m.id)).toBe(true);
     expect((await getJson(`${api()}/v2/monitor/${m.id}`)).status).toBe(404);
   }, 60_000);
 });
