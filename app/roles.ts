@@ -247,7 +247,9 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
     ...(config.screenshots === "url" ? { screenshots: infra.screenshots } : {}), statusCache, monitors: infra.monitors,
   });
   // monitors: every API replica polls for due ticks; a tick's check id is fixed, so its job starts once
-  const scheduler = new MonitorScheduler({ store: infra.store, bus: infra.bus, clock, log, monitors: infra.monitors, config });
+  const scheduler = new MonitorScheduler({
+    store: infra.store, bus: infra.bus, clock, log, monitors: infra.monitors, config, ...(access ? { admit: (team, n, limit) => access.admit(team, n, limit) } : {}),
+  });
   scheduler.start(config.monitorPollMs);
   w.closers.unshift(() => scheduler.stop());
   const server = createServer(app.callback());

@@ -221,7 +221,7 @@ export const routeDocs: RouteDoc[] = [
   },
   {
     method: "post", path: "/v2/monitor/:id/run", tag: "monitor", summary: "Run a check now (outside the schedule)", params: { id: { type: "string", format: "uuid", description: "the monitor id" } },
-    responses: { 200: { description: "the check, started", body: "api-bodies#MonitorCheckResponse" }, 400: error("invalid id"), 404: error("unknown or deleted monitor"), 409: error("a check of the monitor is still running"), ...AUTH, ...SERVER },
+    responses: { 200: { description: "the check, started", body: "api-bodies#MonitorCheckResponse" }, 400: error("invalid id"), 404: error("unknown or deleted monitor"), 409: error("a check of the monitor is still running"), ...CREDITS, ...SERVER },
   },
   {
     method: "get", path: "/v2/monitor/:id/checks", tag: "monitor", summary: "The monitor's checks, newest first", params: { id: { type: "string", format: "uuid", description: "the monitor id" } },

@@ -23,7 +23,8 @@ export function monitorRoutes(deps: ApiDeps): Router {
     if (!deps.monitors) throw apiError(503, "Monitors are not available in this process");
     return deps.monitors;
   };
-  const mdeps = (): MonitorDeps => ({ ...deps, monitors: store() });
+  const access = deps.access;
+  const mdeps = (): MonitorDeps => ({ ...deps, monitors: store(), ...(access ? { admit: (team: string, n: number, limit?: number) => access.admit(team, n, limit) } : {}) });
   const now = () => deps.clock.now();
 
   /** Every rule of a definition: its job's request against the crawl or batch schema, the webhook URL, the schedule. */

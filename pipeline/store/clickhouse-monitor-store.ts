@@ -47,7 +47,7 @@ export class ClickHouseMonitorStore implements MonitorStore {
   async listChecks(monitorId: string): Promise<CheckRow[]> {
     const rows = await this.ch.query<{ check_id: string; team: string; trig: string; tick: unknown; created: unknown; res: string }>(sql`SELECT check_id, any(team_id) AS team,
       any(run_trigger) AS trig, min(scheduled_for) AS tick, min(created_at) AS created,
-      if(countIf(outcome = 'started') > 0, 'started', 'skipped_overlap') AS res FROM ${raw(this.ch.table("monitor_checks"))}
+      if(countIf(outcome = 'started') > 0, 'started', any(outcome)) AS res FROM ${raw(this.ch.table("monitor_checks"))}
       WHERE monitor_id = ${monitorId} GROUP BY check_id ORDER BY tick DESC, check_id`);
     return rows.map((r) => ({ monitorId, checkId: r.check_id, teamId: r.team, trigger: r.trig as CheckRow["trigger"], scheduledFor: Number(r.tick), createdAt: Number(r.created), outcome: r.res as CheckRow["outcome"] }));
   }

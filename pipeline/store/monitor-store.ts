@@ -30,8 +30,8 @@ export interface CheckRow {
   /** the tick it ran for (manual: when it was asked for) */
   scheduledFor: number;
   createdAt: number;
-  /** skipped_overlap: the tick came while the previous check still ran, and started nothing */
-  outcome: "started" | "skipped_overlap";
+  /** skipped_overlap: the tick came while the previous check still ran; no_credits: the team had none left (nothing started) */
+  outcome: "started" | "skipped_overlap" | "no_credits";
 }
 
 export interface MonitorStore {

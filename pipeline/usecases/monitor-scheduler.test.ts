@@ -12,6 +12,7 @@ import { EmbeddedMonitorStore, type MonitorRecord } from "../store/monitor-store
 import { loadConfig } from "../runtime/config.ts";
 import { MonitorScheduler } from "./monitor-scheduler.ts";
 import { scheduledCheckId, type MonitorDeps } from "./monitors.ts";
+import { CreditsError } from "./team-access.ts";
 
 const T0 = Date.parse("2026-11-26T10:00:00Z");
 const log = createLogger("silent");
@@ -85,5 +86,22 @@ describe("monitor scheduler", () => {
     expect((await monitors.listChecks("m1")).map((c) => new Date(c.scheduledFor).toISOString())).toEqual(["2026-11-26T13:05:00.000Z"]);
     expect(await monitors.listChecks("paused")).toEqual([]);
     expect(await monitors.listChecks("deleted")).toEqual([]);
+  });
+
+  it("checks credits as a crawl submit does: a crawl's limit lowered to the credits left, no check without credits", async () => {
+    await monitors.saveMonitor(monitor("m1"));
+    await monitors.saveMonitor({ ...monitor("broke"), teamId: "broke" });
+    const asked: unknown[][] = [];
+    deps.admit = async (team, n, limit) => {
+      asked.push([team, n, limit]);
+      if (team === "broke") throw new CreditsError();
+      return 2;
+    };
+    now = T0 + 60_000;
+    await new MonitorScheduler(deps).poll();
+    expect(asked.sort()).toEqual([["broke", 3, 3], ["team", 3, 3]]);
+    expect((await store.getCrawl(scheduledCheckId("m1", now)))?.options.limit).toBe(2);
+    expect((await monitors.listChecks("broke")).map((c) => c.outcome)).toEqual(["no_credits"]);
+    expect(await store.getCrawl(scheduledCheckId("broke", now))).toBeNull();
   });
 });

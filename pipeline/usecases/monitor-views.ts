@@ -30,6 +30,7 @@ export interface CheckView {
 }
 
 function checkStatus(row: CheckRow, job: CrawlRecord | null): CheckView["status"] {
+  if (row.outcome === "no_credits") return "failed";
   if (!job) return row.outcome === "skipped_overlap" ? "skipped_overlap" : "queued";
   if (job.status === "scraping") return "running";
   if (job.status === "completed") return job.failed > 0 ? "partial" : "completed";
@@ -45,7 +46,7 @@ export async function checkView(deps: ViewDeps, row: CheckRow): Promise<CheckVie
     id: row.checkId, monitorId: row.monitorId, status: checkStatus(row, job), trigger: row.trigger, scheduledFor: isoOrNull(row.scheduledFor),
     startedAt: job ? isoOrNull(job.createdAt) : null, finishedAt: job ? isoOrNull(job.completedAt) : null, actualCredits: job ? job.creditsUsed : null,
     summary: { totalPages: counts.new + counts.same + counts.changed + counts.removed + failed, ...counts, error: failed },
-    error: job?.error || null, createdAt: new Date(row.createdAt).toISOString(), updatedAt: new Date(job?.updatedAt ?? row.createdAt).toISOString(), job,
+    error: row.outcome === "no_credits" ? "not run: the team has no credits left" : job?.error || null, createdAt: new Date(row.createdAt).toISOString(), updatedAt: new Date(job?.updatedAt ?? row.createdAt).toISOString(), job,
   };
 }
 

@@ -12,6 +12,7 @@ import { planOf, shortestGap } from "./monitor-schedule.ts";
 import { batchOptions, crawlOptions } from "./request-options.ts";
 import { submitBatch } from "./submit-batch.ts";
 import { ensureCrawl, type CrawlDeps } from "./submit-crawl.ts";
+import { CreditsError } from "./team-access.ts";
 
 export type MonitorDefinition = Omit<MonitorRequest, "name">;
 type Target = MonitorRequest["targets"][number];
@@ -27,6 +28,8 @@ export interface MonitorSettings {
 export interface MonitorDeps extends CrawlDeps {
   monitors: MonitorStore;
   config: MonitorSettings;
+  /** With authentication on: the team's credits (TeamAccess.admit; throws CreditsError when none are left). */
+  admit?: (teamId: string, required: number, limit?: number) => Promise<number | undefined>;
 }
 
 /** The history a monitor compares with: the changeTracking tag the user gave, else one of its own. */
@@ -128,6 +131,18 @@ export async function runCheck(deps: MonitorDeps, m: MonitorRecord, checkId: str
   const def = definitionOf(m);
   const job = jobOf(m.monitorId, def, deps.config);
   const webhook = checkWebhookSetting(m.monitorId, def);
+  // credits, as POST /v2/crawl and /v2/batch/scrape check them (a crawl's limit lowered to the credits left)
+  if (!existing && deps.admit) {
+    try {
+      if (job.kind === "crawl") job.options.limit = (await deps.admit(m.teamId, job.options.limit, job.options.limit)) ?? job.options.limit;
+      else await deps.admit(m.teamId, job.urls.length);
+    } catch (err) {
+      if (!(err instanceof CreditsError) || trigger === "manual") throw err;
+      await deps.monitors.saveCheck({ ...row, createdAt: deps.clock.now(), outcome: "no_credits" });
+      deps.log.warn({ monitorId: m.monitorId, checkId, teamId: m.teamId }, "monitor tick not run: the team has no credits left");
+      return "no_credits";
+    }
+  }
   if (job.kind === "crawl") await ensureCrawl(deps, { id: checkId, url: job.url, options: job.options, teamId: m.teamId, webhook });
   else if (!existing) await submitBatch(deps, { id: checkId, keyPrefix: checkId.slice(0, 12), urls: job.urls, options: job.options, teamId: m.teamId, webhook });
   await deps.monitors.saveCheck({ ...row, createdAt: deps.clock.now(), outcome: "started" });
