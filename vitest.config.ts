@@ -18,6 +18,8 @@ export default defineConfig({
           include: ["test/integration/**/*.test.ts"],
           environment: "node",
           globalSetup: ["test/integration/global-setup.ts"],
+          // TRAWL_SQL_CAPTURE=<file>: every distinct SQL statement the tests send to ClickHouse (scripts/chdb.sh checks them)
+          setupFiles: ["test/integration/sql-capture-setup.ts"],
           testTimeout: 120_000,
           hookTimeout: 240_000,
           // one Trawl instance per file; files run one after another (2 cores, shared Kafka and ClickHouse)

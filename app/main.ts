@@ -2,8 +2,10 @@
 // them on SIGTERM/SIGINT after draining in-flight work.
 import { configTable, ConfigError, loadConfig, type Config } from "../pipeline/runtime/config.ts";
 import { createLogger, type Logger } from "../pipeline/runtime/logger.ts";
+import { errorCode } from "../pipeline/runtime/errors.ts";
 import { roles as roleDescriptions } from "../pipeline/topology.ts";
 import { ROLES, start, type RoleName, type Running } from "./start.ts";
+import { captureStatements } from "../pipeline/store/sql-capture.ts";
 
 /** `trawl --help`: the commands, then every role as pipeline/topology.ts declares it. */
 export function usage(): string {
@@ -36,6 +38,8 @@ export function parseRoles(arg: string): RoleName[] | string {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  // every distinct SQL statement sent to ClickHouse, appended to this file (the current-engine check: scripts/chdb.sh)
+  if (process.env.TRAWL_SQL_CAPTURE) captureStatements(process.env.TRAWL_SQL_CAPTURE);
   const embedded = argv.includes("--embedded");
   argv = argv.filter((a) => a !== "--embedded");
   const role = argv[0];
@@ -81,9 +85,9 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = 2;
       return;
     }
-    log.fatal({ err }, "could not start");
-    process.exitCode = 1;
-    return;
+    log.fatal({ err, code: errorCode(err) }, `could not start: ${(err as Error).message}`);
+    // at once: clients still retrying in the background (kafkajs' own reconnects) would keep the process alive
+    process.exit(1);
   }
   const shutdown = (signal: string) => {
     log.info({ signal }, "signal received");

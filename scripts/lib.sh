@@ -97,17 +97,17 @@ apt_get() {
   done
 }
 
-# wait_ready NAME PIDFILE READY_FN LOG...: waits up to TRAWL_INFRA_READY_S (60) s for READY_FN to succeed while the
+# wait_ready NAME PIDFILE READY_FN LOG...: waits up to TRAWL_INFRA_READY_S (120) s for READY_FN to succeed while the
 # process lives; shows the logs when it dies.
 wait_ready() {
   local name=$1 pidfile=$2 ready=$3 i
   shift 3
-  for ((i = 0; i < ${TRAWL_INFRA_READY_S:-60} * 5; i++)); do
+  for ((i = 0; i < ${TRAWL_INFRA_READY_S:-120} * 5; i++)); do
     if ! pid_alive "$pidfile"; then tail -n 30 "$@" >&2 || true; log "$name: exited during start"; return 1; fi
     if "$ready"; then log "$name: ready"; return 0; fi
     sleep 0.2
   done
-  log "$name: not ready after ${TRAWL_INFRA_READY_S:-60} s (TRAWL_INFRA_READY_S)"; return 1
+  log "$name: not ready after ${TRAWL_INFRA_READY_S:-120} s (TRAWL_INFRA_READY_S)"; return 1
 }
 
 # print_status NAME PIDFILE WHERE

@@ -1,7 +1,7 @@
 // Fidelity fixtures: the expected markdown of each is written by hand.
 import { parse, type DefaultTreeAdapterMap } from "parse5";
 import { describe, expect, it } from "vitest";
-import { renderMarkdown } from "./render-markdown.ts";
+import { MAX_LIST_DEPTH, MAX_QUOTE_DEPTH, renderMarkdown } from "./render-markdown.ts";
 
 function md(html: string): string {
   const doc = parse(`<html><body>${html}</body></html>`);
@@ -40,6 +40,30 @@ describe("renderMarkdown fidelity", () => {
     expect(md("<table><thead><tr><th>Name</th><th>Value</th></tr></thead><tbody><tr><td>a|b</td><td><code>1</code></td></tr><tr><td>c</td><td>2</td></tr></tbody></table>"))
       .toBe("| Name | Value |\n| --- | --- |\n| a\\|b | `1` |\n| c | 2 |");
   });
+  it("nested blockquotes: one `> ` a level up to MAX_QUOTE_DEPTH, then the text inside the deepest (no balloon)", () => {
+    expect(md("<blockquote><p>a</p><blockquote><p>b</p><blockquote><p>c</p></blockquote></blockquote></blockquote>"))
+      .toBe("> a\n>\n> > b\n> >\n> > > c");
+    const nested = (depth: number, inner: string) => "<blockquote>".repeat(depth) + inner + "</blockquote>".repeat(depth);
+    const cap = "> ".repeat(MAX_QUOTE_DEPTH);
+    expect(md(nested(MAX_QUOTE_DEPTH + 12, "<p>deep</p><p>still</p>"))).toBe(`${cap}deep\n${cap.trimEnd()}\n${cap}still`);
+    // 400 levels around 2,000 lines: the markdown stays within the text plus one capped prefix a line (it was 400 a line)
+    const lines = Array.from({ length: 2000 }, (_, i) => `<p>line ${i}</p>`).join("");
+    const out = md(nested(400, lines));
+    expect(out.split("\n").filter((l) => l.includes("line ")).length).toBe(2000);
+    expect(out.length).toBeLessThan(2 * 2000 * (cap.length + "line 1999".length + 2));
+  });
+
+  it("lists nested deeper than MAX_LIST_DEPTH are not indented further (no balloon)", () => {
+    const nested = (depth: number, inner: string) => "<ul><li>".repeat(depth) + inner + "</li></ul>".repeat(depth);
+    // an item that holds only a list starts it on its own line ("- - a"); b, under a, is indented by at most 2 a level
+    expect(md(nested(MAX_LIST_DEPTH + 20, "<p>a</p><p>b</p>"))).toBe(`${"- ".repeat(MAX_LIST_DEPTH + 20)}a\n\n${"  ".repeat(MAX_LIST_DEPTH)}b`);
+    expect(md(nested(3, "<p>a</p><p>b</p>"))).toBe("- - - a\n\n      b");
+    const lines = Array.from({ length: 2000 }, (_, i) => `<p>line ${i}</p>`).join("");
+    const out = md(nested(400, lines));
+    expect(out.split("\n").filter((l) => l.includes("line ")).length).toBe(2000);
+    expect(out.length).toBeLessThan(2 * 2000 * (2 * MAX_LIST_DEPTH + "line 1999".length + 2));
+  });
+
   it("blockquotes and escaping of text that would become markdown", () => {
     expect(md("<blockquote><p>Quoted</p><p>twice</p></blockquote><p>1. not a list * star _under_</p><p># not a heading</p>"))
       .toBe("> Quoted\n>\n> twice\n\n1\\. not a list \\* star \\_under\\_\n\n\\# not a heading");

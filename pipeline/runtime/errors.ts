@@ -47,6 +47,8 @@ export type ErrorCode =
   | "BUS_UNAVAILABLE"
   | "SCHEMA_REGISTRY_UNAVAILABLE"
   | "SCHEMA_REJECTED"
+  // a start that could not reach a server within INFRA_START_WAIT_S (the message names the variable)
+  | "INFRA_UNREACHABLE"
   // a long job (POST /v2/extract) left unfinished because its process is stopping: it runs again elsewhere
   | "JOB_INTERRUPTED"
   // a webhook event that waited for its endpoint when the process began to stop: delivered after the restart

@@ -30,18 +30,32 @@ function pinoLogCreator(log: Logger): logCreator {
 
 /**
  * The one kafkajs client factory: every Kafka client of Trawl (roles, tools, tests) gets its brokers and security
- * (KAFKA_SECURITY_PROTOCOL, SASL, TLS files read now) from here. Throws ConfigError naming a bad variable.
+ * (KAFKA_SECURITY_PROTOCOL, SASL, TLS files read now) from here. Throws ConfigError naming a bad variable. `retries`:
+ * of each request and connection (a caller that retries the whole call itself, as a start does, asks for few).
  */
-export function createKafka(config: Config, role: string, log: Logger): Kafka {
+export function createKafka(config: Config, role: string, log: Logger, retries = 8): Kafka {
   return new Kafka({
     clientId: `${config.kafkaClientId}-${role}`,
     brokers: config.kafkaBrokers.split(",").map((b) => b.trim()).filter(Boolean),
     ...kafkaSecurity(config),
     logLevel: kafkaLogLevel.WARN,
     logCreator: pinoLogCreator(log.child({ component: "kafkajs" })),
-    retry: { initialRetryTime: 200, retries: 8 },
+    retry: { initialRetryTime: 200, retries },
     connectionTimeout: 5000,
   });
+}
+
+/** Kafka answers: an admin client connects and lists the brokers (a refused login or an untrusted certificate says so by name). */
+export async function reachKafka(kafka: Kafka, config: Config): Promise<void> {
+  const admin: Admin = kafka.admin();
+  await admin.connect().catch((err: unknown) => {
+    throw kafkaSecurityFailure(err, config) ?? err;
+  });
+  try {
+    await admin.describeCluster();
+  } finally {
+    await admin.disconnect();
+  }
 }
 
 /** Creates every topic of the topology (and its dead-letter twin) that does not exist yet. */

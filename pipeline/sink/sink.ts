@@ -21,7 +21,8 @@ export const CURSOR_IDLE_MS = 10 * 60 * 1000;
 interface CrawlCursor {
   nextSeq: number;
   usedAt: number;
-  stored: Set<string>;
+  /** stored URL keys, with the seq each was stored at (a replay announces its page again under that seq) */
+  stored: Map<string, number>;
   /** where stored pages ended up after redirects */
   finals: Set<string>;
 }
@@ -38,6 +39,8 @@ interface Batch {
   previous: Map<string, Snapshot>;
   /** change tracking: the snapshots this batch takes */
   snapshots: Snapshot[];
+  /** crawls looked up by a replay in this batch: still running (their stored pages are announced again) or not */
+  running: Map<string, boolean>;
 }
 
 export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlPage, Batch> {
@@ -64,15 +67,18 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
   }
 
   createBatch(): Batch {
-    return { rows: [], keys: new Map(), finals: new Map(), cancelled: new Set(), uncertain: false, previous: new Map(), snapshots: [] };
+    return { rows: [], keys: new Map(), finals: new Map(), cancelled: new Set(), uncertain: false, previous: new Map(), snapshots: [], running: new Map() };
   }
 
   private async cursor(crawlId: string, partition: number): Promise<CrawlCursor> {
     const now = this.clock.now();
     let c = this.cursors.get(crawlId);
     if (!c) {
-      const { nextSeq, keys: stored, finalKeys } = await this.store.documentKeys(crawlId);
-      c = { nextSeq, usedAt: now, stored: new Set(stored), finals: new Set(finalKeys) };
+      const { nextSeq, keys: stored, seqs, finalKeys } = await this.store.documentKeys(crawlId);
+      // a key stored twice (a replay that raced a rebalance) keeps its first seq: the one reads show
+      const first = new Map<string, number>();
+      stored.forEach((k, i) => first.set(k, Math.min(first.get(k) ?? Infinity, seqs[i] as number)));
+      c = { nextSeq, usedAt: now, stored: first, finals: new Set(finalKeys) };
       this.cursors.set(crawlId, partition, c);
     }
     c.usedAt = now;
@@ -118,12 +124,19 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
     // phase 1: the page event is on crawl.events before the frontier can complete the crawl, so crawl.completed
     // always follows every crawl.page of the crawl
     const doneEmission: Emission = { topic: "frontier.inbox", key: keys.crawl(page.crawlId), value: done, phase: 1 };
-    if (cursor.stored.has(page.urlKey) || batchKeys.has(page.urlKey)) {
+    const storedSeq = cursor.stored.get(page.urlKey);
+    if (storedSeq !== undefined || batchKeys.has(page.urlKey)) {
       this.log.debug({ crawlId: page.crawlId, urlKey: page.urlKey, offset: msg.offset }, "page already stored");
       this.metrics?.pagesStored.inc({ outcome: "duplicate" });
       // a replay: its change record again (the same, from the snapshot this job took), in case the first was lost
       const taken = page.freshness ? batch.previous.get(historyKey(page.teamId ?? "", page.freshness.tag, page.freshness.urlKey ?? page.urlKey)) : undefined;
-      return [...(taken?.crawlId === page.crawlId && taken.tracking ? this.changeEmissions(taken, page) : []), doneEmission];
+      const changes = taken?.crawlId === page.crawlId && taken.tracking ? this.changeEmissions(taken, page) : [];
+      // stored by an earlier batch: its page event again under the seq it was stored at, in case a crash came between
+      // the insert and the produce (webhook-emit hands an event id, crawl.page:<seq>, once); once per batch: a key this
+      // batch stored or announced already is not announced again
+      const again = storedSeq === undefined || batchKeys.has(page.urlKey) ? [] : await this.announceAgain(page, storedSeq, batch);
+      batchKeys.add(page.urlKey);
+      return [...again, ...changes, doneEmission];
     }
     const finalKey = page.finalUrlKey ?? page.urlKey;
     const batchFinals = batch.finals.get(page.crawlId) ?? new Set<string>();
@@ -134,7 +147,7 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
       this.metrics?.pagesStored.inc({ outcome: "raced" });
       const raced: FrontierInboxMessage = {
         type: "PageFailed", crawlId: page.crawlId, urlKey: page.urlKey, url: String(page.document.metadata.sourceURL),
-        code: "SCRAPE_RACED_REDIRECT", error: `same page as an earlier document (${String(page.document.metadata.url)})`,
+        code: "SCRAPE_RACED_REDIRECT", error: `same page as an earlier document (${String(page.document.metadata.url)})`, duplicateOf: String(page.document.metadata.url),
       };
       return [{ topic: "frontier.inbox", key: keys.crawl(page.crawlId), value: raced }];
     }
@@ -163,10 +176,32 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
       storedAt: now,
       doc,
     });
+    return [this.pageEvent(page, seq, now, doc), ...changes, doneEmission];
+  }
+
+  /**
+   * The crawl.page event of a page stored earlier, again: with the document as stored (a second fetch of the URL, say
+   * after a reissue, may have brought other content and another scrapeId). None once the crawl has ended: the frontier
+   * completes a crawl only after every PageDone, which is produced after the page's event, so its events are out, and
+   * one now would follow crawl.completed.
+   */
+  private async announceAgain(page: CrawlPage, seq: number, batch: Batch): Promise<Emission[]> {
+    let running = batch.running.get(page.crawlId);
+    if (running === undefined) {
+      running = (await this.store.getCrawl(page.crawlId))?.status === "scraping";
+      batch.running.set(page.crawlId, running);
+    }
+    if (!running) return [];
+    const stored = (await this.store.pageDocuments(page.crawlId, seq, Number.MAX_SAFE_INTEGER, 1)).docs[0];
+    if (stored === undefined) return [];
+    return [this.pageEvent({ ...page, document: JSON.parse(stored) as CrawlPage["document"] }, seq, this.clock.now(), stored)];
+  }
+
+  /** The page's crawl.page event; its JSON embeds the document's text `doc` instead of serializing it a second time. */
+  private pageEvent(page: CrawlPage, seq: number, now: number, doc: string): Emission {
     const head = { crawlId: page.crawlId, ...(page.teamId ? { teamId: page.teamId } : {}), type: "crawl.page" as const, at: now, seq, ...(page.kind ? { kind: page.kind } : {}) };
     const event: CrawlEvent = { ...head, document: page.document };
-    // the event's JSON embeds the document's text stored above instead of serializing the document a second time
-    return [{ topic: "crawl.events", key: keys.crawl(page.crawlId), value: event, json: jsonWith(head, "document", doc), phase: 0 }, ...changes, doneEmission];
+    return { topic: "crawl.events", key: keys.crawl(page.crawlId), value: event, json: jsonWith(head, "document", doc), phase: 0 };
   }
 
   /** The change feed's record of a page (none when it is the same), before its PageDone: before the crawl's end. */
@@ -193,10 +228,7 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
       for (const crawlId of batch.keys.keys()) this.cursors.delete(crawlId);
       throw err;
     }
-    for (const [crawlId, written] of batch.keys) {
-      const c = this.cursors.get(crawlId);
-      if (c) for (const k of written) c.stored.add(k);
-    }
+    for (const row of batch.rows) this.cursors.get(row.crawlId)?.stored.set(row.urlKey, row.seq);
     for (const [crawlId, written] of batch.finals) {
       const c = this.cursors.get(crawlId);
       if (c) for (const k of written) c.finals.add(k);

@@ -5,7 +5,7 @@
 import type { ClickHouseClient } from "./clickhouse.ts";
 import type { ChangeCounts, ChangeStatus } from "./change-tracking.ts";
 import { tombstone, type Snapshot, type SnapshotStore, type SweepRequest } from "./snapshot-store.ts";
-import { raw, sql } from "./sql.ts";
+import { list, raw, sql } from "./sql.ts";
 
 const COLUMNS = [
   "team_id", "tag", "url_key", "url", "crawl_id", "origin", "scraped_at", "status_code", "change_status", "content_hash", "etag", "last_modified",
@@ -17,8 +17,6 @@ const HISTORY = ["team_id", "tag", "url_key", "crawl_id", "url", "origin", "chan
 const LATEST = COLUMNS.filter((c) => !["team_id", "tag", "url_key"].includes(c)).map((c) => `argMax(${c}, scraped_at) AS l_${c}`).join(", ");
 /** Aliases unlike the column names (ClickHouse 18.16 substitutes an alias equal to a column into its own aggregate). */
 const unalias = (r: Record<string, unknown>): Row => Object.fromEntries(Object.entries(r).map(([k, v]) => [k.startsWith("l_") ? k.slice(2) : k, v])) as unknown as Row;
-/** An IN list of string literals. */
-const list = (values: string[]) => raw(values.map((v) => sql`${v}`.text).join(", "));
 
 interface Row {
   team_id: string; tag: string; url_key: string; url: string; crawl_id: string; origin: string; scraped_at: unknown; status_code: unknown;

@@ -3,7 +3,8 @@ import { ClickHouse } from "clickhouse";
 import { InfrastructureError, TrawlError } from "../runtime/errors.ts";
 import { GroupSender } from "../runtime/group-send.ts";
 import { clickHouseAgent, refuseCredentialsInUrl, tlsOrAuthFailure } from "./clickhouse-tls.ts";
-import { type SqlFragment, ident, tuple } from "./sql.ts";
+import { capturing, columnsOf, publishStatement } from "./sql-capture.ts";
+import { type SqlFragment, ident, join, sql, tuple } from "./sql.ts";
 
 export interface ClickHouseOptions {
   /** One URL, or several (replicas of one shard) separated by commas: a request whose server is away goes to the next. */
@@ -82,7 +83,8 @@ export class ClickHouseClient {
     // the one HTTP(S) agent of both clients below (the package's `request` takes it as is)
     const agent = clickHouseAgent(url, this.caFile);
     const base = {
-      url: `${u.protocol}//${u.hostname}`,
+      // the path too: a ClickHouse behind a proxy under a path prefix (https://gateway/clickhouse) is reached there
+      url: `${u.protocol}//${u.hostname}${u.pathname === "/" ? "" : u.pathname}`,
       port: Number(u.port || (u.protocol === "https:" ? 443 : 80)),
       basicAuth: opts.user ? { username: opts.user, password: opts.password } : null,
       format: "json",
@@ -146,11 +148,44 @@ export class ClickHouseClient {
   }
 
   async query<T = Record<string, unknown>>(q: SqlFragment): Promise<T[]> {
-    return this.onServers("query", async (e) => (await e.ch.query(q.text).toPromise()) as T[]);
+    const rows = await this.onServers("query", async (e) => (await e.ch.query(q.text).toPromise()) as T[]);
+    if (capturing()) this.capture("query", q.shape, q.example, columnsOf(rows[0] as Record<string, unknown> | undefined));
+    return rows;
+  }
+
+  /**
+   * `q` on every server of CLICKHOUSE_URL at once, the rows of each that answers (one that is away is left out; none
+   * answering throws): for a read that must see what any live replica holds, not only what the current one has fetched
+   * so far (replication is asynchronous).
+   */
+  async queryEvery<T = Record<string, unknown>>(q: SqlFragment): Promise<T[][]> {
+    const answers = await Promise.allSettled(this.endpoints.map(async (e) => {
+      try {
+        return (await e.ch.query(q.text).toPromise()) as T[];
+      } catch (err) {
+        throw this.wrap(err, "query", e.url);
+      }
+    }));
+    const refused = answers.find((a) => a.status === "rejected" && !serverAway(a.reason));
+    if (refused?.status === "rejected") throw refused.reason;
+    const rows = answers.flatMap((a) => (a.status === "fulfilled" ? [a.value] : []));
+    if (rows.length === 0) throw (answers[0] as PromiseRejectedResult).reason;
+    return rows;
   }
 
   async exec(q: SqlFragment): Promise<void> {
     await this.onServers("statement", (e) => e.chExec.query(q.text).toPromise());
+    if (capturing()) this.capture("exec", q.shape, q.example);
+  }
+
+  /**
+   * Publishes a statement that succeeded to the SQL capture (sql-capture.ts), with Trawl's database as `{db}`. Not
+   * the statements of a client of `system` or `default` (the tests' own housekeeping).
+   */
+  private capture(kind: "query" | "exec" | "insert", shape: string, example: string, columns?: ReturnType<typeof columnsOf>): void {
+    if (this.database === "system" || this.database === "default") return;
+    const db = new RegExp(`\\b${this.database}\\b`, "g");
+    publishStatement({ kind, shape: shape.replace(db, "{db}"), sql: example.replace(db, "{db}"), ...(columns ? { columns } : {}) });
   }
 
   /**
@@ -170,6 +205,10 @@ export class ClickHouseClient {
       this.inserts.set(statement, sender);
     }
     await sender.submit([rows.map(tuple).join(",\n")]);
+    if (capturing()) {
+      const row = join((rows[0] as unknown[]).map((v) => sql`${v}`), ", ");
+      this.capture("insert", `${statement} (${row.shape})`, `${statement} (${row.example})`);
+    }
   }
 
   /**

@@ -2,8 +2,9 @@
 // journal.jsonl holds crawl versions, cancels, URL states and errors; documents.jsonl holds documents, which stay
 // on disk (memory keeps only an index). Both are replayed at start, so a restart keeps every crawl until it expires.
 import { join } from "node:path";
-import { crawlUsage, expiredCrawl, type CrawlRecord, type CrawlStore, type DeliveryRow, type DocumentPage, type DocumentRow, type ErrorRow, type ExpiredCrawl, type JobUsage, type SearchCandidates, type UrlRow } from "./crawl-store.ts";
+import { crawlUsage, expiredCrawl, type CrawlRecord, type CrawlStore, type DeliveryRow, type DocumentKeys, type DocumentPage, type DocumentRow, type ErrorRow, type ExpiredCrawl, type JobUsage, type SearchCandidates, type UrlRow } from "./crawl-store.ts";
 import { AppendLog, FileReader, readLines } from "../runtime/append-log.ts";
+import { mergeUrlRow } from "./crawl-store.ts";
 import { docCrawlId, journalCrawlId, sizeOf, type JournalEntry } from "./embedded-journal.ts";
 import { fitChunk } from "./paging.ts";
 import { DocIndex, type DocRef } from "./doc-index.ts";
@@ -82,10 +83,11 @@ export class EmbeddedCrawlStore implements CrawlStore {
     this.docsLog.size = await sizeOf(this.docsLog.path);
   }
 
+  /** Rewrites a log with the records `keep` accepts, streamed (a store may be larger than memory would hold). */
   private async compact(log: AppendLog, keep: (line: string) => boolean): Promise<void> {
-    const kept: string[] = [];
-    for await (const { line } of readLines(log.path)) if (keep(line)) kept.push(line);
-    await log.rewrite(kept);
+    await log.rewriteFrom((async function* () {
+      for await (const { line } of readLines(log.path)) if (keep(line)) yield line;
+    })());
   }
 
   private async indexDocuments(): Promise<void> {
@@ -185,8 +187,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
   async loadUrls(crawlId: string): Promise<UrlRow[]> {
     const latest = new Map<string, UrlRow>();
     const take = (r: UrlRow) => {
-      const prev = latest.get(r.urlKey);
-      if (r.crawlId === crawlId && (!prev || r.version >= prev.version)) latest.set(r.urlKey, r);
+      if (r.crawlId === crawlId) latest.set(r.urlKey, mergeUrlRow(latest.get(r.urlKey), r));
     };
     if (!this.journal) {
       for (const r of this.memUrls.get(crawlId) ?? []) take(r);
@@ -225,10 +226,11 @@ export class EmbeddedCrawlStore implements CrawlStore {
     });
   }
 
-  async documentKeys(crawlId: string): Promise<{ nextSeq: number; keys: string[]; finalKeys: string[] }> {
+  async documentKeys(crawlId: string): Promise<DocumentKeys> {
     const index = this.docs.get(crawlId);
-    if (!index) return { nextSeq: 0, keys: [], finalKeys: [] };
-    return { nextSeq: index.seq.reduce((m, seq) => Math.max(m, seq + 1), 0), keys: [...index.keys], finalKeys: [...index.finalKey] };
+    if (!index) return { nextSeq: 0, keys: [], seqs: [], finalKeys: [] };
+    // index.keys is in insertion order, as index.seq
+    return { nextSeq: index.seq.reduce((m, seq) => Math.max(m, seq + 1), 0), keys: [...index.keys], seqs: [...index.seq], finalKeys: [...index.finalKey] };
   }
 
   /** The document of row `i` of a crawl's index. */
@@ -253,6 +255,13 @@ export class EmbeddedCrawlStore implements CrawlStore {
     const take = fitChunk(texts.map((t) => Buffer.byteLength(t)), maxBytes, maxDocs);
     if (take === 0) return { docs: [], nextSkip: skip, more: false };
     return { docs: texts.slice(0, take), nextSkip: (index.seq[first + take - 1] as number) + 1, more: candidates > take };
+  }
+
+  async scrapeDocument(jobId: string, storedSince: number): Promise<string | undefined> {
+    const index = this.docs.get(jobId);
+    // a row written before documents carried their time reads as fresh (the sweep keeps it too)
+    if (!index || index.size === 0 || index.storedAtOf(0, storedSince) < storedSince) return undefined;
+    return this.readDoc(jobId, index, 0);
   }
 
   async activeCrawls(teamId: string): Promise<CrawlRecord[]> {
@@ -308,7 +317,8 @@ export class EmbeddedCrawlStore implements CrawlStore {
 
   async claimIdempotencyKey(teamId: string, key: string, at: number): Promise<boolean> {
     const k = JSON.stringify([teamId, key]);
-    if (this.idem.has(k)) return false;
+    // a claim older than the retention no longer counts, swept or not (as in ClickHouse)
+    if ((this.idem.get(k) ?? -Infinity) >= at - RETENTION_MS) return false;
     this.idem.set(k, at); // before the write: a second claim during it already sees the key
     await this.write({ t: "idem", team: teamId, key, at });
     return true;

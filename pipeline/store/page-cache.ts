@@ -151,15 +151,15 @@ export class EmbeddedPageCache implements PageCache {
     }
     let size = log.size;
     if (expired + bad.length > 0) {
-      // the kept entries' lines, read again (holding every line through the first pass would double the start's memory)
-      const lines: string[] = [];
-      let next = 0;
-      for await (const { line, pos } of readLines(log.path)) {
-        if (kept[next]?.pos !== pos) continue;
-        lines.push(line);
-        next++;
-      }
-      await log.rewrite(lines);
+      // the kept entries' lines, read again and streamed to the new file (holding them all could exceed memory)
+      await log.rewriteFrom((async function* () {
+        let next = 0;
+        for await (const { line, pos } of readLines(log.path)) {
+          if (kept[next]?.pos !== pos) continue;
+          yield line;
+          next++;
+        }
+      })());
       size = 0;
       for (const k of kept) {
         k.pos = size;

@@ -23,6 +23,8 @@ node scripts/deploy/check-compose.ts deploy/compose.yaml
 
 echo "[deploy] helm values vs the configuration table"
 node scripts/gen-helm-config.ts --check
+echo "[deploy] compose services, image ENV and chart values/templates vs the configuration table (names and values)"
+vitest run --project unit scripts/deploy/deploy-env.test.ts scripts/gen-helm-config.test.ts
 
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT

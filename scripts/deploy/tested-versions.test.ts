@@ -31,3 +31,26 @@ describe("versions the user gets are the versions CI tests", () => {
     expect(standins.services.kafka.image).toBe(`localhost/trawl-standin-kafka:${composeKafka}`);
   });
 });
+
+// The ClickHouse they name cannot run here (CI's server is Debian's 18.16): .ci/run proves Trawl's SQL on a current
+// engine in-process instead (scripts/chdb.sh: chdb-core, whose version is the ClickHouse release it embeds).
+const composeClickHouse = (parse(read("deploy/compose.yaml"), { merge: true }).services.clickhouse.image as string).replace(/^clickhouse\/clickhouse-server:/, "");
+const chdbEngine = /^CHDB_CORE_VERSION=(\d+)\.(\d+)/m.exec(read("scripts/chdb.sh"));
+
+describe("the ClickHouse the user gets is one whose SQL CI checks", () => {
+  it("the chart's dev ClickHouse is the compose file's", () => {
+    expect(parse(read("helm/trawl/values.yaml")).devInfra.clickhouseImage).toBe(`clickhouse/clickhouse-server:${composeClickHouse}`);
+  });
+
+  it("it is a current release (25.x or later), and the engine of the SQL check is at least as new", () => {
+    const [major = 0, minor = 0] = composeClickHouse.split(".").map(Number);
+    expect(major).toBeGreaterThanOrEqual(25);
+    expect(Number(chdbEngine?.[1]) * 100 + Number(chdbEngine?.[2])).toBeGreaterThanOrEqual(major * 100 + minor);
+  });
+
+  it(".ci/run captures the tests' SQL and checks it on that engine", () => {
+    const ci = read(".ci/run");
+    expect(ci).toMatch(/TRAWL_SQL_CAPTURE="\$capture" npm test/);
+    expect(ci).toMatch(/scripts\/chdb\.sh check "\$capture"/);
+  });
+});

@@ -142,9 +142,29 @@ describe("ClickHouse over HTTPS (CLICKHOUSE_CA_FILE)", () => {
     expect(out).toContain("STORE_TLS_UNTRUSTED");
     expect(out).toContain(`CLICKHOUSE_URL=${ch?.httpsUrl}`);
     expect(out).toMatch(/not trusted by the system's CAs \(CLICKHOUSE_CA_FILE is empty\)/);
-    expect(out).not.toContain("waiting for infrastructure");
+    expect(out).not.toContain("waiting for ClickHouse");
     expect(leaks(out, PASSWORD)).toEqual([]);
   }, 60_000);
+
+  it("a server that does not answer stops the start after INFRA_START_WAIT_S, naming its variable (ClickHouse, then Kafka)", async () => {
+    const closed = await freePort();
+    const runs: { env: Record<string, string>; server: string; named: string }[] = [
+      { env: { CLICKHOUSE_URL: `https://127.0.0.1:${closed}` }, server: "ClickHouse", named: `CLICKHOUSE_URL=https://127.0.0.1:${closed}` },
+      { env: { KAFKA_BROKERS: `127.0.0.1:${closed}` }, server: "Kafka", named: `KAFKA_BROKERS=127.0.0.1:${closed}` },
+    ];
+    for (const r of runs) {
+      const started = Date.now();
+      const run = trawl({ ...r.env, INFRA_START_WAIT_S: "5" });
+      // exit status 1 (not killed by failedStart at 45 s), soon after the 5 s: before, an unreachable Kafka kept the start waiting for minutes
+      expect(await failedStart(run)).toBe(1);
+      expect(Date.now() - started).toBeLessThan(30_000);
+      const out = run.output();
+      expect(out).toContain("INFRA_UNREACHABLE");
+      expect(out).toContain(`could not reach ${r.server} at ${r.named} within INFRA_START_WAIT_S=5 s (last error: `);
+      expect(out).toContain(`"msg":"waiting for ${r.server}"`);
+      expect(leaks(out, PASSWORD)).toEqual([]);
+    }
+  }, 90_000);
 
   it("a missing CLICKHOUSE_CA_FILE stops the start naming it", async () => {
     const missing = join(dir, "no-such-ca.pem");

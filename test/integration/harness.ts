@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import { start, ROLES, type Running } from "../../app/start.ts";
 import { loadConfig, type Config } from "../../pipeline/runtime/config.ts";
 import { createLogger } from "../../pipeline/runtime/logger.ts";
+import { systemClock, type Clock } from "../../pipeline/runtime/clock.ts";
 import { ClickHouseClient } from "../../pipeline/store/clickhouse.ts";
 import { raw } from "../../pipeline/store/sql.ts";
 
@@ -28,8 +29,11 @@ export type Mode = Config["mode"];
 /** Both modes run the same suites, so that no behaviour exists in one mode only. */
 export const MODES: Mode[] = ["cluster", "embedded"];
 
-/** `roles`: the roles this process runs (default every one). */
-export async function startTrawl(overrides: Partial<Config> = {}, roles: readonly string[] = ROLES): Promise<Instance> {
+/**
+ * `clock`: the time Trawl reads (a test moves it forward to see results expire); the system's by default.
+ * `roles`: the roles this process runs (default every one).
+ */
+export async function startTrawl(overrides: Partial<Config> = {}, clock: Clock = systemClock, roles: readonly string[] = ROLES): Promise<Instance> {
   const tag = `t${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
   const dataDir = mkdtempSync(join(tmpdir(), "trawl-test-"));
   const config = loadConfig(process.env, {
@@ -50,12 +54,12 @@ export async function startTrawl(overrides: Partial<Config> = {}, roles: readonl
     maxRam: 1,
     ...overrides,
   });
-  return launch(config, tag, dataDir, roles);
+  return launch(config, tag, dataDir, clock, roles);
 }
 
-async function launch(config: Config, tag: string, dataDir: string, roles: readonly string[] = ROLES): Promise<Instance> {
+async function launch(config: Config, tag: string, dataDir: string, clock: Clock, roles: readonly string[] = ROLES): Promise<Instance> {
   const log = createLogger(config.logLevel, { test: tag });
-  const running = await start(roles as typeof ROLES, config, log);
+  const running = await start(roles as typeof ROLES, config, log, clock);
   const { port } = running.server?.address() as AddressInfo;
   const instance: Instance = {
     api: `http://127.0.0.1:${port}`,
@@ -70,9 +74,9 @@ async function launch(config: Config, tag: string, dataDir: string, roles: reado
     },
     async restart() {
       await running.stop();
-      return launch({ ...config, port }, tag, dataDir, roles);
+      return launch({ ...config, port }, tag, dataDir, clock, roles);
     },
-    relaunch: () => launch({ ...config, port }, tag, dataDir, roles),
+    relaunch: () => launch({ ...config, port }, tag, dataDir, clock, roles),
   };
   return instance;
 }

@@ -11,6 +11,7 @@ import { startChangingSite, type ChangingSite } from "../fixtures/changing-site.
 import { startReceiver, type Receiver } from "../fixtures/webhook-receiver.ts";
 import { ClickHouseClient } from "../../pipeline/store/clickhouse.ts";
 import { raw } from "../../pipeline/store/sql.ts";
+import { systemClock } from "../../pipeline/runtime/clock.ts";
 import { getJson, MODES, startTrawl, type Instance } from "./harness.ts";
 
 const SECRET = "monitor-secret";
@@ -41,7 +42,7 @@ describe.each(MODES)("%s mode", (mode) => {
     // cluster: a second API process (the role that runs the schedules) on the same topics, groups and database
     if (mode === "cluster") {
       const { topicPrefix, groupPrefix, clickhouseDatabase } = first.config;
-      replicas.push(await startTrawl({ ...settings, topicPrefix, groupPrefix, clickhouseDatabase }, ["api"]));
+      replicas.push(await startTrawl({ ...settings, topicPrefix, groupPrefix, clickhouseDatabase }, systemClock, ["api"]));
     }
   });
 
