@@ -20,6 +20,7 @@ import { mapRoutes } from "./routes/map.ts";
 import { searchRoutes } from "./routes/search.ts";
 import { teamRoutes } from "./routes/team.ts";
 import { screenshotRoutes } from "./routes/screenshot.ts";
+import { monitorRoutes } from "./routes/monitor.ts";
 
 export function createApp(deps: ApiDeps): Koa {
   const app = new Koa({ proxy: deps.config.trustProxy });
@@ -58,6 +59,7 @@ export function createApp(deps: ApiDeps): Koa {
     health, crawlRoutes({ ...deps, log }), crawlUrlRoutes({ ...deps, log }), adminRoutes({ ...deps, log }), adminKeyRoutes({ ...deps, log }), openApiRoutes(),
     mapRoutes({ ...deps, log }), searchRoutes({ ...deps, log }), teamRoutes({ ...deps, log }),
     batchRoutes({ ...deps, log }), scrapeRoutes({ ...deps, log }), parseRoutes({ ...deps, log }), extractRoutes({ ...deps, log }), screenshotRoutes(deps),
+    monitorRoutes({ ...deps, log }),
   ];
   for (const router of routers) app.use(router.routes());
   app.use((ctx) => {

@@ -8,6 +8,7 @@ import type { AuthStore } from "../pipeline/store/auth-store.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
 import type { ScreenshotStore } from "../pipeline/store/screenshot-store.ts";
 import type { SnapshotStore } from "../pipeline/store/snapshot-store.ts";
+import type { MonitorStore } from "../pipeline/store/monitor-store.ts";
 import type { ScrapeDeps } from "../pipeline/usecases/scrape-page.ts";
 import type { LlmClient } from "../pipeline/usecases/crawl-prompt.ts";
 import type { TeamAccess } from "../pipeline/usecases/team-access.ts";
@@ -45,4 +46,6 @@ export interface ApiDeps extends ScrapeDeps {
   screenshots?: ScreenshotStore;
   /** change tracking's page history (removed pages of a crawl, and POST /v2/scrape's comparisons) */
   snapshots?: SnapshotStore;
+  /** monitors (scheduled recrawls) and their checks (absent: the /v2/monitor routes answer 503) */
+  monitors?: MonitorStore;
 }

@@ -27,6 +27,8 @@ import { raw } from "../pipeline/store/sql.ts";
 import { ClickHouseScreenshotStore, EmbeddedScreenshotStore, type ScreenshotStore } from "../pipeline/store/screenshot-store.ts";
 import { EmbeddedSnapshotStore, type SnapshotStore } from "../pipeline/store/snapshot-store.ts";
 import { ClickHouseSnapshotStore } from "../pipeline/store/clickhouse-snapshot-store.ts";
+import { EmbeddedMonitorStore, type MonitorStore } from "../pipeline/store/monitor-store.ts";
+import { ClickHouseMonitorStore } from "../pipeline/store/clickhouse-monitor-store.ts";
 import type { KafkaCompression } from "../pipeline/runtime/kafka-compression.ts";
 
 export interface Infrastructure {
@@ -39,6 +41,8 @@ export interface Infrastructure {
   screenshots: ScreenshotStore;
   /** Page snapshots of change tracking and conditional fetches. */
   snapshots: SnapshotStore;
+  /** Monitors (scheduled recrawls) and their checks. */
+  monitors: MonitorStore;
   run<T, B>(processor: Processor<T, B>): Promise<RunnerHandle>;
   ready(): Promise<boolean>;
   queueStats(): Promise<QueueStat[]>;
@@ -88,6 +92,7 @@ async function clusterInfrastructure(config: Config, log: Logger, client: string
     cache,
     screenshots: new ClickHouseScreenshotStore(ch, legacyTables),
     snapshots: new ClickHouseSnapshotStore(ch),
+    monitors: new ClickHouseMonitorStore(ch),
     run: (processor) => startRunner({ kafka, bus, config, log }, processor),
     ready: async () => (await ch.query(raw("SELECT 1 AS ok"))).length === 1,
     queueStats: () => kafkaQueueStats(kafka, config),
@@ -108,6 +113,7 @@ async function embeddedInfrastructure(config: Config, log: Logger, clock: Clock)
   const cache = await EmbeddedPageCache.open(dir, clock.now() - config.cacheMaxAgeMs, log);
   const auth = await EmbeddedAuthStore.open(dir);
   const snapshots = await EmbeddedSnapshotStore.open(dir, log);
+  const monitors = await EmbeddedMonitorStore.open(dir);
   const damaged = bus.damage.tornBytes + bus.damage.missingOffsets + bus.damage.damagedRecords + store.repairedBytes + store.damagedRecords > 0;
   if (damaged) {
     const found = { ...bus.damage, storeTornBytes: store.repairedBytes, storeDamagedRecords: store.damagedRecords, cacheTornBytes: cache.repairedBytes };
@@ -122,6 +128,7 @@ async function embeddedInfrastructure(config: Config, log: Logger, clock: Clock)
     cache,
     screenshots: new EmbeddedScreenshotStore(dir, async (jobId) => (await store.getCrawl(jobId)) !== null),
     snapshots,
+    monitors,
     run: async (processor) => bus.consume(processor, log),
     ready: async () => true,
     queueStats: () => bus.queueStats(),
@@ -133,6 +140,7 @@ async function embeddedInfrastructure(config: Config, log: Logger, clock: Clock)
       await cache.close();
       await auth.close();
       await snapshots.close();
+      await monitors.close();
     },
   };
 }

@@ -46,6 +46,7 @@ import { pageFetcher, pageRenderer, webhookAgent } from "./ports.ts";
 import type { Renderer } from "../pipeline/browser/renderer.ts";
 import type { RenderMode } from "../pipeline/browser/needs-render.ts";
 import { RenderProcessor } from "../pipeline/render/render.ts";
+import { MonitorScheduler } from "../pipeline/usecases/monitor-scheduler.ts";
 
 /** What the roles of one process share while they are wired, and what they leave to stop. */
 export interface Wiring {
@@ -243,8 +244,14 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
   const app = createApp({
     ...scrape, config, ready: () => infra.ready(), ...(w.providers.llm ? { llm: w.providers.llm } : {}),
     queueStats: () => infra.queueStats(), metrics: w.metrics, authStore: infra.auth, ...(access ? { access } : {}), robots, searchBackend,
-    ...(config.screenshots === "url" ? { screenshots: infra.screenshots } : {}), statusCache,
+    ...(config.screenshots === "url" ? { screenshots: infra.screenshots } : {}), statusCache, monitors: infra.monitors,
   });
+  // monitors: every API replica polls for due ticks; a tick's check id is fixed, so its job starts once
+  const scheduler = new MonitorScheduler({
+    store: infra.store, bus: infra.bus, clock, log, monitors: infra.monitors, config, ...(access ? { admit: (team, n, limit) => access.admit(team, n, limit) } : {}),
+  });
+  scheduler.start(config.monitorPollMs);
+  w.closers.unshift(() => scheduler.stop());
   const server = createServer(app.callback());
   const sockets = process.platform === "linux" ? config.apiAcceptSockets : 1;
   const closeListeners = await listenApi(server, { port: config.port, host: config.host, sockets });

@@ -45,7 +45,9 @@ export type SchemaName =
   | "map-request"
   | "search-request"
   | "team-admission"
-  | "crawl-change";
+  | "crawl-change"
+  | "monitor-request"
+  | "monitor-update";
 
 /** The compiled validator of one schema. */
 export function validator<T>(name: SchemaName): ValidateFunction<T> {

@@ -1069,6 +1069,139 @@ export interface MapRequest {
 }
 
 /**
+ * POST /v2/monitor: a schedule that re-runs a crawl or a batch scrape with change tracking (Firecrawl's /v2/monitor shape).
+ */
+export interface MonitorRequest {
+  name: string;
+  schedule: MonitorSchedule;
+  webhook?: MonitorWebhook;
+  notification?: MonitorNotification;
+  /**
+   * Trawl runs one target per monitor (Firecrawl takes up to 50).
+   *
+   * @minItems 1
+   * @maxItems 1
+   */
+  targets: [MonitorTarget, ...MonitorTarget[]];
+  retentionDays?: number;
+  /**
+   * Kept and shown; Trawl has no change judge (`judgeEnabled` is always false).
+   */
+  goal?: string | null;
+  judgeEnabled?: boolean;
+  /**
+   * the client that sent the request (the SDKs send `js-sdk@<version>`); not stored
+   */
+  origin?: string;
+  /**
+   * not stored
+   */
+  integration?: string | null;
+}
+
+/**
+ * When the monitor runs: exactly one of `cron` (five fields), `text` (Firecrawl's schedule texts: `every 30 minutes`, `every 15 minutes starting at :07`, `hourly`, `every 2 hours`, `daily`, `daily at 9am`, `weekly`) and `intervalSeconds` (Trawl: a plain interval from the monitor's creation or last resume). Ticks closer than MONITOR_MIN_INTERVAL_MS (5 minutes by default) are refused.
+ */
+export interface MonitorSchedule {
+  /**
+   * Five-field cron expression (minute hour day-of-month month day-of-week), in `timezone`.
+   */
+  cron?: string;
+  /**
+   * Firecrawl's natural-language schedule.
+   */
+  text?: string;
+  /**
+   * Trawl: a plain interval, in seconds.
+   */
+  intervalSeconds?: number;
+  /**
+   * IANA timezone of `cron` and `text`.
+   */
+  timezone?: string;
+}
+
+/**
+ * Where monitor events go. Trawl sends them on change only: `monitor.page` for a page found new or changed, `monitor.check.completed` for a check that found a change (new, changed or removed pages) or failed.
+ */
+export interface MonitorWebhook {
+  url: string;
+  headers?: {
+    [k: string]: string;
+  };
+  metadata?: {};
+  events?: ("monitor.page" | "monitor.check.completed")[];
+}
+
+/**
+ * Firecrawl's email notifications: not sent by Trawl (a request that enables them is refused with a 400).
+ */
+export interface MonitorNotification {
+  email?: {
+    enabled?: boolean;
+    /**
+     * @maxItems 25
+     */
+    recipients?: string[];
+    includeDiffs?: boolean;
+  };
+}
+
+/**
+ * What a check runs: `crawl` (a crawl of `url` with `crawlOptions`, as POST /v2/crawl takes them) or `scrape` (a batch scrape of `urls`). Pages are compared with the monitor's previous check (the changeTracking format is added to `scrapeOptions`).
+ */
+export interface MonitorTarget {
+  id?: string;
+  type: "crawl" | "scrape";
+  url?: string;
+  /**
+   * @minItems 1
+   * @maxItems 1000
+   */
+  urls?: [string, ...string[]];
+  /**
+   * The options of POST /v2/crawl (limit, maxDiscoveryDepth, includePaths, excludePaths, sitemap, ...), without url, webhook and scrapeOptions.
+   */
+  crawlOptions?: {};
+  /**
+   * The scrape options of POST /v2/crawl's scrapeOptions.
+   */
+  scrapeOptions?: {};
+}
+
+/**
+ * PATCH /v2/monitor/:id: the fields to change (at least one); `status` pauses or resumes the monitor.
+ */
+export interface MonitorUpdate {
+  name?: string;
+  schedule?: MonitorSchedule;
+  webhook?: MonitorWebhook;
+  notification?: MonitorNotification;
+  /**
+   * Trawl runs one target per monitor (Firecrawl takes up to 50).
+   *
+   * @minItems 1
+   * @maxItems 1
+   */
+  targets?: [MonitorTarget, ...MonitorTarget[]];
+  retentionDays?: number;
+  /**
+   * Kept and shown; Trawl has no change judge (`judgeEnabled` is always false).
+   */
+  goal?: string | null;
+  judgeEnabled?: boolean;
+  status?: "active" | "paused";
+  /**
+   * the client that sent the request (the SDKs send `js-sdk@<version>`); not stored
+   */
+  origin?: string;
+  /**
+   * not stored
+   */
+  integration?: string | null;
+}
+
+/**
  * Internal topic pages.extract: a converted page whose formats ask for json or summary, on its way to the extract-json stage (which produces it to crawl.pages). Keyed by crawlId + url key.
  */
 export interface PageExtract {

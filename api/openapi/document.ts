@@ -117,7 +117,7 @@ export function buildOpenApiDocument(routes: readonly RouteDoc[] = routeDocs): J
     },
     // draft-07 schemas of schemas/ read the same under 2020-12 (no tuple items, no $recursiveRef)
     jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
-    tags: [{ name: "crawl" }, { name: "scrape" }, { name: "batch" }, { name: "extract" }, { name: "meta" }, { name: "admin" }],
+    tags: [{ name: "crawl" }, { name: "scrape" }, { name: "batch" }, { name: "extract" }, { name: "meta" }, { name: "admin" }, { name: "monitor" }],
     paths,
     components: { schemas: Object.fromEntries(Object.entries(components).sort(([a], [b]) => a.localeCompare(b))) },
   };

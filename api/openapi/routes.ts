@@ -9,11 +9,11 @@ import { URL_REASONS } from "../../pipeline/store/url-reason.ts";
 export type BodyRef = `api-bodies#${string}` | SchemaName | "html" | "image";
 
 export interface RouteDoc {
-  method: "get" | "post" | "delete";
+  method: "get" | "post" | "patch" | "delete";
   /** Koa form: `/v2/crawl/:id` */
   path: string;
   summary: string;
-  tag: "crawl" | "scrape" | "batch" | "extract" | "map" | "search" | "team" | "meta" | "admin";
+  tag: "crawl" | "scrape" | "batch" | "extract" | "map" | "search" | "team" | "meta" | "admin" | "monitor";
   /** JSON request body: a schema of schemas/ (validated against it), or a $defs entry of api-bodies.schema.json */
   body?: SchemaName | `api-bodies#${string}`;
   /** multipart/form-data request body (an upload): a binary `file` part and an `options` part, JSON of this schema */
@@ -23,7 +23,7 @@ export interface RouteDoc {
   /** path parameters that are not plain strings */
   params?: Record<string, { type: "string"; format?: string; description?: string }>;
   query?: Record<string, { type: "integer" | "string"; minimum?: number; maximum?: number; enum?: string[]; format?: string; pattern?: string; required?: boolean; description: string }>;
-  responses: Partial<Record<200 | 400 | 401 | 402 | 404 | 405 | 408 | 409 | 413 | 415 | 429 | 500 | 503, Answer>>;
+  responses: Partial<Record<200 | 400 | 401 | 402 | 403 | 404 | 405 | 408 | 409 | 413 | 415 | 429 | 500 | 503, Answer>>;
 }
 
 export interface Answer {
@@ -208,4 +208,49 @@ export const routeDocs: RouteDoc[] = [
     query: { byApiKey: { type: "string", description: "\"false\" or absent; \"true\" (a breakdown per API key) is refused with 400: usage is recorded per team" } },
     responses: { 200: { description: "periods", body: "api-bodies#UsageHistory" }, 400: error("byApiKey=true (not supported) or another value than true / false"), ...AUTH, ...SERVER },
   })),
+  // monitors: Firecrawl's /v2/monitor (scheduled recrawls with change tracking; see docs/api.md for what differs)
+  {
+    method: "post", path: "/v2/monitor", tag: "monitor", summary: "Create a monitor: a schedule that re-runs a crawl or batch scrape with change tracking", body: "monitor-request",
+    example: { name: "Docs monitor", schedule: { cron: "*/30 * * * *", timezone: "UTC" }, targets: [{ type: "crawl", url: "https://example.com/docs", crawlOptions: { limit: 100 } }], webhook: { url: "https://example.com/hooks/monitor" } },
+    responses: {
+      200: { description: "created", body: "api-bodies#MonitorResponse", links: Object.fromEntries(["GET /v2/monitor/:id", "PATCH /v2/monitor/:id", "DELETE /v2/monitor/:id", "POST /v2/monitor/:id/run", "GET /v2/monitor/:id/checks"].map((op) => [op.replace(/\W+/g, "_"), { operation: op, parameters: { id: "$response.body#/data/id" } }])) },
+      ...BODY, 403: error("the team has MONITOR_MAX_PER_TEAM monitors already"), ...AUTH, ...SERVER,
+    },
+  },
+  {
+    method: "get", path: "/v2/monitor", tag: "monitor", summary: "The team's monitors",
+    query: { limit: { type: "integer", minimum: 1, maximum: 100, description: "monitors in the answer (default 25)" }, offset: { type: "integer", minimum: 0, description: "monitors skipped" } },
+    responses: { 200: { description: "monitors, newest first", body: "api-bodies#MonitorList" }, 400: error("invalid limit or offset"), ...AUTH, ...SERVER },
+  },
+  {
+    method: "get", path: "/v2/monitor/:id", tag: "monitor", summary: "A monitor, with its next and last run", params: { id: { type: "string", format: "uuid", description: "the monitor id" } },
+    responses: { 200: { description: "the monitor", body: "api-bodies#MonitorResponse" }, 400: error("invalid id"), 404: error("unknown or deleted monitor"), ...AUTH, ...SERVER },
+  },
+  {
+    method: "patch", path: "/v2/monitor/:id", tag: "monitor", summary: "Update a monitor; `status` pauses (paused) or resumes (active) it", params: { id: { type: "string", format: "uuid", description: "the monitor id" } },
+    body: "monitor-update", example: { status: "paused" },
+    responses: { 200: { description: "the updated monitor", body: "api-bodies#MonitorResponse" }, ...BODY, 404: error("unknown or deleted monitor"), ...AUTH, ...SERVER },
+  },
+  {
+    method: "delete", path: "/v2/monitor/:id", tag: "monitor", summary: "Delete a monitor (its checks' results stay until they expire)", params: { id: { type: "string", format: "uuid", description: "the monitor id" } },
+    responses: { 200: { description: "deleted", body: "api-bodies#MonitorDeleted" }, 400: error("invalid id"), 404: error("unknown or deleted monitor"), ...AUTH, ...SERVER },
+  },
+  {
+    method: "post", path: "/v2/monitor/:id/run", tag: "monitor", summary: "Run a check now (outside the schedule)", params: { id: { type: "string", format: "uuid", description: "the monitor id" } },
+    responses: { 200: { description: "the check, started", body: "api-bodies#MonitorCheckResponse" }, 400: error("invalid id"), 404: error("unknown or deleted monitor"), 409: error("a check of the monitor is still running"), ...CREDITS, ...SERVER },
+  },
+  {
+    method: "get", path: "/v2/monitor/:id/checks", tag: "monitor", summary: "The monitor's checks, newest first", params: { id: { type: "string", format: "uuid", description: "the monitor id" } },
+    query: { limit: { type: "integer", minimum: 1, maximum: 100, description: "checks in the answer (default 25)" }, offset: { type: "integer", minimum: 0, description: "checks skipped" } },
+    responses: { 200: { description: "checks", body: "api-bodies#MonitorChecks" }, 400: error("invalid id, limit or offset"), 404: error("unknown or deleted monitor"), ...AUTH, ...SERVER },
+  },
+  {
+    method: "get", path: "/v2/monitor/:id/checks/:checkId", tag: "monitor", summary: "One check with its pages (paged; the check id is also its crawl or batch scrape id)",
+    params: { id: { type: "string", format: "uuid", description: "the monitor id" }, checkId: { type: "string", format: "uuid", description: "the check id" } },
+    query: {
+      skip: { type: "integer", minimum: 0, description: "first page (document seq) of the chunk" }, limit: { type: "integer", minimum: 1, maximum: 1000, description: "pages in the chunk (default 100)" },
+      status: { type: "string", description: "only pages of this status: same, new, changed, removed, error" },
+    },
+    responses: { 200: { description: "the check and a chunk of its pages", body: "api-bodies#MonitorCheckResponse" }, 400: error("invalid id or pagination"), 404: error("unknown monitor or check"), ...AUTH, ...SERVER },
+  },
 ];

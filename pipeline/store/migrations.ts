@@ -104,6 +104,13 @@ export function migrations(db: string): string[] {
       team_id String, tag String, url_key String, crawl_id String, url String, origin String, change_status String, status_code UInt16,
       content_hash String, at UInt64
     ) ENGINE = ReplacingMergeTree(at) ORDER BY (team_id, tag, url_key, crawl_id)`,
+    // monitors (scheduled recrawls): one row per version of a monitor, and one per check (a run); not results, no retention
+    `CREATE TABLE IF NOT EXISTS ${db}.monitors (
+      monitor_id String, version UInt64, team_id String, name String, status String, body String, anchor UInt64, created_at UInt64, updated_at UInt64
+    ) ENGINE = ReplacingMergeTree(version) ORDER BY monitor_id`,
+    `CREATE TABLE IF NOT EXISTS ${db}.monitor_checks (
+      monitor_id String, check_id String, team_id String, run_trigger String, scheduled_for UInt64, created_at UInt64, outcome String
+    ) ENGINE = ReplacingMergeTree(created_at) ORDER BY (monitor_id, check_id)`,
   ];
 }
 

@@ -18,6 +18,9 @@ export interface NewBatch {
   teamId: string;
   /** The webhook setting as JSON text, or "" */
   webhook: string;
+  /** A batch id chosen by the caller (a monitor's check) and its seeds' key prefix: a second submit adds no URL; default random */
+  id?: string;
+  keyPrefix?: string;
 }
 
 /** Splits URLs into chunks under both bounds (a single URL longer than the byte bound is a chunk alone). */
@@ -41,8 +44,7 @@ export function seedChunks(urls: string[]): { first: number; urls: string[] }[] 
   return chunks;
 }
 
-function seedMessages(crawlId: string, urls: string[]): FrontierInboxMessage[] {
-  const keyPrefix = randomBytes(6).toString("hex");
+function seedMessages(crawlId: string, urls: string[], keyPrefix = randomBytes(6).toString("hex")): FrontierInboxMessage[] {
   const chunks = seedChunks(urls);
   return chunks.map((c, i) => ({ type: "SeedsAdded", crawlId, keyPrefix, first: c.first, urls: c.urls, last: i === chunks.length - 1 }));
 }
@@ -50,7 +52,7 @@ function seedMessages(crawlId: string, urls: string[]): FrontierInboxMessage[] {
 /** Writes the batch's record, then queues it with its URLs. Returns the batch id. */
 export async function submitBatch(deps: CrawlDeps, batch: NewBatch): Promise<string> {
   const { store, bus, clock, log } = deps;
-  const id = randomUUID();
+  const id = batch.id ?? randomUUID();
   const now = clock.now();
   const url = batch.urls[0] as string;
   const record: CrawlRecord = {
@@ -60,7 +62,7 @@ export async function submitBatch(deps: CrawlDeps, batch: NewBatch): Promise<str
   };
   await store.saveCrawls([record]);
   const requested: FrontierInboxMessage = { type: "CrawlRequested", crawlId: id, url, options: batch.options, createdAt: now, teamId: batch.teamId, webhook: batch.webhook };
-  const messages = [requested, ...seedMessages(id, batch.urls)];
+  const messages = [requested, ...seedMessages(id, batch.urls, batch.keyPrefix)];
   try {
     // one key: one partition, in order
     await bus.produce(messages.map((value) => ({ topic: "frontier.inbox" as const, key: keys.crawl(id), value })));

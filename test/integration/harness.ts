@@ -20,6 +20,8 @@ export interface Instance {
   stop(): Promise<void>;
   /** Stops the process gracefully and starts it again on the same topics, groups, database or data directory. */
   restart(): Promise<Instance>;
+  /** Starts the process again after `running.stop()` (several processes can be down together), as restart() does. */
+  relaunch(): Promise<Instance>;
 }
 
 export type Mode = Config["mode"];
@@ -27,8 +29,11 @@ export type Mode = Config["mode"];
 /** Both modes run the same suites, so that no behaviour exists in one mode only. */
 export const MODES: Mode[] = ["cluster", "embedded"];
 
-/** `clock`: the time Trawl reads (a test moves it forward to see results expire); the system's by default. */
-export async function startTrawl(overrides: Partial<Config> = {}, clock: Clock = systemClock): Promise<Instance> {
+/**
+ * `clock`: the time Trawl reads (a test moves it forward to see results expire); the system's by default.
+ * `roles`: the roles this process runs (default every one).
+ */
+export async function startTrawl(overrides: Partial<Config> = {}, clock: Clock = systemClock, roles: readonly string[] = ROLES): Promise<Instance> {
   const tag = `t${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
   const dataDir = mkdtempSync(join(tmpdir(), "trawl-test-"));
   const config = loadConfig(process.env, {
@@ -49,12 +54,12 @@ export async function startTrawl(overrides: Partial<Config> = {}, clock: Clock =
     maxRam: 1,
     ...overrides,
   });
-  return launch(config, tag, dataDir, clock);
+  return launch(config, tag, dataDir, clock, roles);
 }
 
-async function launch(config: Config, tag: string, dataDir: string, clock: Clock): Promise<Instance> {
+async function launch(config: Config, tag: string, dataDir: string, clock: Clock, roles: readonly string[] = ROLES): Promise<Instance> {
   const log = createLogger(config.logLevel, { test: tag });
-  const running = await start(ROLES, config, log, clock);
+  const running = await start(roles as typeof ROLES, config, log, clock);
   const { port } = running.server?.address() as AddressInfo;
   const instance: Instance = {
     api: `http://127.0.0.1:${port}`,
@@ -69,8 +74,9 @@ async function launch(config: Config, tag: string, dataDir: string, clock: Clock
     },
     async restart() {
       await running.stop();
-      return launch({ ...config, port }, tag, dataDir, clock);
+      return launch({ ...config, port }, tag, dataDir, clock, roles);
     },
+    relaunch: () => launch({ ...config, port }, tag, dataDir, clock, roles),
   };
   return instance;
 }
