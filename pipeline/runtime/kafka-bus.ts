@@ -16,6 +16,7 @@ import "./kafkajs-crc32c.ts";
 import "./kafkajs-request-queue.ts";
 
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+const PRODUCER_RETRY = { initialRetryTime: 100, maxRetryTime: 2000, multiplier: 2, factor: 0.2, retries: 30 };
 const LIMITED_RETRIES_WARNING = "Limiting retries for the idempotent producer may invalidate EoS guarantees";
 
 function pinoLogCreator(log: Logger): logCreator {
@@ -170,9 +171,11 @@ export class KafkaBus implements Bus {
    * Idempotent: each record batch carries the producer's id and a sequence number per partition, so a batch that
    * kafkajs sends again after the broker wrote it (an answer lost with its connection, a time-out) is stored once
    * (test/integration/kafka-idempotence.test.ts). One request in flight per broker, as kafkajs' sequence numbers need;
-   * Trawl sends one request at a time anyway (GroupSender). Retries as the client's (createKafka), not kafkajs'
-   * idempotent default (without end): a send that fails leaves its partitions' sequence numbers unknown, so `send`
-   * then replaces the producer (a new producer id, whose sequences start again).
+   * Trawl sends one request at a time anyway (GroupSender). Retries: every 2 s at most, for about 55 s, so that a send
+   * outlasts a broker's death (its partitions get new leaders once the controller fences it, broker.session.timeout.ms,
+   * 9 s) and goes on within 2 s of the move; written out, since kafkajs' defaults change with NODE_ENV=test (1 s at
+   * most, 15 retries). Not kafkajs' idempotent default (without end): a send that fails leaves its partitions'
+   * sequence numbers unknown, so `send` then replaces the producer (a new producer id, whose sequences start again).
    */
   private newProducer(): Producer {
     return this.kafka.producer({
@@ -180,7 +183,7 @@ export class KafkaBus implements Bus {
       allowAutoTopicCreation: false,
       idempotent: true,
       maxInFlightRequests: 1,
-      retry: { initialRetryTime: 200, retries: 8 },
+      retry: PRODUCER_RETRY,
     });
   }
 
