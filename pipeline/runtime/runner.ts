@@ -15,11 +15,9 @@ import { backoffMs, retry, sleep } from "./retry.ts";
 import { OffsetCommits } from "./offset-commits.ts";
 import { CommitFailures } from "./commit-failures.ts";
 import { fetchWhenIdle } from "./kafkajs-idle-fetch.ts";
-import "./kafkajs-coordinator-loss.ts";
 
 /** Heartbeat errors after which this member no longer owns its partitions as they were (kafkajs rejoins on each). */
-// (NOT_COORDINATOR_FOR_GROUP: also a coordinator that cannot be reached, kafkajs-coordinator-loss.ts)
-const GROUP_MOVED_ON = new Set(["REBALANCE_IN_PROGRESS", "ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "NOT_COORDINATOR_FOR_GROUP"]);
+const GROUP_MOVED_ON = new Set(["REBALANCE_IN_PROGRESS", "ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID"]);
 
 /** Bytes a stage's fetch asks for per partition (see the consumer's settings). */
 const FETCH_BYTES_PER_PARTITION = 1024 * 1024;
