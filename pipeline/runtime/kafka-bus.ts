@@ -16,7 +16,7 @@ import "./kafkajs-crc32c.ts";
 import "./kafkajs-request-queue.ts";
 
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
-const PRODUCER_RETRY = { initialRetryTime: 100, maxRetryTime: 2000, multiplier: 2, factor: 0.2, retries: 30 };
+const PRODUCER_RETRY = { initialRetryTime: 100, maxRetryTime: 1000, multiplier: 2, factor: 0.2, retries: 60 };
 const LIMITED_RETRIES_WARNING = "Limiting retries for the idempotent producer may invalidate EoS guarantees";
 
 function pinoLogCreator(log: Logger): logCreator {
@@ -171,9 +171,9 @@ export class KafkaBus implements Bus {
    * Idempotent: each record batch carries the producer's id and a sequence number per partition, so a batch that
    * kafkajs sends again after the broker wrote it (an answer lost with its connection, a time-out) is stored once
    * (test/integration/kafka-idempotence.test.ts). One request in flight per broker, as kafkajs' sequence numbers need;
-   * Trawl sends one request at a time anyway (GroupSender). Retries: every 2 s at most, for about 55 s, so that a send
+   * Trawl sends one request at a time anyway (GroupSender). Retries: every second at most, for about 57 s, so that a send
    * outlasts a broker's death (its partitions get new leaders once the controller fences it, broker.session.timeout.ms,
-   * 9 s) and goes on within 2 s of the move; written out, since kafkajs' defaults change with NODE_ENV=test (1 s at
+   * 9 s) and goes on within a second of the move; written out, since kafkajs' defaults change with NODE_ENV=test (1 s at
    * most, 15 retries). Not kafkajs' idempotent default (without end): a send that fails leaves its partitions'
    * sequence numbers unknown, so `send` then replaces the producer (a new producer id, whose sequences start again).
    */
