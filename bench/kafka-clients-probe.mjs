@@ -4,6 +4,8 @@
 //   mkdir /tmp/probe && cd /tmp/probe && npm init -y && npm i @platformatic/kafka
 //   node <checkout>/bench/kafka-clients-probe.mjs BROKERS move|throughput CLIENT   (kafkajs | kafkajs-acked | platformatic)
 // kafkajs: idempotent (IDEMP=0: not), MIF=5 requests in flight; kafkajs-acked: with pipeline/runtime/kafkajs-acked-send.ts.
+// throughput: INFLIGHT=4 produce calls at once (1: one at a time, as Trawl's KafkaBus sends); kafkajs runs need no scratch
+// directory.
 import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -11,10 +13,10 @@ import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 const require = createRequire(import.meta.url);
 const { Kafka, Partitioners, logLevel } = require("kafkajs");
-const scratch = createRequire(join(process.cwd(), "package.json"));
-const { Producer, Consumer, MessagesStreamModes, stringSerializers, stringDeserializers, compatibilityPartitioner } = await import(pathToFileURL(scratch.resolve("@platformatic/kafka")).href);
-
 const [brokersArg, what, client] = process.argv.slice(2);
+const scratch = createRequire(join(process.cwd(), "package.json"));
+const { Producer, Consumer, MessagesStreamModes, stringSerializers, stringDeserializers, compatibilityPartitioner } = client === "platformatic" ? await import(pathToFileURL(scratch.resolve("@platformatic/kafka")).href) : {};
+
 const brokers = brokersArg.split(",");
 const kafka = new Kafka({ clientId: "probe", brokers, logLevel: logLevel.NOTHING, retry: { initialRetryTime: 200, retries: 8 } });
 const admin = kafka.admin();
@@ -76,7 +78,7 @@ async function throughput() {
   const value = randomBytes(SIZE / 2).toString("hex");
   let cpu = process.cpuUsage(), t = performance.now();
   // a few sends in flight at once, as Trawl's stages have
-  const inflight = 4;
+  const inflight = Number(process.env.INFLIGHT ?? 4);
   let next = 0;
   await Promise.all(Array.from({ length: inflight }, async () => {
     while (next < N) {
@@ -102,7 +104,7 @@ async function throughput() {
   }
   const consumeMs = performance.now() - t, consumeCpu = process.cpuUsage(cpu);
   const ms = (u) => Math.round((u.user + u.system) / 1000);
-  console.log(JSON.stringify({ client, idempotent: process.env.IDEMP !== "0", mif: Number(process.env.MIF ?? 5), what, records: N, stored, produce: { ms: Math.round(produceMs), cpuMs: ms(produceCpu), perSec: Math.round(N / produceMs * 1000) }, consume: { ms: Math.round(consumeMs), cpuMs: ms(consumeCpu), perSec: Math.round(N / consumeMs * 1000) } }));
+  console.log(JSON.stringify({ client, idempotent: process.env.IDEMP !== "0", mif: Number(process.env.MIF ?? 5), inflight, what, records: N, stored, produce: { ms: Math.round(produceMs), cpuMs: ms(produceCpu), perSec: Math.round(N / produceMs * 1000) }, consume: { ms: Math.round(consumeMs), cpuMs: ms(consumeCpu), perSec: Math.round(N / consumeMs * 1000) } }));
   await again(() => admin.deleteTopics({ topics: [topic] }));
 }
 

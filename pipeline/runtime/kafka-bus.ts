@@ -1,4 +1,4 @@
-// Kafka adapter of the Bus port (kafkajs): producer with acks=all, topic creation from the topology.
+// Kafka adapter of the Bus port (kafkajs): an idempotent producer with acks=all, topic creation from the topology.
 import { Kafka, logLevel as kafkaLogLevel, type Producer, type Admin, type logCreator } from "kafkajs";
 import type { Bus, Emission, QueueStat } from "./bus.ts";
 import type { Config } from "./config.ts";
@@ -16,13 +16,17 @@ import "./kafkajs-crc32c.ts";
 import "./kafkajs-request-queue.ts";
 
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+const PRODUCER_RETRY = { initialRetryTime: 100, maxRetryTime: 1000, multiplier: 2, factor: 0.2, retries: 60 };
+const LIMITED_RETRIES_WARNING = "Limiting retries for the idempotent producer may invalidate EoS guarantees";
 
 function pinoLogCreator(log: Logger): logCreator {
   return () => ({ level, log: entry }) => {
     const { message, ...rest } = entry;
     const fields = { kafka: rest.namespace ?? entry.namespace, ...rest };
     // kafkajs retries on its own and logs each attempt as ERROR; what finally fails reaches us as a thrown error
-    if (level === kafkaLogLevel.ERROR || level === kafkaLogLevel.WARN) log.warn(fields, message);
+    // (the producer's retries are bounded on purpose: a failed send replaces the producer, KafkaBus.send)
+    if (message === LIMITED_RETRIES_WARNING) log.debug(fields, message);
+    else if (level === kafkaLogLevel.ERROR || level === kafkaLogLevel.WARN) log.warn(fields, message);
     else if (level === kafkaLogLevel.INFO) log.debug(fields, message);
     else log.trace(fields, message);
   };
@@ -151,7 +155,8 @@ export interface KafkaBusOptions {
 }
 
 export class KafkaBus implements Bus {
-  private readonly producer: Producer;
+  private readonly kafka: Kafka;
+  private producer: Producer;
   private readonly prefix: string;
   private connected: Promise<void> | undefined;
   private readonly registry: RegistryCodec | undefined;
@@ -171,12 +176,29 @@ export class KafkaBus implements Bus {
     this.registry = registry;
     this.compression = compression;
     this.publicCompression = publicCompression;
-    this.producer = kafka.producer({
+    this.kafka = kafka;
+    this.producer = this.newProducer();
+    this.sender = new GroupSender((out) => this.send(out), (m) => m.value.length + m.key.length, GROUP_SEND_BYTES, lingerMs);
+  }
+
+  /**
+   * Idempotent: each record batch carries the producer's id and a sequence number per partition, so a batch that
+   * kafkajs sends again after the broker wrote it (an answer lost with its connection, a time-out) is stored once
+   * (test/integration/kafka-idempotence.test.ts). One request in flight per broker, as kafkajs' sequence numbers need;
+   * Trawl sends one request at a time anyway (GroupSender). Retries: every second at most, for about 57 s, so that a send
+   * outlasts a broker's death (its partitions get new leaders once the controller fences it, broker.session.timeout.ms,
+   * 9 s) and goes on within a second of the move; written out, since kafkajs' defaults change with NODE_ENV=test (1 s at
+   * most, 15 retries). Not kafkajs' idempotent default (without end): a send that fails leaves its partitions'
+   * sequence numbers unknown, so `send` then replaces the producer (a new producer id, whose sequences start again).
+   */
+  private newProducer(): Producer {
+    return this.kafka.producer({
       createPartitioner: recordingPartitioner(this.chosen),
       allowAutoTopicCreation: false,
-      maxInFlightRequests: 5,
+      idempotent: true,
+      maxInFlightRequests: 1,
+      retry: PRODUCER_RETRY,
     });
-    this.sender = new GroupSender((out) => this.send(out), (m) => m.value.length + m.key.length, GROUP_SEND_BYTES, lingerMs);
   }
 
   connect(): Promise<void> {
@@ -207,8 +229,8 @@ export class KafkaBus implements Bus {
       list.push({ key: m.key, value: m.value });
       byTopic.set(m.topic, list);
     }
-    try {
-      await Promise.all([...requests].map(([compression, byTopic]) => sendBatchAcknowledged(this.producer, {
+    const producer = this.producer;
+    const sent = await Promise.allSettled([...requests].map(([compression, byTopic]) => sendBatchAcknowledged(producer, {
         acks: -1,
         timeout: 30000,
         compression: compressionType(compression),
@@ -216,9 +238,18 @@ export class KafkaBus implements Bus {
       }, this.chosen, {
         onResend: (missing) => this.log?.warn({ missing: missing.map((t) => ({ topic: t.topic, records: t.messages.length })) }, "kafka left records of a send unacknowledged (a partition's leader moved, kafkajs#1303); sending them again"),
       })));
-    } catch (err) {
-      throw new InfrastructureError("BUS_UNAVAILABLE", `kafka produce failed: ${(err as Error).message}`, err);
+    const failed = sent.find((s) => s.status === "rejected");
+    if (!failed) return;
+    // kafkajs rolled the sequence numbers of the failed request back, though the broker may have written it (a time-out,
+    // a closed connection): the next batch under those numbers would be refused as out of order (for good: kafkajs never
+    // resets them) or, with as many records, taken for a duplicate and dropped. A new producer has a new id.
+    if (this.producer === producer) {
+      this.producer = this.newProducer();
+      this.connected = undefined;
+      void producer.disconnect().catch((err: unknown) => this.log?.warn({ err }, "kafka: disconnecting the replaced producer failed"));
     }
+    const err = failed.reason as Error;
+    throw new InfrastructureError("BUS_UNAVAILABLE", `kafka produce failed: ${err.message}`, err);
   }
 
   async close(): Promise<void> {

@@ -62,7 +62,7 @@ function busiest(parts: { leader: number }[], among: number[]): number {
 it("completes exactly, once, after kill -9 of the busiest broker, its restart and a SIGTERM of another", async () => {
   const t0 = Date.now();
   const secs = (t: number) => ((t - t0) / 1000).toFixed(1);
-  const mark = (what: string) => console.log(`[broker-loss] ${secs(Date.now())} s: ${what}`);
+  const mark = (what: string) => console.log(`[broker-loss] ${secs(Date.now())} s (${new Date().toISOString().slice(11, 23)}): ${what}`);
   [infra, site] = await Promise.all([
     // the preferred-leader check every 5 s (default 300) so that the restarted broker's leaders move back within the test
     startOwnInfra({ services: ["kafka"], kafkaNodes: 3, kafkaPort: 19200, kafkaProps: { "leader.imbalance.check.interval.seconds": "5" } }),

@@ -105,7 +105,9 @@ export async function startOwnInfra(opts: OwnInfraOptions = {}): Promise<OwnInfr
     symlinkSync(sharedLibs, join(dir, kafkaDir, "libs"));
   }
   const nodes = opts.kafkaNodes ?? 1;
-  const kafkaBase = nodes > 1 ? await freePortRun(2 * nodes, opts.kafkaPort ?? 19240, (opts.kafkaPort ?? 19240) + 60) : opts.kafkaPort;
+  // TRAWL_OWN_KAFKA_PORT: where this run's brokers go instead (engineers sharing a machine, each in a port range)
+  const firstPort = process.env.TRAWL_OWN_KAFKA_PORT ? Number(process.env.TRAWL_OWN_KAFKA_PORT) : opts.kafkaPort;
+  const kafkaBase = nodes > 1 ? await freePortRun(2 * nodes, firstPort ?? 19240, (firstPort ?? 19240) + 60) : firstPort;
   const [kafka, controller] = kafkaBase ? [kafkaBase, kafkaBase + 1] : [await freePort(), await freePort()];
   const [http, tcp, secured, mutual] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const tls = opts.saslSsl || opts.mutualTls ? await makeTestCertificates(join(dir, "tls")) : undefined;
