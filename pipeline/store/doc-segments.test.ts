@@ -93,6 +93,20 @@ describe("EmbeddedCrawlStore document segments", () => {
     await s.close();
   });
 
+  it("keeps at most maxReaders read handles open, however many segments a crawl's documents are in", async () => {
+    const dir = tempDir();
+    const s = await EmbeddedCrawlStore.open(dir, T0, { segmentBytes: 7_000, maxReaders: 2 }); // ~2 documents a segment
+    await s.saveCrawls([crawl("live", T0 + 1000 * RETENTION_MS)]);
+    for (let i = 0; i < 30; i++) await s.insertDocuments([doc("live", i)]);
+    expect(segmentFiles(dir).length).toBeGreaterThanOrEqual(10);
+    const fds = () => readdirSync("/proc/self/fd").length;
+    const before = fds();
+    expect(await seqs(s, "live")).toEqual(range(0, 30));
+    expect(await seqs(s, "live")).toEqual(range(0, 30));
+    expect(fds() - before).toBeLessThanOrEqual(2);
+    await s.close();
+  });
+
   it("reads the single documents.jsonl of an earlier release, appends to segments, and deletes it once its crawl expired", async () => {
     const dir = tempDir();
     mkdirSync(join(dir, "store"), { recursive: true });

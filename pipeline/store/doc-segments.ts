@@ -15,9 +15,14 @@ export const SEGMENT_BYTES = 64 * 1024 * 1024;
 /** …or once it has been the current segment this long (a slow store still gives back expired crawls' disk). */
 export const SEGMENT_AGE_MS = 60 * 60 * 1000;
 
+/** Read handles kept open at most (least recently used closed first): a large store has thousands of segments. */
+const MAX_READERS = 64;
+
 export interface SegmentOptions {
   segmentBytes?: number;
   segmentAgeMs?: number;
+  /** read handles kept open at most (MAX_READERS) */
+  maxReaders?: number;
 }
 
 interface Segment {
@@ -26,6 +31,8 @@ interface Segment {
   /** the crawl (or scrape) ids with a document in the segment */
   readonly ids: Set<string>;
   reader: FileReader | null;
+  /** reads in flight through `reader` (a handle is closed only when none is) */
+  reading: number;
   /** resolves once the segment's log is closed (every write to it done): set when it stops being current */
   closed: Promise<void> | null;
 }
@@ -38,7 +45,10 @@ export class DocSegments {
   private readonly legacyPath: string;
   private readonly segmentBytes: number;
   private readonly segmentAgeMs: number;
+  private readonly maxReaders: number;
   private readonly segments = new Map<number, Segment>();
+  /** the segments with an open read handle, least recently read first */
+  private readonly readers = new Set<Segment>();
   private current: { seg: Segment; log: AppendLog; since: number };
   /** Bytes of torn last records dropped when the segments were opened (a crash in the middle of a write). */
   readonly repairedBytes: number = 0;
@@ -49,6 +59,7 @@ export class DocSegments {
     this.legacyPath = join(storeDir, "documents.jsonl");
     this.segmentBytes = opts.segmentBytes ?? SEGMENT_BYTES;
     this.segmentAgeMs = opts.segmentAgeMs ?? SEGMENT_AGE_MS;
+    this.maxReaders = opts.maxReaders ?? MAX_READERS;
     mkdirSync(this.dir, { recursive: true });
     const ids = readdirSync(this.dir)
       .filter((f) => /^\d{6,}\.jsonl$/.test(f))
@@ -73,7 +84,7 @@ export class DocSegments {
   }
 
   private add(id: number, path: string): Segment {
-    const seg: Segment = { id, path, ids: new Set(), reader: null, closed: null };
+    const seg: Segment = { id, path, ids: new Set(), reader: null, reading: 0, closed: null };
     this.segments.set(id, seg);
     return seg;
   }
@@ -114,8 +125,29 @@ export class DocSegments {
   async read(seg: number, pos: number, len: number): Promise<Buffer> {
     const s = this.segments.get(seg);
     if (!s) throw new Error(`embedded store: document segment ${seg} was deleted`);
+    this.readers.delete(s);
+    this.readers.add(s);
+    if (!s.reader) await this.closeIdleReaders(s);
     s.reader ??= new FileReader(s.path);
-    return s.reader.read(pos, len);
+    const reader = s.reader;
+    s.reading++;
+    try {
+      return await reader.read(pos, len);
+    } finally {
+      s.reading--;
+    }
+  }
+
+  /** Closes the least recently read handles past MAX_READERS (not `keep`'s, nor one being read). */
+  private async closeIdleReaders(keep: Segment): Promise<void> {
+    for (const seg of this.readers) {
+      if (this.readers.size <= this.maxReaders) return;
+      if (seg === keep || seg.reading > 0) continue;
+      this.readers.delete(seg);
+      const reader = seg.reader;
+      seg.reader = null;
+      await reader?.reset();
+    }
   }
 
   /**
@@ -128,6 +160,7 @@ export class DocSegments {
     for (const seg of [...this.segments.values()]) {
       if (seg === this.current.seg || [...seg.ids].some(live)) continue;
       this.segments.delete(seg.id);
+      this.readers.delete(seg);
       await seg.closed;
       await seg.reader?.reset();
       const size = await sizeOrZero(seg.path);
