@@ -93,6 +93,18 @@ describe("EmbeddedCrawlStore document segments", () => {
     await s.close();
   });
 
+  it("finishes a read of an expiring crawl's document that was in flight when the sweep deleted its segment", async () => {
+    const dir = tempDir();
+    const s = await EmbeddedCrawlStore.open(dir, T0);
+    await s.saveCrawls([crawl("old", T0 + RETENTION_MS)]);
+    await s.insertDocuments([doc("old", 0)]);
+    const page = s.pageDocuments("old", 0, 1e9, 10);
+    await s.deleteExpired(T0 + RETENTION_MS + HOUR, RETENTION_MS); // rolls the segment (a day old), then deletes it
+    expect(segmentFiles(dir)).toEqual([]);
+    expect((await page).docs.map((d) => (JSON.parse(d) as { metadata: { seq: number } }).metadata.seq)).toEqual([0]);
+    await s.close();
+  });
+
   it("keeps at most maxReaders read handles open, however many segments a crawl's documents are in", async () => {
     const dir = tempDir();
     const s = await EmbeddedCrawlStore.open(dir, T0, { segmentBytes: 7_000, maxReaders: 2 }); // ~2 documents a segment

@@ -162,6 +162,7 @@ export class DocSegments {
       this.segments.delete(seg.id);
       this.readers.delete(seg);
       await seg.closed;
+      // a read in flight (of a crawl that has just expired) still ends well: FileHandle.close waits for it
       await seg.reader?.reset();
       const size = await sizeOrZero(seg.path);
       await unlink(seg.path).catch((err: NodeJS.ErrnoException) => {
@@ -170,13 +171,6 @@ export class DocSegments {
       freed += size;
     }
     return freed;
-  }
-
-  /** Bytes in the segment files. */
-  async bytes(): Promise<number> {
-    let total = 0;
-    for (const seg of this.segments.values()) total += await sizeOrZero(seg.path);
-    return total;
   }
 
   async close(): Promise<void> {
