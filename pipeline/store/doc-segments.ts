@@ -4,7 +4,7 @@
 // without pausing the writers and without rewriting live records (one documents.jsonl could only be compacted at a
 // start). `store/documents.jsonl` of a release before segments (data format 3 and earlier) is read as segment 0: it is
 // never appended to, and it is deleted as a whole like the others once its crawls have expired.
-import { mkdirSync, readdirSync } from "node:fs";
+import { mkdirSync, readdirSync, statSync } from "node:fs";
 import { unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { AppendLog, FileReader, readLines, repairTail, type LogRecord } from "../runtime/append-log.ts";
@@ -53,7 +53,7 @@ export class DocSegments {
   /** Bytes of torn last records dropped when the segments were opened (a crash in the middle of a write). */
   readonly repairedBytes: number = 0;
 
-  /** Opens the segments of `storeDir`; the newest numbered one stays current (its torn tail repaired), opened at `now`. */
+  /** Opens the segments of `storeDir` (each torn tail repaired) and a new current one, opened at `now`. */
   constructor(storeDir: string, now: number, opts: SegmentOptions = {}) {
     this.dir = join(storeDir, "documents");
     this.legacyPath = join(storeDir, "documents.jsonl");
@@ -73,8 +73,10 @@ export class DocSegments {
       this.add(id, this.pathOf(id));
     }
     this.repairedBytes = repaired;
-    const last = ids.at(-1) ?? 1;
-    const seg = this.segments.get(last) ?? this.add(last, this.pathOf(last));
+    // appends go to a new segment unless the newest is empty: restarts more often than SEGMENT_AGE_MS cannot keep a
+    // segment current for ever, and a segment that is not current is never written again
+    const last = ids.at(-1) ?? 0;
+    const seg = last > 0 && statSync(this.pathOf(last)).size === 0 ? (this.segments.get(last) as Segment) : this.add(last + 1, this.pathOf(last + 1));
     this.current = { seg, log: new AppendLog(seg.path), since: now };
     for (const s of this.segments.values()) if (s !== seg) s.closed = Promise.resolve();
   }
