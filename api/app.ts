@@ -11,6 +11,7 @@ import { parseRoutes } from "./routes/parse.ts";
 import { batchRoutes } from "./routes/batch.ts";
 import { extractRoutes } from "./routes/extract.ts";
 import { adminRoutes } from "./routes/admin.ts";
+import { crawlUrlRoutes } from "./routes/crawl-urls.ts";
 import { adminKeyRoutes } from "./routes/admin-keys.ts";
 import { redactPath } from "./admin-key.ts";
 import { corsMiddleware, parseCorsOrigins } from "./cors.ts";
@@ -54,7 +55,7 @@ export function createApp(deps: ApiDeps): Koa {
   }
   // every router of the API (api/openapi/routes.ts documents each of their routes; a unit test compares the two)
   const routers = [
-    health, crawlRoutes({ ...deps, log }), adminRoutes({ ...deps, log }), adminKeyRoutes({ ...deps, log }), openApiRoutes(),
+    health, crawlRoutes({ ...deps, log }), crawlUrlRoutes({ ...deps, log }), adminRoutes({ ...deps, log }), adminKeyRoutes({ ...deps, log }), openApiRoutes(),
     mapRoutes({ ...deps, log }), searchRoutes({ ...deps, log }), teamRoutes({ ...deps, log }),
     batchRoutes({ ...deps, log }), scrapeRoutes({ ...deps, log }), parseRoutes({ ...deps, log }), extractRoutes({ ...deps, log }), screenshotRoutes(deps),
   ];

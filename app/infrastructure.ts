@@ -7,9 +7,10 @@ import { ConfigError, type Config } from "../pipeline/runtime/config.ts";
 import { checkDataFormat, DATA_FORMAT } from "../pipeline/runtime/data-format.ts";
 import { EmbeddedBus } from "../pipeline/runtime/embedded-bus.ts";
 import { TrawlError } from "../pipeline/runtime/errors.ts";
-import { createKafka, ensureTopics, KafkaBus, kafkaQueueStats } from "../pipeline/runtime/kafka-bus.ts";
+import { createKafka, ensureTopics, KafkaBus, kafkaQueueStats, reachKafka } from "../pipeline/runtime/kafka-bus.ts";
 import type { Logger } from "../pipeline/runtime/logger.ts";
 import { connectRegistry, registryConnection } from "../pipeline/runtime/registry.ts";
+import { retry } from "../pipeline/runtime/retry.ts";
 import { StartDeadline } from "../pipeline/runtime/start-wait.ts";
 import { startRunner, type RunnerHandle } from "../pipeline/runtime/runner.ts";
 import { ClickHouseClient } from "../pipeline/store/clickhouse.ts";
@@ -63,12 +64,16 @@ async function clusterInfrastructure(config: Config, log: Logger, client: string
   const kafka = createKafka(config, client, log);
   const registryConn = config.schemaRegistryUrl ? registryConnection(config) : undefined;
   // an untrusted certificate or refused credentials do not go away by waiting: the start stops at once
-  const legacyTables = await deadline.run({ server: "ClickHouse", variable: "CLICKHOUSE_URL", where: config.clickhouseUrl }, () => migrate(ch),
-    { ...patient, retriable: (err) => patient.retriable(err) && !(err instanceof TrawlError && (err.code === "STORE_TLS_UNTRUSTED" || err.code === "STORE_AUTH_REFUSED")) });
+  const chRetriable = (err: unknown) => patient.retriable(err) && !(err instanceof TrawlError && (err.code === "STORE_TLS_UNTRUSTED" || err.code === "STORE_AUTH_REFUSED"));
+  // the deadline bounds reaching each server, not the work after it: migrations ON CLUSTER wait for every replica and
+  // can take minutes on a healthy cluster
+  await deadline.run({ server: "ClickHouse", variable: "CLICKHOUSE_URL", where: config.clickhouseUrl }, () => ch.query(raw("SELECT 1 AS ok")), { ...patient, retriable: chRetriable });
+  const legacyTables = await retry(() => migrate(ch), { ...patient, retriable: chRetriable, onRetry: (err, attempt) => log.warn({ err: (err as Error).message, attempt }, "migrations failed: retrying") });
   // a client of its own with few retries: each attempt fails within seconds with its reason, logged, and the deadline
   // names it (the roles' client retries every connection for about a minute)
   const starting = createKafka(config, client, log, 2);
-  await deadline.run({ server: "Kafka", variable: "KAFKA_BROKERS", where: config.kafkaBrokers }, () => ensureTopics(starting, config, log), patient);
+  await deadline.run({ server: "Kafka", variable: "KAFKA_BROKERS", where: config.kafkaBrokers }, () => reachKafka(starting, config), patient);
+  await retry(() => ensureTopics(starting, config, log), { ...patient, onRetry: (err, attempt) => log.warn({ err: (err as Error).message, attempt }, "creating topics failed: retrying") });
   const registry = registryConn
     ? await deadline.run({ server: "the Schema Registry", variable: "SCHEMA_REGISTRY_URL", where: config.schemaRegistryUrl }, () => connectRegistry(registryConn, config.topicPrefix, log),
       { ...patient, retriable: (err) => !(err instanceof TrawlError || err instanceof ConfigError) || (err instanceof TrawlError && err.retriable) })
@@ -81,7 +86,7 @@ async function clusterInfrastructure(config: Config, log: Logger, client: string
     store: new ClickHouseCrawlStore(ch, legacyTables),
     auth: new ClickHouseAuthStore(ch),
     cache,
-    screenshots: new ClickHouseScreenshotStore(ch),
+    screenshots: new ClickHouseScreenshotStore(ch, legacyTables),
     snapshots: new ClickHouseSnapshotStore(ch),
     run: (processor) => startRunner({ kafka, bus, config, log }, processor),
     ready: async () => (await ch.query(raw("SELECT 1 AS ok"))).length === 1,

@@ -108,7 +108,7 @@ export async function sweepExpired(w: Wiring, now: number): Promise<string[]> {
 
 export async function startFrontier(w: Wiring): Promise<void> {
   const { infra, clock, log, config } = w;
-  const frontier = new FrontierProcessor({ store: infra.store, clock, log, metrics: w.metrics, limits: config, snapshots: infra.snapshots });
+  const frontier = new FrontierProcessor({ store: infra.store, clock, log, metrics: w.metrics, limits: config, snapshots: infra.snapshots, urlLogMax: config.crawlUrlLogMax });
   w.runners.push(await infra.run(frontier));
   // lost work is sent again: a crawl stalled past its bound gets ResumeRequested, handled in order with its events
   const reissue = setInterval(() => {

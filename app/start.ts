@@ -61,13 +61,12 @@ function checkSettings(roles: readonly RoleName[], config: Config): void {
   }
 }
 
-/** Starts the given roles in this process. */
-export async function start(roles: readonly RoleName[], config: Config, log: Logger): Promise<Running> {
+/** Starts the given roles in this process. `clock`: the time every role reads (tests move it forward). */
+export async function start(roles: readonly RoleName[], config: Config, log: Logger, clock: Clock = systemClock): Promise<Running> {
   checkSettings(roles, config);
   setHeapGrowth(config.heapGrowthPercent);
   compileAll();
   lowerThreads();
-  const clock = systemClock;
   const roleName = roles.length === ROLES.length ? "all" : roles.join("+");
   const infra = await openInfrastructure(config, log, clock, roleName);
   const metrics = new Metrics({

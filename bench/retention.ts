@@ -5,6 +5,8 @@
 // everything that server wrote meanwhile) and the documents left. A database of its own on CLICKHOUSE_URL, dropped at
 // the end. Layout: 20 days of crawls (50 crawls of 1,000 pages a day, each with its URL states, page webhooks, an error
 // per 100 pages and 3 record versions), kept 19 days, so that exactly the oldest day has expired at the sweep.
+// Screenshots: BENCH_SHOTS (20,000) images of 8 KB spread over the crawls' pages, swept as the frontier does (the crawl
+// store's sweep, then the screenshot store's). BENCH_DOCS (1,000,000) sets the scale.
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { loadConfig } from "../pipeline/runtime/config.ts";
@@ -14,12 +16,14 @@ const { ClickHouseClient } = (await import(join(root, "pipeline/store/clickhouse
 const { ClickHouseCrawlStore } = (await import(join(root, "pipeline/store/clickhouse-crawl-store.ts"))) as typeof import("../pipeline/store/clickhouse-crawl-store.ts");
 const { migrate } = (await import(join(root, "pipeline/store/migrations.ts"))) as typeof import("../pipeline/store/migrations.ts");
 const { raw, sql } = (await import(join(root, "pipeline/store/sql.ts"))) as typeof import("../pipeline/store/sql.ts");
+const { ClickHouseScreenshotStore } = (await import(join(root, "pipeline/store/screenshot-store.ts"))) as typeof import("../pipeline/store/screenshot-store.ts");
 
 const DAY = 86_400_000;
 const DOCS = Number(process.env.BENCH_DOCS ?? 1_000_000);
 const PER_CRAWL = 1000;
 const CRAWLS = DOCS / PER_CRAWL;
 const DAYS = 20;
+const SHOTS = Number(process.env.BENCH_SHOTS ?? 20_000);
 const PER_DAY = CRAWLS / DAYS;
 const KEEP = (DAYS - 1) * DAY;
 const now = Math.floor(Date.now() / DAY) * DAY;
@@ -55,6 +59,12 @@ async function load(): Promise<void> {
       SELECT ${id(crawlOf)}, hex(sipHash64(number, 1)), 'crawl.page', 'https://hook.test/', 200, 1, '', ${at} FROM ${from}`);
     await post(`INSERT INTO ${T("crawl_errors")} (crawl_id, url_key, url, code, error, status_code, at)
       SELECT ${id(crawlOf)}, hex(sipHash64(number)), concat('https://site.test/', toString(number)), 'HTTP_404', 'not found', 404, ${at} FROM ${from} AND number % 100 = 0`);
+  }
+  // one screenshot every DOCS / SHOTS pages, 8 KB of base64-like text each (hex of hashes: barely compressible)
+  if (SHOTS > 0) {
+    await post(`INSERT INTO ${T("screenshots")} (job_id, id, type, data_base64, stored_at)
+      SELECT ${id(crawlOf)}, toString(number), 'png', arrayStringConcat(arrayMap(i -> hex(sipHash64(number, i)), range(512))), ${at}
+      FROM numbers(${DOCS}) WHERE number % ${Math.max(1, Math.round(DOCS / SHOTS))} = 0`);
   }
   // versions 0 and 1 while running, 2 at the end; kept KEEP after the end
   const c = "intDiv(number, 3)";
@@ -100,15 +110,19 @@ try {
   const store = new ClickHouseCrawlStore(ch, legacy instanceof Set ? legacy : new Set());
   const t0 = performance.now();
   await load();
-  for (const t of ["documents", "frontier_urls", "webhook_deliveries", "crawl_errors", "crawls", "idempotency_keys"]) await post(`OPTIMIZE TABLE ${T(t)} FINAL`);
+  for (const t of ["documents", "frontier_urls", "webhook_deliveries", "crawl_errors", "crawls", "idempotency_keys", "screenshots"]) await post(`OPTIMIZE TABLE ${T(t)} FINAL`);
   await settled();
   const loadS = +((performance.now() - t0) / 1000).toFixed(1);
   const before = await parts();
   const storedBytes = [...before.values()].reduce((n, p) => n + p.bytes, 0);
   const docsBefore = await count("documents");
+  const shotsBefore = await count("screenshots");
+  const shotsMB = +([...before].filter(([k]) => k.startsWith("screenshots/")).reduce((n, [, p]) => n + p.bytes, 0) / 1e6).toFixed(1);
   const io0 = serverWriteBytes();
   const s0 = performance.now();
   const ids = await store.deleteExpired(now, KEEP);
+  // as the frontier's sweep: the screenshots of the expired crawls (and of scrapes past the retention) after them
+  await new ClickHouseScreenshotStore(ch, legacy instanceof Set ? legacy : new Set()).deleteExpired(ids, now - KEEP);
   const callMs = Math.round(performance.now() - s0);
   await settled();
   const doneMs = Math.round(performance.now() - s0);
@@ -118,6 +132,7 @@ try {
   const mutations = await ch.query<{ table: string }>(sql`SELECT table FROM system.mutations WHERE database = ${ch.database}`);
   process.stdout.write(`${JSON.stringify({
     code: root, docs: docsBefore, crawlsExpired: ids.length, docsLeft: await count("documents"), loadS,
+    screenshots: shotsBefore, screenshotsMB: shotsMB, screenshotsLeft: await count("screenshots"),
     storedMB: +(storedBytes / 1e6).toFixed(1),
     sweep: {
       callMs, untilServerDoneMs: doneMs, mutations: mutations.length,

@@ -954,6 +954,14 @@ export interface PageFailed {
   code: string;
   error: string;
   statusCode?: number;
+  /**
+   * fetch attempts made (absent: not counted)
+   */
+  attempts?: number;
+  /**
+   * SCRAPE_RACED_REDIRECT: the page (after redirects) already stored under another URL
+   */
+  duplicateOf?: string;
 }
 
 export interface CancelRequested {

@@ -51,7 +51,7 @@ function operation(r: RouteDoc): Json {
   const pathParams = [...r.path.matchAll(/:(\w+)/g)].map((m) => m[1] as string);
   const parameters = [
     ...pathParams.map((name) => ({ name, in: "path", required: true, schema: r.params?.[name] ?? { type: "string" } })),
-    ...Object.entries(r.query ?? {}).map(([name, { description, ...schema }]) => ({ name, in: "query", required: false, description, schema })),
+    ...Object.entries(r.query ?? {}).map(([name, { description, required, ...schema }]) => ({ name, in: "query", required: required ?? false, description, schema })),
   ];
   const responses: Json = {};
   for (const [status, { description, body, links }] of Object.entries(r.responses)) {

@@ -3,6 +3,7 @@
 // Adding a route: register it on a Koa router under api/routes/, add one entry here (paths in Koa's `:param` form),
 // and add its response body to api-bodies.schema.json if it is new. A unit test fails until the two agree.
 import type { SchemaName } from "../../schemas/index.ts";
+import { URL_REASONS } from "../../pipeline/store/url-reason.ts";
 
 /** A response body: `api-bodies#Name` (a $defs entry), a schemas/ file name, HTML, or an image (PNG or JPEG). */
 export type BodyRef = `api-bodies#${string}` | SchemaName | "html" | "image";
@@ -21,7 +22,7 @@ export interface RouteDoc {
   example?: Record<string, unknown>;
   /** path parameters that are not plain strings */
   params?: Record<string, { type: "string"; format?: string; description?: string }>;
-  query?: Record<string, { type: "integer" | "string"; minimum?: number; maximum?: number; description: string }>;
+  query?: Record<string, { type: "integer" | "string"; minimum?: number; maximum?: number; enum?: string[]; format?: string; pattern?: string; required?: boolean; description: string }>;
   responses: Partial<Record<200 | 400 | 401 | 402 | 404 | 405 | 408 | 409 | 413 | 415 | 429 | 500 | 503, Answer>>;
 }
 
@@ -49,7 +50,7 @@ export const routeDocs: RouteDoc[] = [
     responses: {
       200: {
         description: "accepted", body: "api-bodies#CrawlStarted",
-        links: Object.fromEntries(["GET /v2/crawl/:id", "DELETE /v2/crawl/:id", "GET /v2/crawl/:id/errors"].map((op) => [op.replace(/\W+/g, "_"), { operation: op, parameters: { id: "$response.body#/id" } }])),
+        links: Object.fromEntries(["GET /v2/crawl/:id", "DELETE /v2/crawl/:id", "GET /v2/crawl/:id/errors", "GET /v2/crawl/:id/urls", "GET /v2/crawl/:id/urls/explain"].map((op) => [op.replace(/\W+/g, "_"), { operation: op, parameters: { id: "$response.body#/id" } }])),
       },
       ...BODY, ...CREDITS, ...SERVER,
     },
@@ -69,6 +70,21 @@ export const routeDocs: RouteDoc[] = [
   {
     method: "get", path: "/v2/crawl/:id/errors", tag: "crawl", summary: "Pages of a crawl that failed, and URLs blocked by robots.txt", params: uuid,
     responses: { 200: { description: "errors", body: "api-bodies#CrawlErrors" }, 400: error("invalid id"), 404: error("unknown crawl"), ...AUTH, ...SERVER },
+  },
+  {
+    method: "get", path: "/v2/crawl/:id/urls", tag: "crawl", summary: "Every URL a crawl saw, with its state and reason (paged)", params: uuid,
+    query: {
+      status: { type: "string", enum: ["queued", "fetched", "failed", "blocked", "skipped"], description: "only URLs in this state" },
+      reason: { type: "string", enum: [...URL_REASONS], description: "only URLs with this reason" },
+      skip: { type: "integer", minimum: 0, description: "first URL of the page (URLs are ordered by depth, then URL)" },
+      limit: { type: "integer", minimum: 1, maximum: 1000, description: "URLs in the page (default 100)" },
+    },
+    responses: { 200: { description: "a page of URLs, the counts by reason, and `next` when more match", body: "api-bodies#CrawlUrls" }, 400: error("invalid id, filter or pagination"), 404: error("unknown or expired crawl"), ...AUTH, ...SERVER },
+  },
+  {
+    method: "get", path: "/v2/crawl/:id/urls/explain", tag: "crawl", summary: "Why a crawl fetched, skipped or never reached one URL", params: uuid,
+    query: { url: { type: "string", format: "uri", pattern: "^https?://[a-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~/-]*)?$", required: true, description: "the URL to explain (absolute http or https)" } },
+    responses: { 200: { description: "the URL's state, reason and a sentence", body: "api-bodies#CrawlUrlExplanation" }, 400: error("invalid id or url"), 404: error("unknown or expired crawl"), ...AUTH, ...SERVER },
   },
   { method: "get", path: "/v2/crawl/active", tag: "crawl", summary: "Running crawls of the team", responses: { 200: { description: "running crawls", body: "api-bodies#ActiveCrawls" }, ...AUTH, ...SERVER } },
   { method: "get", path: "/v2/crawl/ongoing", tag: "crawl", summary: "Running crawls of the team (alias of /v2/crawl/active)", responses: { 200: { description: "running crawls", body: "api-bodies#ActiveCrawls" }, ...AUTH, ...SERVER } },

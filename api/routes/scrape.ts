@@ -54,7 +54,7 @@ export function scrapeRoutes(deps: ApiDeps): Router {
   });
 
   router.get("/v2/scrape/:id", async (ctx) => {
-    const doc = await readScrape(store, ctx.state.teamId, jobId(ctx));
+    const doc = await readScrape(store, ctx.state.teamId, jobId(ctx), deps.clock.now());
     if (doc === undefined) throw jobNotFound();
     ctx.type = "application/json";
     ctx.body = `{"success":true,"data":${doc}}`;

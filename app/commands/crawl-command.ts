@@ -9,6 +9,7 @@ import { loadConfig } from "../../pipeline/runtime/config.ts";
 import { createLogger } from "../../pipeline/runtime/logger.ts";
 import { sleep } from "../../pipeline/runtime/retry.ts";
 import { cancelCrawl, submitCrawl } from "../../pipeline/usecases/submit-crawl.ts";
+import { crawlUrls } from "../../pipeline/usecases/crawl-urls.ts";
 import { CrawlOutput, slugFor } from "./output.ts";
 import { ProgressReporter } from "./progress.ts";
 import { commandArgs } from "./args.ts";
@@ -16,7 +17,8 @@ import { commandArgs } from "./args.ts";
 export const CRAWL_HELP = `usage: trawl crawl <url> [options]
 
 Crawls <url> and the pages under its path in this process (embedded mode: no server, no Kafka, no ClickHouse),
-writing one file per page and format plus index.jsonl (one line of metadata per page) to --out.
+writing one file per page and format plus index.jsonl (one line of metadata per page) to --out, and at the end
+urls.jsonl: every URL the crawl saw with its state and reason (fetched, duplicate, out_of_scope, excluded, ...).
 
 options:
   --limit N            most pages to crawl (default 10000)
@@ -98,7 +100,7 @@ export async function crawlCommand(argv: string[], env: Record<string, string | 
       await drain();
       if (crawl) {
         status = crawl.status;
-        progress.update({ done: crawl.completed, found: crawl.total + crawl.failed, failed: crawl.failed }, status !== "scraping");
+        progress.update({ done: crawl.completed, found: crawl.total + crawl.failed, failed: crawl.failed, reasons: crawl.reasons }, status !== "scraping");
       }
       if (status !== "scraping") break;
       if (interrupted) {
@@ -109,8 +111,10 @@ export async function crawlCommand(argv: string[], env: Record<string, string | 
       }
       await sleep(250);
     }
-    await output.close();
     const crawl = await deps.store.getCrawl(id);
+    // every URL the crawl saw, with its state and reason: the rows of GET /v2/crawl/:id/urls
+    if (crawl) output.writeUrls((await crawlUrls(deps.store, crawl)).entries);
+    await output.close();
     progress.end(`${status}: ${output.written} pages written to ${outDir}${crawl?.error ? ` (${crawl.error})` : ""}`);
     return interrupted ? 130 : status === "completed" ? 0 : 1;
   } finally {

@@ -1,4 +1,5 @@
-// Writes a crawl's documents as files: one per page and format, plus index.jsonl with each page's metadata.
+// Writes a crawl's documents as files: one per page and format, plus index.jsonl with each page's metadata, and
+// urls.jsonl with every URL the crawl saw and why it was fetched, skipped or failed.
 import { mkdirSync, createWriteStream, writeFileSync, type WriteStream } from "node:fs";
 import { join } from "node:path";
 import type { PageDocument } from "../../schemas/index.ts";
@@ -54,6 +55,11 @@ export class CrawlOutput {
     }
     this.index.write(JSON.stringify({ seq, files, ...(doc.links ? { links: doc.links } : {}), ...(doc.images ? { images: doc.images } : {}), metadata: doc.metadata }) + "\n");
     this.written++;
+  }
+
+  /** urls.jsonl: one line per URL the crawl saw (GET /v2/crawl/:id/urls's entries). */
+  writeUrls(entries: object[]): void {
+    writeFileSync(join(this.dir, "urls.jsonl"), entries.map((e) => JSON.stringify(e) + "\n").join(""));
   }
 
   close(): Promise<void> {

@@ -1,9 +1,17 @@
 // Progress of a CLI crawl: a redrawn bar on a terminal, a plain line every few seconds otherwise.
+import type { ReasonCounts } from "../../pipeline/store/url-reason.ts";
 
 export interface Progress {
   done: number;
   found: number;
   failed: number;
+  /** the crawl's URLs by reason (the crawl record's counts) */
+  reasons?: ReasonCounts;
+}
+
+/** The reasons other than queued and fetched (the bar shows those), e.g. `out_of_scope 3, robots_blocked 1`. */
+export function reasonSummary(reasons: ReasonCounts | undefined): string {
+  return Object.entries(reasons ?? {}).filter(([r, n]) => r !== "queued" && r !== "fetched" && n > 0).map(([r, n]) => `${r} ${n}`).join(", ");
 }
 
 export function progressLine(p: Progress, elapsedMs: number, width = 30): string {
@@ -11,7 +19,8 @@ export function progressLine(p: Progress, elapsedMs: number, width = 30): string
   const total = Math.max(p.found, 1);
   const filled = Math.min(width, Math.round(((p.done + p.failed) / total) * width));
   const bar = "#".repeat(filled) + "-".repeat(width - filled);
-  return `[${bar}] ${p.done} done / ${p.found} found / ${p.failed} failed  ${rate.toFixed(1)} pages/s`;
+  const why = reasonSummary(p.reasons);
+  return `[${bar}] ${p.done} done / ${p.found} found / ${p.failed} failed  ${rate.toFixed(1)} pages/s${why ? `  (${why})` : ""}`;
 }
 
 export class ProgressReporter {

@@ -78,6 +78,8 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
   readonly concurrency: number;
   private readonly deps: FetchRenderDeps;
   private readonly log: Logger;
+  /** fetch attempts behind a page's failure, for its PageFailed */
+  private readonly attempts = new WeakMap<object, number>();
 
   constructor(deps: FetchRenderDeps, concurrency: number) {
     super("fetch-render");
@@ -111,7 +113,10 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
   private async checkRobots(task: FetchTask, url: string): Promise<number> {
     if (task.options.ignoreRobotsTxt) return 0;
     const robots = await this.deps.robots.get(url);
-    if (!robots.isAllowed(url, this.userAgent(task))) throw new PageError(ROBOTS_BLOCKED, `robots.txt disallows ${url}`);
+    if (!robots.isAllowed(url, this.userAgent(task))) {
+      const rule = robots.rule?.(url, this.userAgent(task));
+      throw new PageError(ROBOTS_BLOCKED, `robots.txt disallows ${url}${rule ? ` (${rule})` : ""}`);
+    }
     return Math.min(robots.crawlDelayMs(this.userAgent(task)), MAX_CRAWL_DELAY_MS);
   }
 
@@ -163,7 +168,9 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     const previous = await previousSnapshot(deps.snapshots, task);
     const conditional = conditionalHeaders(previous);
     const headers = Object.keys(conditional).length ? { ...task.options.headers, ...conditional } : task.options.headers;
+    let tries = 0;
     const fetchOnce = async () => {
+      tries++;
       const ticket = deps.hosts.start(host);
       const sent = performance.now();
       try {
@@ -197,6 +204,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
       fetchWithRetries,
     ).catch((err: unknown) => {
       deps.metrics?.fetchSeconds.observe({ outcome: errorCode(err) }, seconds());
+      if (tries > 0 && typeof err === "object" && err !== null) this.attempts.set(err, task.attempt + tries);
       throw err;
     });
     deps.metrics?.fetchSeconds.observe({ outcome: "ok" }, seconds());
@@ -265,6 +273,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
       code: errorCode(err),
       error: errorMessage(err),
       ...(err instanceof PageError && err.statusCode ? { statusCode: err.statusCode } : {}),
+      ...(typeof err === "object" && err !== null && this.attempts.has(err) ? { attempts: this.attempts.get(err) } : {}),
     };
     return [inbox(task.crawlId, failed)];
   }

@@ -7,6 +7,8 @@ export interface Robots {
   /** Crawl-delay of the user agent's group, in milliseconds (0: none) */
   crawlDelayMs(userAgent: string): number;
   sitemaps: string[];
+  /** The line that decides for the URL (`line 3: Disallow: /private`), "" when none */
+  rule?(url: string, userAgent: string): string;
 }
 
 // the package is CommonJS (module.exports = fn) while its types declare a default export
@@ -14,6 +16,7 @@ const robotsParser = robotsParserModule as unknown as (url: string, body: string
   isAllowed(url: string, ua?: string): boolean | undefined;
   getCrawlDelay(ua?: string): number | undefined;
   getSitemaps(): string[];
+  getMatchingLineNumber(url: string, ua?: string): number;
 };
 
 const ALLOW_ALL: Robots = { isAllowed: () => true, crawlDelayMs: () => 0, sitemaps: [] };
@@ -31,6 +34,11 @@ export function parseRobots(url: string, body: string, contentType: string): Rob
       return Number.isFinite(seconds) && seconds > 0 ? Math.round(seconds * 1000) : 0;
     },
     sitemaps: parsed.getSitemaps(),
+    rule: (u, ua) => {
+      const n = parsed.getMatchingLineNumber(u, ua);
+      const line = n > 0 ? body.split(/\r?\n/)[n - 1]?.trim() : undefined;
+      return line ? `line ${n}: ${line.slice(0, 200)}` : "";
+    },
   };
 }
 

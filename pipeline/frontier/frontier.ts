@@ -17,6 +17,7 @@ import { reissueAfterMs, reissueDue, type StageLimits } from "./reissue.ts";
 import type { SnapshotStore } from "../store/snapshot-store.ts";
 import { crawlUrlKey } from "../url/normalize-url.ts";
 import { changeRecord } from "../store/change-feed.ts";
+import { URL_LOG_MAX } from "./url-log.ts";
 
 const TERMINAL = new Set(["crawl.completed", "crawl.failed", "crawl.cancelled"]);
 
@@ -52,10 +53,16 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
   /** Crawls whose reissue was asked for (ResumeRequested produced, not handled yet), with when. */
   private readonly asked = new Map<string, number>();
   private readonly snapshots: SnapshotStore | undefined;
+  /** skipped URLs listed per crawl (url-log.ts) */
+  private readonly urlLogMax: number;
 
-  /** metrics: crawls started, ended by status, credits of ended crawls; snapshots: change tracking's history */
-  constructor(deps: { store: CrawlStore; clock: Clock; log: Logger; metrics?: Metrics; limits?: StageLimits; snapshots?: SnapshotStore }) {
+  /**
+   * metrics: crawls started, ended by status, credits of ended crawls; snapshots: change tracking's history;
+   * urlLogMax: CRAWL_URL_LOG_MAX
+   */
+  constructor(deps: { store: CrawlStore; clock: Clock; log: Logger; metrics?: Metrics; limits?: StageLimits; snapshots?: SnapshotStore; urlLogMax?: number }) {
     super("frontier");
+    this.urlLogMax = deps.urlLogMax ?? URL_LOG_MAX;
     this.snapshots = deps.snapshots;
     this.metrics = deps.metrics;
     this.limits = deps.limits;
@@ -72,7 +79,7 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
   private async load(crawlId: string): Promise<CrawlState | null> {
     const record = await this.store.getCrawl(crawlId);
     if (!record || record.version === 0) return null;
-    return restore(record, await this.store.loadUrls(crawlId));
+    return restore(record, await this.store.loadUrls(crawlId), this.urlLogMax);
   }
 
   async handle(msg: Consumed<FrontierInboxMessage>, batch: Batch): Promise<Emission[]> {
@@ -104,7 +111,7 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
       return [];
     }
     const before = state?.status;
-    const { state: next, step } = reduce(state, event, this.clock.now());
+    const { state: next, step } = reduce(state, event, this.clock.now(), this.urlLogMax);
     if (!next) return step.emissions;
     if (!state) this.metrics?.crawlsStarted.inc();
     if (before !== next.status && next.status !== "scraping") {
@@ -199,7 +206,8 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     const kind = state.options.kind === "batch" ? "batch" : undefined;
     const changes: Emission[] = [];
     if (!kind) {
-      const reached = new Set([...(await this.store.loadUrls(state.crawlId)).map((u) => u.urlKey), ...batch.urls.filter((u) => u.crawlId === state.crawlId).map((u) => u.urlKey)]);
+      const rows = [...(await this.store.loadUrls(state.crawlId)), ...batch.urls.filter((u) => u.crawlId === state.crawlId)];
+      const reached = new Set(rows.filter((u) => u.state !== URL_STATE.skipped).map((u) => u.urlKey));
       const removed = await this.snapshots.sweepRemoved({ teamId, tag: ct.tag, origin: crawlUrlKey(state.startUrl, state.options), crawlId: state.crawlId, reached, now: this.clock.now() });
       if (removed.length) this.log.info({ crawlId: state.crawlId, removed: removed.length }, "change tracking: pages no longer reached reported removed");
       for (const s of removed) {

@@ -8,8 +8,9 @@ import { keys } from "../topology.ts";
 import type { CrawlRecord, CrawlStatus, ErrorRow, UrlRow, UrlState } from "../store/crawl-store.ts";
 import { URL_STATE } from "../store/crawl-store.ts";
 import { crawlUrlKey, resolveLink } from "../url/normalize-url.ts";
-import { inScope } from "../url/scope.ts";
-import { RETENTION_MS, TEAM_BYPASS } from "../runtime/constants.ts";
+import { FROM_SITEMAP } from "../store/url-reason.ts";
+import { failureReason, linkSkip, newUrlLog, noteDuplicate, noteQueued, noteSkip, restoreUrlLog, scopeSkip, URL_LOG_MAX, type UrlLog } from "./url-log.ts";
+import { TEAM_BYPASS } from "../runtime/constants.ts";
 import { ROBOTS_BLOCKED } from "../runtime/errors.ts";
 
 
@@ -45,14 +46,18 @@ export interface CrawlState {
    * In-scope URLs found while `limit` was full, oldest first (bounded, memory only): a failed URL frees its slot
    * and the next of these takes it.
    */
-  backlog: { url: string; depth: number }[];
+  backlog: { url: string; depth: number; from: string }[];
   /** When an inbox event last changed the state (memory only; a restored state starts from its record's time). */
   progressAt: number;
   /** Times its outstanding work was sent again since that progress (reissue.ts). */
   reissues: number;
+  /** The URLs it skipped, and why (url-log.ts) */
+  log: UrlLog;
 }
 
 export const BACKLOG_MAX = 10_000;
+
+export { toRecord } from "./crawl-record.ts";
 
 export interface Step {
   emissions: Emission[];
@@ -113,12 +118,12 @@ function count(state: CrawlState, s: UrlState, delta: number): void {
   else state.blocked += delta;
 }
 
-function setUrl(state: CrawlState, step: Step, key: string, s: UrlState, depth: number, url: string): void {
+function setUrl(state: CrawlState, step: Step, key: string, s: UrlState, depth: number, url: string, why: Partial<UrlRow>): void {
   const before = state.urls.get(key);
   if (before !== undefined) count(state, stateOf(before), -1);
   state.urls.set(key, pack(s, depth));
   count(state, s, 1);
-  step.urlRows.push({ crawlId: state.crawlId, urlKey: key, url, depth, state: s, version: state.version + 1 });
+  step.urlRows.push({ crawlId: state.crawlId, urlKey: key, url, depth, state: s, version: state.version + 1, ...why });
 }
 
 function fetchTask(state: CrawlState, url: string, urlKey: string, depth: number, kind: "page" | "discover"): Emission {
@@ -126,9 +131,10 @@ function fetchTask(state: CrawlState, url: string, urlKey: string, depth: number
   return { topic: "fetch.tasks", key: keys.crawlHost(state.crawlId, url), value: task };
 }
 
-function enqueue(state: CrawlState, step: Step, url: string, depth: number): void {
+function enqueue(state: CrawlState, step: Step, url: string, depth: number, from: string, listMax = URL_LOG_MAX): void {
   const key = keyOf(url, state.options);
-  setUrl(state, step, key, URL_STATE.queued, depth, url);
+  noteQueued(state.log, key, url, from, listMax);
+  setUrl(state, step, key, URL_STATE.queued, depth, url, { reason: "queued", from });
   send(state, step, fetchTask(state, url, key, depth, "page"));
 }
 
@@ -138,12 +144,12 @@ export function slotsUsed(state: CrawlState): number {
 }
 
 /** Gives freed slots to the backlog, oldest first. */
-function refill(state: CrawlState, step: Step): void {
+function refill(state: CrawlState, step: Step, listMax: number): void {
   if (state.status !== "scraping") return;
   while (slotsUsed(state) < state.options.limit && state.backlog.length > 0) {
-    const next = state.backlog.shift() as { url: string; depth: number };
+    const next = state.backlog.shift() as { url: string; depth: number; from: string };
     if (state.urls.has(keyOf(next.url, state.options))) continue;
-    enqueue(state, step, next.url, next.depth);
+    enqueue(state, step, next.url, next.depth, next.from, listMax);
   }
 }
 
@@ -169,11 +175,15 @@ export function newState(msg: Extract<FrontierInboxMessage, { type: "CrawlReques
     crawlId: msg.crawlId, teamId: msg.teamId ?? "", webhook: msg.webhook ?? "", startUrl: msg.url, options: msg.options,
     status: "scraping", version: 0, createdAt: msg.createdAt, completedAt: 0, error: "", creditsUsed: 0, tokensUsed: 0,
     urls: new Map(), queued: 0, done: 0, failed: 0, blocked: 0, discovering: false, backlog: [], progressAt: msg.createdAt, reissues: 0,
+    log: newUrlLog(),
   };
 }
 
-/** Applies one inbox event. `state` is null only before CrawlRequested was seen. */
-export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now: number): { state: CrawlState | null; step: Step } {
+/**
+ * Applies one inbox event. `state` is null only before CrawlRequested was seen. `listMax`: skipped URLs listed per
+ * crawl (url-log.ts).
+ */
+export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now: number, listMax = URL_LOG_MAX): { state: CrawlState | null; step: Step } {
   const step = empty();
   if (msg.type === "CrawlRequested") {
     if (state) return { state, step }; // replay
@@ -188,7 +198,7 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
       return { state: s, step };
     }
     // the start URL is always crawled, whatever the filters say
-    enqueue(s, step, msg.url, 0);
+    enqueue(s, step, msg.url, 0, "", listMax);
     const sitemap = msg.options.sitemap ?? "include";
     if (sitemap !== "skip") {
       s.discovering = true;
@@ -205,7 +215,7 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
       msg.urls.forEach((url, i) => {
         const key = seedKey(msg.keyPrefix, msg.first + i, url, o);
         if (state.urls.has(key)) return; // replay
-        setUrl(state, step, key, URL_STATE.queued, 0, url);
+        setUrl(state, step, key, URL_STATE.queued, 0, url, { reason: "queued" });
         send(state, step, fetchTask(state, url, key, 0, "page"));
       });
       // more chunks of this request follow: the batch must not complete in between
@@ -217,25 +227,34 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
     case "LinksDiscovered": {
       if (state.status !== "scraping" || isBatch(state)) break;
       const fromSitemap = msg.source === "sitemap";
-      // sitemap=only: pages are scraped, their links are not followed
-      if (!fromSitemap && o.sitemap === "only") break;
+      const from = fromSitemap ? FROM_SITEMAP : (msg.url ?? "");
       const depth = fromSitemap ? 0 : msg.depth + 1;
-      // a page at maxDiscoveryDepth yields no links; sitemap URLs (depth 0) need maxDiscoveryDepth > 0
-      if (o.maxDiscoveryDepth !== undefined && depth > o.maxDiscoveryDepth) break;
-      if (fromSitemap && o.maxDiscoveryDepth === 0) break;
+      // sitemap=only: page links are not followed; a page at maxDiscoveryDepth yields no links; sitemap URLs (depth 0)
+      // need maxDiscoveryDepth > 0. Each link still gets its reason.
+      const notFollowed = linkSkip(o, fromSitemap, depth);
+      const version = state.version + 1;
       for (const href of msg.links) {
-        const full = slotsUsed(state) >= o.limit;
-        if (full && state.backlog.length >= BACKLOG_MAX) break;
         const url = resolveLink(href);
         if (!url) continue;
         const key = keyOf(url, o);
-        if (state.urls.has(key)) continue;
-        if (inScope(state.startUrl, url, o, msg.url ?? state.startUrl) !== "ok") continue;
-        if (full) {
-          state.backlog.push({ url, depth });
+        const found = { crawlId: state.crawlId, key, url, depth, from, version };
+        if (state.urls.has(key)) {
+          noteDuplicate(state.log, step.urlRows, found, listMax);
           continue;
         }
-        enqueue(state, step, url, depth);
+        const skip = notFollowed ?? scopeSkip(state.startUrl, url, o, msg.url ?? state.startUrl);
+        if (skip) {
+          noteSkip(state.log, step.urlRows, found, skip, listMax);
+          continue;
+        }
+        if (slotsUsed(state) >= o.limit) {
+          // held for a slot a failure may free; past the backlog's bound, only recorded
+          const waiting = state.log.skipped.get(key) === "over_limit";
+          if (state.backlog.length < BACKLOG_MAX && !waiting) state.backlog.push({ url, depth, from });
+          noteSkip(state.log, step.urlRows, found, { reason: "over_limit", detail: `limit ${o.limit} reached` }, listMax);
+          continue;
+        }
+        enqueue(state, step, url, depth, from, listMax);
         step.changed = true;
       }
       break;
@@ -257,7 +276,8 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
         break; // duplicate or unknown
       }
       // a page stored just before a cancel is still returned by GET, so it counts and is billed
-      setUrl(state, step, msg.urlKey, URL_STATE.done, depthOf(packed), "");
+      const found = state.log.originals.get(msg.urlKey);
+      setUrl(state, step, msg.urlKey, URL_STATE.done, depthOf(packed), found?.url ?? "", { reason: "fetched", from: found?.from ?? "" });
       state.creditsUsed += msg.credits;
       state.tokensUsed += msg.tokens ?? 0;
       step.changed = true;
@@ -271,13 +291,16 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
         break;
       }
       const blocked = msg.code === ROBOTS_BLOCKED;
-      setUrl(state, step, msg.urlKey, blocked ? URL_STATE.blocked : URL_STATE.failed, depthOf(packed), msg.url);
+      const why = failureReason(msg.code, msg.error, blocked, msg.duplicateOf);
+      if (why.reason === "duplicate") state.log.raced++;
+      const from = state.log.originals.get(msg.urlKey)?.from ?? "";
+      setUrl(state, step, msg.urlKey, blocked ? URL_STATE.blocked : URL_STATE.failed, depthOf(packed), msg.url, { ...why, from, ...(msg.attempts ? { attempts: msg.attempts } : {}) });
       step.errorRows.push({
         crawlId: state.crawlId, urlKey: msg.urlKey, url: msg.url, code: msg.code, error: msg.error, statusCode: msg.statusCode ?? 0, at: now,
       });
       if (msg.urlKey === keyOf(state.startUrl, o)) state.error = `${msg.code}: ${msg.error}`;
       step.changed = true;
-      refill(state, step);
+      refill(state, step, listMax);
       finishIfIdle(state, step, now);
       break;
     }
@@ -342,43 +365,20 @@ export function admitted(state: CrawlState, queued: UrlRow[], msg: Extract<Front
   return step;
 }
 
-/** The crawl record of a state, as persisted after a step. */
-export function toRecord(state: CrawlState, now: number): CrawlRecord {
-  const terminal = state.status !== "scraping";
-  return {
-    crawlId: state.crawlId,
-    version: state.version,
-    teamId: state.teamId,
-    url: state.startUrl,
-    options: state.options,
-    webhook: state.webhook,
-    status: state.status,
-    total: state.queued + state.done,
-    completed: state.done,
-    failed: state.failed,
-    creditsUsed: state.creditsUsed,
-    tokensUsed: state.tokensUsed,
-    discoveryDone: !state.discovering,
-    createdAt: state.createdAt,
-    updatedAt: now,
-    completedAt: state.completedAt,
-    expiresAt: (terminal ? state.completedAt : now) + RETENTION_MS,
-    error: state.error,
-  };
-}
-
 /** Rebuilds a crawl's state from its persisted record and URL rows (after a restart of the frontier). */
-export function restore(record: CrawlRecord, urls: UrlRow[]): CrawlState {
+export function restore(record: CrawlRecord, urls: UrlRow[], listMax = URL_LOG_MAX): CrawlState {
   const state: CrawlState = {
     crawlId: record.crawlId, teamId: record.teamId, webhook: record.webhook, startUrl: record.url, options: record.options,
     status: record.status, version: record.version, createdAt: record.createdAt, completedAt: record.completedAt,
     error: record.error, creditsUsed: record.creditsUsed, tokensUsed: record.tokensUsed ?? 0, urls: new Map(), queued: 0, done: 0, failed: 0, blocked: 0,
     discovering: !record.discoveryDone, backlog: [], progressAt: record.updatedAt, reissues: 0,
+    log: restoreUrlLog(urls, record.reasons, listMax),
   };
   for (const row of urls) {
+    state.version = Math.max(state.version, row.version);
+    if (row.state === URL_STATE.skipped) continue;
     state.urls.set(row.urlKey, pack(row.state, row.depth));
     count(state, row.state, 1);
-    state.version = Math.max(state.version, row.version);
   }
   return state;
 }

@@ -139,4 +139,38 @@ describe("AppendLog writes", () => {
     expect(log.size).toBe(statSync(path).size);
     await log.close();
   });
+
+  it("rewrites queued behind each other while appends go on: size and positions stay those of the file", async () => {
+    // the embedded bus trims a partition with rewrite([]) while producers append; a rewrite that counted its size only
+    // once written left size at -1001 with a 17-byte file, and gave the next append a position past the end
+    const path = fresh();
+    const log = openLog(path);
+    log.append([rec(1, 1000)]);
+    const first = log.rewrite([]);
+    log.append([rec(2, 0)]);
+    const second = log.rewrite([]);
+    const last = log.append([rec(3, 0)]);
+    await Promise.all([first, second, last.written]);
+    expect(await records(path)).toEqual([3]);
+    expect(log.size).toBe(statSync(path).size);
+    const reader = new FileReader(path);
+    expect(JSON.parse((await reader.read(last.positions[0] as number, Buffer.byteLength(rec(3, 0)))).toString())).toEqual({ i: 3, pad: "" });
+    await reader.reset();
+  });
+
+  it("a streamed rewrite keeps what it is given, counts its size at the end, and refuses appends while it runs", async () => {
+    const path = fresh();
+    const log = openLog(path);
+    await log.append([rec(1), rec(2), rec(3)]).written;
+    const keep = (async function* () {
+      for await (const { line } of readLines(path)) if ((JSON.parse(line) as { i: number }).i !== 2) yield line;
+    })();
+    const running = log.rewriteFrom(keep);
+    expect(() => log.append([rec(9)])).toThrow(/append during a streamed rewrite/);
+    await running;
+    expect(await records(path)).toEqual([1, 3]);
+    expect(log.size).toBe(statSync(path).size);
+    await log.append([rec(4)]).written;
+    expect(await records(path)).toEqual([1, 3, 4]);
+  });
 });

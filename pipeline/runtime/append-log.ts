@@ -94,6 +94,8 @@ export class AppendLog {
   private handle: Promise<FileHandle> | null = null;
   /** Bytes in the file, including what is queued. */
   size = 0;
+  /** A rewriteFrom is writing the new file (its size is not known yet). */
+  private streaming = false;
   /** Bytes of a torn last record dropped when the log was opened (0: the file was whole). */
   readonly repairedBytes: number;
 
@@ -114,6 +116,7 @@ export class AppendLog {
    * is in flight are written together by the next one (group commit); each resolves once its own lines are written.
    */
   append(lines: string[]): { positions: number[]; written: Promise<void> } {
+    if (this.streaming) throw new Error(`${this.path}: append during a streamed rewrite (its records' positions are not known yet)`);
     const positions: number[] = [];
     const parts: Buffer[] = [];
     let at = this.size;
@@ -171,22 +174,39 @@ export class AppendLog {
     if (h) await h.then((fh) => fh.close(), () => undefined);
   }
 
-  /** Replaces the whole file (after compaction) with these records, in order with the appends. */
+  /**
+   * Replaces the whole file (after compaction) with these records, in order with the appends: the new size counts at
+   * once, so appends made while it is written are placed after the new records (the embedded bus trims a partition
+   * with rewrite([]) while producers keep appending).
+   */
   rewrite(lines: string[]): Promise<void> {
-    return this.rewriteFrom(lines);
+    const framed = lines.map((l) => frame(l) + "\n");
+    this.size = framed.reduce((n, f) => n + Buffer.byteLength(f), 0);
+    return this.replace(framed).then(() => undefined);
   }
 
   /**
-   * Replaces the whole file with the records `records` yields (JSON texts), in order with the appends, streamed to a
-   * new file in 1 MB writes, synced, then renamed over the old one. The records are never held together: one string
-   * of a store's kept records failed past V8's longest string (~512 MB: "Invalid string length"), so an embedded
-   * store over that size with one expired crawl could not start. `records` may read this log's file: the new one
-   * replaces it only at the end. For a log being opened: an append made while it runs would get a position in the
-   * old file.
+   * Replaces the whole file with the records `records` yields (JSON texts), streamed to a new file in 1 MB writes,
+   * synced, then renamed over the old one. The records are never held together: one string of a store's kept records
+   * failed past V8's longest string (~512 MB: "Invalid string length"), so an embedded store over that size with one
+   * expired crawl could not start. `records` may read this log's file: the new one replaces it only at the end. Its
+   * size is known only then, so no append may be made until it resolves (a log being opened): one throws.
    */
-  rewriteFrom(records: Iterable<string> | AsyncIterable<string>): Promise<void> {
+  async rewriteFrom(records: Iterable<string> | AsyncIterable<string>): Promise<void> {
+    if (this.streaming) throw new Error(`${this.path}: a streamed rewrite is already running`);
+    this.streaming = true;
+    try {
+      this.size = await this.replace((async function* () {
+        for await (const json of records) yield frame(json) + "\n";
+      })());
+    } finally {
+      this.streaming = false;
+    }
+  }
+
+  /** Writes `framed` (framed lines) to a new file that replaces this one, after the queued writes; its size. */
+  private replace(framed: Iterable<string> | AsyncIterable<string>): Promise<number> {
     this.batch = null; // appends after this call are written to the new file
-    const before = this.size;
     const done = this.chain.then(async () => {
       await this.dropHandle(); // the rename replaces the inode the handle writes to
       const fh = await open(this.path + ".tmp", "w");
@@ -200,8 +220,8 @@ export class AppendLog {
           parts = [];
           pending = 0;
         };
-        for await (const json of records) {
-          const b = Buffer.from(frame(json) + "\n");
+        for await (const line of framed) {
+          const b = Buffer.from(line);
           parts.push(b);
           pending += b.length;
           if (pending >= REWRITE_CHUNK) await write();
@@ -212,10 +232,9 @@ export class AppendLog {
         await fh.close();
       }
       await rename(this.path + ".tmp", this.path);
-      // what was appended after this call (queued behind it) counts on top of the new file
-      this.size = size + (this.size - before);
+      return size;
     });
-    this.chain = done.catch(() => undefined);
+    this.chain = done.then(() => undefined, () => undefined);
     return done;
   }
 }

@@ -45,6 +45,19 @@ export function createKafka(config: Config, role: string, log: Logger, retries =
   });
 }
 
+/** Kafka answers: an admin client connects and lists the brokers (a refused login or an untrusted certificate says so by name). */
+export async function reachKafka(kafka: Kafka, config: Config): Promise<void> {
+  const admin: Admin = kafka.admin();
+  await admin.connect().catch((err: unknown) => {
+    throw kafkaSecurityFailure(err, config) ?? err;
+  });
+  try {
+    await admin.describeCluster();
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 /** Creates every topic of the topology (and its dead-letter twin) that does not exist yet. */
 export async function ensureTopics(kafka: Kafka, config: Config, log: Logger): Promise<void> {
   const admin: Admin = kafka.admin();

@@ -28,6 +28,9 @@ describe("sink: the change feed", () => {
     const clock = { now: () => t };
     const dir = mkdtempSync(join(tmpdir(), "feed-"));
     const store = await EmbeddedCrawlStore.open(null, t);
+    // c2 still runs when its pages are replayed (their events are announced again only then)
+    await store.saveCrawls([{ crawlId: "c2", version: 1, teamId: "t", url: "https://s.test/", webhook: "", status: "scraping", total: 2, completed: 0, failed: 0, creditsUsed: 0, tokensUsed: 0,
+      discoveryDone: true, createdAt: 1, updatedAt: 1, completedAt: 0, expiresAt: 1e15, error: "", options: { limit: 10, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown"], onlyMainContent: true } }]);
     const memory = await EmbeddedSnapshotStore.open(dir);
     const sink = new SinkProcessor({ store, cancels: new CancelCache(store, 0, clock.now), clock, log: createLogger("silent"), snapshots: memory });
     const run = async (...msgs: Consumed<CrawlPage>[]): Promise<Emission[]> => {

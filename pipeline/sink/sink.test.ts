@@ -5,6 +5,7 @@ import { InfrastructureError } from "../runtime/errors.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { CancelCache } from "../store/cancel-cache.ts";
 import { EmbeddedCrawlStore } from "../store/embedded-crawl-store.ts";
+import type { CrawlRecord } from "../store/crawl-store.ts";
 import { CURSOR_IDLE_MS, SinkProcessor } from "./sink.ts";
 import { ApiEventsProcessor, EventHub } from "../../api/event-hub.ts";
 import { WebhookEmitter } from "../webhook-emit/emitter.ts";
@@ -14,11 +15,19 @@ const page = (crawlId: string, urlKey: string): Consumed<CrawlPage> => ({
   value: { crawlId, urlKey, credits: 1, document: { markdown: "x", metadata: { url: `https://s.test/${urlKey}`, sourceURL: `https://s.test/${urlKey}`, scrapeId: urlKey, statusCode: 200 } } },
 });
 
+/** Crawl records (running unless `status` says otherwise): a replay announces a stored page again only while its crawl runs. */
+const crawls = (store: EmbeddedCrawlStore, ids: string[], status: CrawlRecord["status"] = "scraping") => store.saveCrawls(ids.map((crawlId, i) => ({
+  crawlId, version: status === "scraping" ? 1 : 2, teamId: "t", url: "https://s.test/", webhook: "", status, total: 1, completed: 0, failed: 0, creditsUsed: 0, tokensUsed: 0,
+  discoveryDone: true, createdAt: 1, updatedAt: 1 + i, completedAt: 0, expiresAt: 1e15, error: "",
+  options: { limit: 10, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown"], onlyMainContent: true },
+})));
+
 describe("sink cursors", () => {
   it("drops a crawl's cursor once idle, and still stores each page once after that", async () => {
     let t = 1_000_000;
     const clock = { now: () => t };
     const store = await EmbeddedCrawlStore.open(null, t);
+    await crawls(store, ["a", "b"]);
     const sink = new SinkProcessor({ store, cancels: new CancelCache(store, 0, clock.now), clock, log: createLogger("silent") });
     const run = async (msg: Consumed<CrawlPage>) => {
       const batch = sink.createBatch();
@@ -44,6 +53,7 @@ describe("sink cursors", () => {
   it("a crash between the insert and the produce: the replay announces the page event again, under the seq it was stored at", async () => {
     const clock = { now: () => 2_000_000 };
     const store = await EmbeddedCrawlStore.open(null, clock.now());
+    await crawls(store, ["c"]);
     const sinkOf = () => new SinkProcessor({ store, cancels: new CancelCache(store, 0, clock.now), clock, log: createLogger("silent") });
     const run = async (sink: SinkProcessor, msgs: Consumed<CrawlPage>[]) => {
       const batch = sink.createBatch();
@@ -63,6 +73,13 @@ describe("sink cursors", () => {
     expect([seqOf(replayed, "p1"), seqOf(replayed, "p2")]).toEqual([[0], [1]]);
     expect(replayed.filter((e) => e.topic === "frontier.inbox")).toHaveLength(2);
     expect((await store.pageDocuments("c", 0, 1e9, 100)).docs).toHaveLength(2);
+    // a second fetch of p1 with other content (a reissue): the event announces the document as stored, not the new one
+    const refetch = { ...page("c", "p1"), value: { ...page("c", "p1").value, document: { markdown: "other", metadata: { url: "https://s.test/p1", sourceURL: "https://s.test/p1", scrapeId: "second", statusCode: 200 } } } };
+    const again = (await run(sinkOf(), [refetch])).filter((e) => e.topic === "crawl.events").map((e) => e.value as CrawlEvent);
+    expect(again.map((e) => [e.seq, e.document?.markdown, e.document?.metadata.scrapeId])).toEqual([[0, "x", "p1"]]);
+    // once the crawl has ended its events are all out (it ends only after every PageDone): nothing follows crawl.completed
+    await crawls(store, ["c"], "completed");
+    expect((await run(sinkOf(), [page("c", "p1")])).map((e) => e.topic)).toEqual(["frontier.inbox"]);
   });
 
   it("sends the page event as JSON text that embeds the stored document's text and parses to the event", async () => {

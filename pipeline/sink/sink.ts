@@ -39,6 +39,8 @@ interface Batch {
   previous: Map<string, Snapshot>;
   /** change tracking: the snapshots this batch takes */
   snapshots: Snapshot[];
+  /** crawls looked up by a replay in this batch: still running (their stored pages are announced again) or not */
+  running: Map<string, boolean>;
 }
 
 export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlPage, Batch> {
@@ -65,7 +67,7 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
   }
 
   createBatch(): Batch {
-    return { rows: [], keys: new Map(), finals: new Map(), cancelled: new Set(), uncertain: false, previous: new Map(), snapshots: [] };
+    return { rows: [], keys: new Map(), finals: new Map(), cancelled: new Set(), uncertain: false, previous: new Map(), snapshots: [], running: new Map() };
   }
 
   private async cursor(crawlId: string, partition: number): Promise<CrawlCursor> {
@@ -73,7 +75,10 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
     let c = this.cursors.get(crawlId);
     if (!c) {
       const { nextSeq, keys: stored, seqs, finalKeys } = await this.store.documentKeys(crawlId);
-      c = { nextSeq, usedAt: now, stored: new Map(stored.map((k, i) => [k, seqs[i] as number])), finals: new Set(finalKeys) };
+      // a key stored twice (a replay that raced a rebalance) keeps its first seq: the one reads show
+      const first = new Map<string, number>();
+      stored.forEach((k, i) => first.set(k, Math.min(first.get(k) ?? Infinity, seqs[i] as number)));
+      c = { nextSeq, usedAt: now, stored: first, finals: new Set(finalKeys) };
       this.cursors.set(crawlId, partition, c);
     }
     c.usedAt = now;
@@ -129,7 +134,7 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
       // stored by an earlier batch: its page event again under the seq it was stored at, in case a crash came between
       // the insert and the produce (webhook-emit hands an event id, crawl.page:<seq>, once); once per batch: a key this
       // batch stored or announced already is not announced again
-      const again = storedSeq === undefined || batchKeys.has(page.urlKey) ? [] : [this.pageEvent(page, storedSeq, this.clock.now(), JSON.stringify(page.document))];
+      const again = storedSeq === undefined || batchKeys.has(page.urlKey) ? [] : await this.announceAgain(page, storedSeq, batch);
       batchKeys.add(page.urlKey);
       return [...again, ...changes, doneEmission];
     }
@@ -142,7 +147,7 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
       this.metrics?.pagesStored.inc({ outcome: "raced" });
       const raced: FrontierInboxMessage = {
         type: "PageFailed", crawlId: page.crawlId, urlKey: page.urlKey, url: String(page.document.metadata.sourceURL),
-        code: "SCRAPE_RACED_REDIRECT", error: `same page as an earlier document (${String(page.document.metadata.url)})`,
+        code: "SCRAPE_RACED_REDIRECT", error: `same page as an earlier document (${String(page.document.metadata.url)})`, duplicateOf: String(page.document.metadata.url),
       };
       return [{ topic: "frontier.inbox", key: keys.crawl(page.crawlId), value: raced }];
     }
@@ -172,6 +177,24 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
       doc,
     });
     return [this.pageEvent(page, seq, now, doc), ...changes, doneEmission];
+  }
+
+  /**
+   * The crawl.page event of a page stored earlier, again: with the document as stored (a second fetch of the URL, say
+   * after a reissue, may have brought other content and another scrapeId). None once the crawl has ended: the frontier
+   * completes a crawl only after every PageDone, which is produced after the page's event, so its events are out, and
+   * one now would follow crawl.completed.
+   */
+  private async announceAgain(page: CrawlPage, seq: number, batch: Batch): Promise<Emission[]> {
+    let running = batch.running.get(page.crawlId);
+    if (running === undefined) {
+      running = (await this.store.getCrawl(page.crawlId))?.status === "scraping";
+      batch.running.set(page.crawlId, running);
+    }
+    if (!running) return [];
+    const stored = (await this.store.pageDocuments(page.crawlId, seq, Number.MAX_SAFE_INTEGER, 1)).docs[0];
+    if (stored === undefined) return [];
+    return [this.pageEvent({ ...page, document: JSON.parse(stored) as CrawlPage["document"] }, seq, this.clock.now(), stored)];
   }
 
   /** The page's crawl.page event; its JSON embeds the document's text `doc` instead of serializing it a second time. */

@@ -6,16 +6,17 @@ import { join, list, raw, sql } from "./sql.ts";
 import { randomUUID } from "node:crypto";
 import { RETENTION_MS, SCRAPE_JOB_PREFIX, TEAM_BYPASS } from "../runtime/constants.ts";
 import { dropExpiredDays, readTable } from "./clickhouse-retention.ts";
+import type { ReasonCounts, UrlReason } from "./url-reason.ts";
 
 const CRAWL_COLUMNS = [
   "crawl_id", "version", "team_id", "url", "options", "webhook", "status", "total", "completed", "failed",
-  "credits_used", "discovery_done", "created_at", "updated_at", "completed_at", "expires_at", "error", "tokens_used",
+  "credits_used", "discovery_done", "created_at", "updated_at", "completed_at", "expires_at", "error", "tokens_used", "url_reasons",
 ];
 
 interface CrawlRowJson {
   crawl_id: string; version: number; team_id: string; url: string; options: string; webhook: string; status: string;
   total: number; completed: number; failed: number; credits_used: number; discovery_done: number;
-  created_at: number; updated_at: number; completed_at: number; expires_at: number; error: string; tokens_used: number;
+  created_at: number; updated_at: number; completed_at: number; expires_at: number; error: string; tokens_used: number; url_reasons?: string;
 }
 
 const n = (v: unknown): number => Number(v);
@@ -58,6 +59,7 @@ export class ClickHouseCrawlStore implements CrawlStore {
     await this.ch.insert("crawls", CRAWL_COLUMNS, records.map((r) => [
       r.crawlId, r.version, r.teamId, r.url, JSON.stringify(r.options), r.webhook, r.status, r.total, r.completed, r.failed,
       r.creditsUsed, r.discoveryDone ? 1 : 0, r.createdAt, r.updatedAt, r.completedAt, r.expiresAt, r.error, r.tokensUsed,
+      r.reasons ? JSON.stringify(r.reasons) : "",
     ]));
   }
 
@@ -74,17 +76,24 @@ export class ClickHouseCrawlStore implements CrawlStore {
   }
 
   async saveUrls(rows: UrlRow[]): Promise<void> {
-    await this.ch.insert("frontier_urls", ["crawl_id", "url_key", "url", "depth", "state", "version"],
-      rows.map((r) => [r.crawlId, r.urlKey, r.url, r.depth, r.state, r.version]));
+    await this.ch.insert("frontier_urls", ["crawl_id", "url_key", "url", "depth", "state", "version", "reason", "detail", "from_url", "attempts"],
+      rows.map((r) => [r.crawlId, r.urlKey, r.url, r.depth, r.state, r.version, r.reason ?? "", r.detail ?? "", r.from ?? "", r.attempts ?? 0]));
   }
 
   async loadUrls(crawlId: string): Promise<UrlRow[]> {
-    const rows = await this.ch.query<{ url_key: string; last_url: string; last_depth: number; last_state: number; last_version: number }>(
-      sql`SELECT url_key, argMax(url, version) AS last_url, argMax(depth, version) AS last_depth, argMax(state, version) AS last_state,
-            max(version) AS last_version
+    // the latest state, reason and detail; the URL and where it was found from the latest row that has them (a
+    // PageDone's row has neither)
+    const rows = await this.ch.query<{ url_key: string; last_url: string; last_depth: number; last_state: number; last_version: number; last_reason: string; last_detail: string; last_from: string; last_attempts: number }>(
+      sql`SELECT url_key, argMaxIf(url, version, url != '') AS last_url, argMax(depth, version) AS last_depth, argMax(state, version) AS last_state,
+            max(version) AS last_version, argMax(reason, version) AS last_reason, argMax(detail, version) AS last_detail,
+            argMaxIf(from_url, version, from_url != '') AS last_from, argMax(attempts, version) AS last_attempts
           FROM ${this.t("frontier_urls")} WHERE crawl_id = ${crawlId} GROUP BY url_key`,
     );
-    return rows.map((r) => ({ crawlId, urlKey: r.url_key, url: r.last_url, depth: n(r.last_depth), state: n(r.last_state) as UrlState, version: n(r.last_version) }));
+    return rows.map((r) => ({
+      crawlId, urlKey: r.url_key, url: r.last_url, depth: n(r.last_depth), state: n(r.last_state) as UrlState, version: n(r.last_version),
+      ...(r.last_reason ? { reason: r.last_reason as UrlReason, detail: r.last_detail, from: r.last_from } : {}),
+      ...(n(r.last_attempts) > 0 ? { attempts: n(r.last_attempts) } : {}),
+    }));
   }
 
   async insertDocuments(rows: DocumentRow[]): Promise<void> {
@@ -93,10 +102,15 @@ export class ClickHouseCrawlStore implements CrawlStore {
       rows.map((r) => [r.crawlId, r.seq, r.urlKey, r.finalKey, r.scrapeId, r.url, r.statusCode, Buffer.byteLength(r.doc), r.credits, r.storedAt, r.doc]));
   }
 
+  /**
+   * Read on every live replica (one server: the server): the sink loads this after a start or a rebalance, when the
+   * pages the partition's previous owner stored just before may not have reached the replica this client reads yet.
+   * Rows only a replica that is down holds are not seen (docs/architecture.md, "Known hazard").
+   */
   async documentKeys(crawlId: string): Promise<DocumentKeys> {
-    const rows = await this.ch.query<{ url_key: string; final_key: string; seq: number }>(
+    const rows = (await this.ch.queryEvery<{ url_key: string; final_key: string; seq: number }>(
       sql`SELECT url_key, final_key, seq FROM ${this.t("documents")} WHERE crawl_id = ${crawlId}`,
-    );
+    )).flat();
     const nextSeq = rows.reduce((max, r) => Math.max(max, n(r.seq) + 1), 0);
     return { nextSeq, keys: rows.map((r) => r.url_key), seqs: rows.map((r) => n(r.seq)), finalKeys: rows.map((r) => r.final_key || r.url_key) };
   }
@@ -140,6 +154,13 @@ export class ClickHouseCrawlStore implements CrawlStore {
     return { docs, nextSkip: lastSeq + 1, more: kept.length > take };
   }
 
+  async scrapeDocument(jobId: string, storedSince: number): Promise<string | undefined> {
+    const rows = await this.ch.query<{ doc: string }>(
+      sql`SELECT doc FROM ${this.t("documents")} WHERE crawl_id = ${jobId} AND stored_at >= ${storedSince} ORDER BY seq LIMIT 1`,
+    );
+    return rows[0]?.doc;
+  }
+
   async activeCrawls(teamId: string): Promise<CrawlRecord[]> {
     const rows = await this.ch.query<CrawlRowJson>(
       sql`SELECT ${raw(CRAWL_COLUMNS.join(", "))} FROM ${this.t("crawls")}
@@ -170,7 +191,8 @@ export class ClickHouseCrawlStore implements CrawlStore {
   /**
    * Hands the crawls that expired since the last sweep to `beforeDelete` (the credit ledger), marks them expired (reads
    * skip them from then on), then drops the whole days that hold only expired rows (`dropExpiredDays`): no mutation,
-   * nothing rewritten. Single scrapes and idempotency keys leave with their day once it is past retention.
+   * nothing rewritten. Single scrapes, screenshots and idempotency keys leave with their day once it is past retention
+   * (reads already ignore them after the retention: `scrapeDocument`, `claimIdempotencyKey`).
    */
   async deleteExpired(now: number, retentionMs: number, beforeDelete?: (crawls: ExpiredCrawl[]) => Promise<void>): Promise<string[]> {
     const rows = await this.ch.query<{ crawl_id: string; team_id: string; credits_used: unknown; tokens_used: unknown; created_at: unknown }>(
@@ -282,5 +304,6 @@ function fromRow(row: CrawlRowJson): CrawlRecord {
     completedAt: n(row.completed_at),
     expiresAt: n(row.expires_at),
     error: row.error,
+    ...(row.url_reasons ? { reasons: JSON.parse(row.url_reasons) as ReasonCounts } : {}),
   };
 }

@@ -16,6 +16,8 @@ export interface RetainedTable {
   table: string;
   time: string;
   pin: "live" | "stored" | "none";
+  /** the column holding the job (crawl) id a pin matches; crawl_id when not given */
+  job?: string;
 }
 
 /**
@@ -34,6 +36,8 @@ export const RETAINED: RetainedTable[] = [
   { table: "crawl_errors", time: "at", pin: "live" },
   { table: "webhook_deliveries", time: "at", pin: "live" },
   { table: "idempotency_keys", time: "at", pin: "none" },
+  // a crawl's screenshots are written while it runs; a scrape's (or an extract job's) with its document, by no crawl
+  { table: "screenshots", time: "stored_at", pin: "live", job: "job_id" },
   { table: "expired_crawls", time: "at", pin: "stored" },
 ];
 
@@ -118,16 +122,19 @@ export async function partitionOldTables(ch: ClickHouseClient, create: (table: s
       await create(table, fresh);
       await ch.exec(raw(`RENAME TABLE ${ch.table(table)} TO ${ch.table(`${table}${LEGACY_SUFFIX}`)}, ${ch.table(fresh)} TO ${ch.table(table)}`));
     } catch (err) {
-      // another role's RENAME may be between its two steps: wait for the table to be back
+      // another role's RENAME may be between its two steps (seconds on a loaded server): wait for the table to be back
       let key = await partitionKey(ch, table);
-      for (let i = 0; key === undefined && i < 40; i++) {
+      for (let i = 0; key === undefined && i < 100; i++) {
         await sleep(50);
         key = await partitionKey(ch, table);
       }
       if (key === "") throw err;
-      // a RENAME that stopped half-way for good (the server stopped): finish it
-      if (key === undefined) await ch.exec(raw(`RENAME TABLE ${ch.table(fresh)} TO ${ch.table(table)}`));
-      else await dropTable(ch, fresh);
+      // a RENAME that stopped half-way for good (the server stopped): finish it, unless the other role just did
+      if (key === undefined) {
+        await ch.exec(raw(`RENAME TABLE ${ch.table(fresh)} TO ${ch.table(table)}`)).catch(async (late: unknown) => {
+          if ((await partitionKey(ch, table)) === undefined) throw late;
+        });
+      } else await dropTable(ch, fresh);
     }
   }
 }
@@ -151,14 +158,14 @@ export interface Pins {
 export async function dropExpiredDays(ch: ClickHouseClient, now: number, retentionMs: number, pins: Pins, legacy: Set<string>): Promise<DropResult> {
   const dropped: string[] = [];
   const horizon = now - retentionMs;
-  for (const { table, time, pin } of RETAINED) {
+  for (const { table, time, pin, job = "crawl_id" } of RETAINED) {
     const by = pin === "none" ? undefined : pins[pin];
     const eligible = await pastDays(ch, table, horizon);
     if (eligible.length > 0) {
       const end = (Math.max(...eligible) + 1) * DAY_MS;
       const pinned = by
         ? new Set((await ch.query<{ d: unknown }>(
-          sql`SELECT DISTINCT intDiv(${raw(time)}, ${DAY_MS}) AS d FROM ${raw(ch.table(table))} WHERE ${raw(time)} < ${end} AND crawl_id IN (${by})`,
+          sql`SELECT DISTINCT intDiv(${raw(time)}, ${DAY_MS}) AS d FROM ${raw(ch.table(table))} WHERE ${raw(time)} < ${end} AND ${raw(job)} IN (${by})`,
         )).map((r) => Number(r.d)))
         : new Set<number>();
       for (const day of eligible.filter((d) => !pinned.has(d))) {
@@ -166,7 +173,7 @@ export async function dropExpiredDays(ch: ClickHouseClient, now: number, retenti
         dropped.push(`${table}/${day}`);
       }
     }
-    if (legacy.has(table) && (await legacyExpired(ch, `${table}${LEGACY_SUFFIX}`, time, horizon, by))) {
+    if (legacy.has(table) && (await legacyExpired(ch, `${table}${LEGACY_SUFFIX}`, time, job, horizon, by))) {
       await dropTable(ch, `${table}${LEGACY_SUFFIX}`);
       legacy.delete(table);
       dropped.push(`${table}${LEGACY_SUFFIX}`);
@@ -175,9 +182,9 @@ export async function dropExpiredDays(ch: ClickHouseClient, now: number, retenti
   return { dropped };
 }
 
-async function legacyExpired(ch: ClickHouseClient, name: string, time: string, horizon: number, by: SqlFragment | undefined): Promise<boolean> {
+async function legacyExpired(ch: ClickHouseClient, name: string, time: string, job: string, horizon: number, by: SqlFragment | undefined): Promise<boolean> {
   const t = raw(ch.table(name));
-  if (by && Number((await ch.query<{ n: unknown }>(sql`SELECT count() AS n FROM ${t} WHERE crawl_id IN (${by})`))[0]?.n ?? 0) > 0) return false;
+  if (by && Number((await ch.query<{ n: unknown }>(sql`SELECT count() AS n FROM ${t} WHERE ${raw(job)} IN (${by})`))[0]?.n ?? 0) > 0) return false;
   const columns = await ch.query<{ n: unknown }>(sql`SELECT count() AS n FROM system.columns WHERE database = ${ch.database} AND table = ${name} AND name = ${time}`);
   // frontier_urls had no time column: its rows are a crawl's, pinned above
   if (Number(columns[0]?.n ?? 0) === 0) return true;

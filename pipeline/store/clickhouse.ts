@@ -153,6 +153,26 @@ export class ClickHouseClient {
     return rows;
   }
 
+  /**
+   * `q` on every server of CLICKHOUSE_URL at once, the rows of each that answers (one that is away is left out; none
+   * answering throws): for a read that must see what any live replica holds, not only what the current one has fetched
+   * so far (replication is asynchronous).
+   */
+  async queryEvery<T = Record<string, unknown>>(q: SqlFragment): Promise<T[][]> {
+    const answers = await Promise.allSettled(this.endpoints.map(async (e) => {
+      try {
+        return (await e.ch.query(q.text).toPromise()) as T[];
+      } catch (err) {
+        throw this.wrap(err, "query", e.url);
+      }
+    }));
+    const refused = answers.find((a) => a.status === "rejected" && !serverAway(a.reason));
+    if (refused?.status === "rejected") throw refused.reason;
+    const rows = answers.flatMap((a) => (a.status === "fulfilled" ? [a.value] : []));
+    if (rows.length === 0) throw (answers[0] as PromiseRejectedResult).reason;
+    return rows;
+  }
+
   async exec(q: SqlFragment): Promise<void> {
     await this.onServers("statement", (e) => e.chExec.query(q.text).toPromise());
     if (capturing()) this.capture("exec", q.shape, q.example);

@@ -1,5 +1,6 @@
 // Storage ports. Adapters: ClickHouse (clickhouse-crawl-store.ts); an embedded one comes with the embedded mode.
 import type { CrawlOptions } from "../../schemas/index.ts";
+import type { ReasonCounts, UrlReason } from "./url-reason.ts";
 
 export type CrawlStatus = "scraping" | "completed" | "failed" | "cancelled";
 
@@ -26,9 +27,12 @@ export interface CrawlRecord {
   expiresAt: number;
   /** Why the crawl failed, or "" */
   error: string;
+  /** The crawl's URLs by reason (url-reason.ts), skipped ones past the listed bound included; absent in older records */
+  reasons?: ReasonCounts;
 }
 
-export const URL_STATE = { queued: 0, done: 1, failed: 2, blocked: 3 } as const;
+/** skipped: seen and not crawled (out of scope, excluded, too deep, over limit, a duplicate): its reason says why */
+export const URL_STATE = { queued: 0, done: 1, failed: 2, blocked: 3, skipped: 4 } as const;
 export type UrlState = (typeof URL_STATE)[keyof typeof URL_STATE];
 
 export interface UrlRow {
@@ -38,6 +42,28 @@ export interface UrlRow {
   depth: number;
   state: UrlState;
   version: number;
+  /** Why (absent in rows written before reasons were recorded: derived from the state) */
+  reason?: UrlReason;
+  /** The rule, pattern, duplicated URL or error behind the reason */
+  detail?: string;
+  /** The page it was found on; "sitemap"; "" for the start URL */
+  from?: string;
+  /** Fetch attempts of a failed URL */
+  attempts?: number;
+}
+
+/**
+ * A URL's latest row with what earlier rows knew (both stores read the same way): state, depth, reason, detail and
+ * attempts of the latest version; the URL and the page it was found on from the latest rows that have them (the row a
+ * PageDone writes has neither).
+ */
+export function mergeUrlRow(prev: UrlRow | undefined, r: UrlRow): UrlRow {
+  if (!prev) return r;
+  const [older, newer] = r.version >= prev.version ? [prev, r] : [r, prev];
+  const { reason, detail, from, attempts, ...base } = newer;
+  const url = newer.url || older.url;
+  const found = from || older.from || "";
+  return { ...base, url, ...(reason ? { reason, detail: detail ?? "", from: found } : {}), ...(attempts ? { attempts } : {}) };
 }
 
 export interface DocumentRow {
@@ -148,6 +174,11 @@ export interface CrawlStore {
   documentKeys(crawlId: string): Promise<DocumentKeys>;
   /** Documents with seq >= skip, up to maxBytes of JSON (at least one) and maxDocs. */
   pageDocuments(crawlId: string, skip: number, maxBytes: number, maxDocs: number): Promise<DocumentPage>;
+  /**
+   * The document of a single scrape (its job's first row) if it was stored at or after `storedSince`: a scrape expires
+   * exactly at the retention, while its row stays until the sweep (ClickHouse: until its day is dropped, up to a day later).
+   */
+  scrapeDocument(jobId: string, storedSince: number): Promise<string | undefined>;
   /** Crawls of a team still running (not cancelled), newest first. */
   activeCrawls(teamId: string): Promise<CrawlRecord[]>;
   insertErrors(rows: ErrorRow[]): Promise<void>;
@@ -162,7 +193,7 @@ export interface CrawlStore {
   /** Credits and tokens used by each crawl of a team still in the store. */
   usageByCrawl(teamId: string): Promise<Map<string, JobUsage>>;
   logDeliveries(rows: DeliveryRow[]): Promise<void>;
-  /** Records a team's idempotency key; false when it was recorded before (within retention). */
+  /** Records a team's idempotency key; false when it was recorded before, less than the retention before `at`. */
   claimIdempotencyKey(teamId: string, key: string, at: number): Promise<boolean>;
   /** The delivery log of a crawl, oldest first. */
   listDeliveries(crawlId: string): Promise<DeliveryRow[]>;

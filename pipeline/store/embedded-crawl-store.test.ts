@@ -6,6 +6,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { EmbeddedCrawlStore } from "./embedded-crawl-store.ts";
 import type { DocumentRow } from "./crawl-store.ts";
+import { RETENTION_MS, scrapeJobId } from "../runtime/constants.ts";
+import { readScrape } from "../usecases/scrape-page.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "trawl-store-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -85,5 +87,26 @@ describe("EmbeddedCrawlStore records holding U+2028, U+2029, NUL, lone surrogate
     } finally {
       rmSync(d, { recursive: true, force: true });
     }
+  });
+});
+
+describe("EmbeddedCrawlStore expiry of single scrapes and idempotency keys", () => {
+  it("serves a scrape until exactly the retention after it was stored, swept or not", async () => {
+    const store = await EmbeddedCrawlStore.open(null, 0);
+    const at = 1_000_000_000_000;
+    const job = scrapeJobId("team-e", "s-1");
+    await store.insertDocuments([{ ...doc(0), crawlId: job, storedAt: at, doc: JSON.stringify({ markdown: "scraped" }) }]);
+    expect(await readScrape(store, "team-e", "s-1", at + RETENTION_MS - 1)).toContain("scraped");
+    expect(await readScrape(store, "team-e", "s-1", at + RETENTION_MS + 1)).toBeUndefined();
+  });
+
+  it("honours an idempotency key until exactly the retention after its claim, swept or not", async () => {
+    const store = await EmbeddedCrawlStore.open(null, 0);
+    const at = 1_000_000_000_000;
+    expect(await store.claimIdempotencyKey("team-e", "key-1", at)).toBe(true);
+    expect(await store.claimIdempotencyKey("team-e", "key-1", at + RETENTION_MS - 1)).toBe(false);
+    // no sweep ran in between: the old claim no longer counts
+    expect(await store.claimIdempotencyKey("team-e", "key-1", at + RETENTION_MS + 1)).toBe(true);
+    expect(await store.claimIdempotencyKey("team-e", "key-1", at + RETENTION_MS + 2)).toBe(false);
   });
 });

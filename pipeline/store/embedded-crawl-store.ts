@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import { crawlUsage, expiredCrawl, type CrawlRecord, type CrawlStore, type DeliveryRow, type DocumentKeys, type DocumentPage, type DocumentRow, type ErrorRow, type ExpiredCrawl, type JobUsage, type SearchCandidates, type UrlRow } from "./crawl-store.ts";
 import { AppendLog, readLines } from "../runtime/append-log.ts";
+import { mergeUrlRow } from "./crawl-store.ts";
 import { journalCrawlId, sizeOf, type JournalEntry } from "./embedded-journal.ts";
 import { DocSegments, type SegmentOptions } from "./doc-segments.ts";
 import { fitChunk } from "./paging.ts";
@@ -188,8 +189,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
   async loadUrls(crawlId: string): Promise<UrlRow[]> {
     const latest = new Map<string, UrlRow>();
     const take = (r: UrlRow) => {
-      const prev = latest.get(r.urlKey);
-      if (r.crawlId === crawlId && (!prev || r.version >= prev.version)) latest.set(r.urlKey, r);
+      if (r.crawlId === crawlId) latest.set(r.urlKey, mergeUrlRow(latest.get(r.urlKey), r));
     };
     if (!this.journal) {
       for (const r of this.memUrls.get(crawlId) ?? []) take(r);
@@ -258,6 +258,13 @@ export class EmbeddedCrawlStore implements CrawlStore {
     return { docs: texts.slice(0, take), nextSkip: (index.seq[first + take - 1] as number) + 1, more: candidates > take };
   }
 
+  async scrapeDocument(jobId: string, storedSince: number): Promise<string | undefined> {
+    const index = this.docs.get(jobId);
+    // a row written before documents carried their time reads as fresh (the sweep keeps it too)
+    if (!index || index.size === 0 || index.storedAtOf(0, storedSince) < storedSince) return undefined;
+    return this.readDoc(jobId, index, 0);
+  }
+
   async activeCrawls(teamId: string): Promise<CrawlRecord[]> {
     return [...this.crawls.values()]
       .filter((c) => c.teamId === teamId && c.status === "scraping" && !this.cancels.has(c.crawlId))
@@ -316,7 +323,8 @@ export class EmbeddedCrawlStore implements CrawlStore {
 
   async claimIdempotencyKey(teamId: string, key: string, at: number): Promise<boolean> {
     const k = JSON.stringify([teamId, key]);
-    if (this.idem.has(k)) return false;
+    // a claim older than the retention no longer counts, swept or not (as in ClickHouse)
+    if ((this.idem.get(k) ?? -Infinity) >= at - RETENTION_MS) return false;
     this.idem.set(k, at); // before the write: a second claim during it already sees the key
     await this.write({ t: "idem", team: teamId, key, at });
     return true;

@@ -23,6 +23,12 @@ export const ADDED_COLUMNS: AddedColumn[] = [
   { table: "crawls", column: "tokens_used", type: "UInt64 DEFAULT 0" },
   // LLM tokens of a ledger job (a scrape with a json format, an extract job, an expired crawl)
   { table: "credit_usage", column: "tokens", type: "UInt64 DEFAULT 0" },
+  // why each URL was fetched, skipped or failed (url-reason.ts), and the crawl's counts by reason (JSON)
+  { table: "frontier_urls", column: "reason", type: "String DEFAULT ''" },
+  { table: "frontier_urls", column: "detail", type: "String DEFAULT ''" },
+  { table: "frontier_urls", column: "from_url", type: "String DEFAULT ''" },
+  { table: "frontier_urls", column: "attempts", type: "UInt32 DEFAULT 0" },
+  { table: "crawls", column: "url_reasons", type: "String DEFAULT ''" },
 ];
 
 /**
@@ -84,9 +90,10 @@ export function migrations(db: string): string[] {
     `CREATE TABLE IF NOT EXISTS ${db}.page_cache (
       key String, url String, final_url String, status_code UInt16, content_type String, body String, body_base64 String, stored_at UInt64
     ) ENGINE = ReplacingMergeTree(stored_at) ORDER BY key ${partitionBy("page_cache")} SETTINGS index_granularity = ${DOC_GRANULARITY}`,
-    // stored screenshots (SCREENSHOTS=url), served at /v2/screenshots/<job>/<id>.<type>, deleted with their job
+    // stored screenshots (SCREENSHOTS=url), served at /v2/screenshots/<job>/<id>.<type> while their job is; their days
+    // are dropped with the job's (clickhouse-retention.ts)
     `CREATE TABLE IF NOT EXISTS ${db}.screenshots (job_id String, id String, type String, data_base64 String, stored_at UInt64)
-      ENGINE = MergeTree() ORDER BY (job_id, id)`,
+      ENGINE = MergeTree() ORDER BY (job_id, id) ${partitionBy("screenshots")}`,
     // change tracking: the last snapshot of each page per team and tag (not a result: no retention with the documents)
     `CREATE TABLE IF NOT EXISTS ${db}.page_snapshots (
       team_id String, tag String, url_key String, url String, crawl_id String, origin String, scraped_at UInt64, status_code UInt16,

@@ -1,13 +1,15 @@
 // Screenshots served by Trawl (GET /v2/screenshots/<job>/<id>.png|jpeg) instead of data URLs inside documents.
 // One port, two adapters: ClickHouse (cluster; the image base64 in a String column) and files under
 // DATA_DIR/store/screenshots/ (embedded). A screenshot belongs to a job (a crawl, a batch, or a scrape's pseudo crawl
-// id) and is deleted with it by the retention sweep.
+// id): it is served while its job is (exactly: GET reads check the job's expiry) and deleted with it by the retention
+// sweep, later.
 import { randomUUID } from "node:crypto";
 import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { EXTRACT_JOB_PREFIX, isStandaloneJob, SCRAPE_JOB_PREFIX } from "../runtime/constants.ts";
+import { isStandaloneJob } from "../runtime/constants.ts";
 import type { ClickHouseClient } from "./clickhouse.ts";
-import { list, raw, sql } from "./sql.ts";
+import { readTable } from "./clickhouse-retention.ts";
+import { sql } from "./sql.ts";
 
 export type ImageType = "png" | "jpeg";
 
@@ -19,7 +21,7 @@ export interface Screenshot {
 export interface ScreenshotStore {
   put(jobId: string, id: string, shot: Screenshot, at: number): Promise<void>;
   get(jobId: string, id: string): Promise<Screenshot | null>;
-  /** Deletes the screenshots of these jobs, and those of scrapes stored before `scrapeCutoff`. */
+  /** Deletes the screenshots of these jobs, and those of scrapes stored before `scrapeCutoff` (ClickHouse: with their days). */
   deleteExpired(jobIds: string[], scrapeCutoff: number): Promise<void>;
 }
 
@@ -56,11 +58,20 @@ export async function publishScreenshots<T extends { screenshot?: string; action
 }
 
 
+/**
+ * Screenshots in ClickHouse, in a table partitioned by the day they were stored: their days are dropped whole by the
+ * crawl store's retention sweep (`RETAINED` in clickhouse-retention.ts: a crawl's while it is live, a scrape's once the
+ * day is past retention), never deleted row by row. Whether one is still served is decided by its job's expiry
+ * (`readScreenshot`), not by whether its row is still there.
+ */
 export class ClickHouseScreenshotStore implements ScreenshotStore {
   private readonly ch: ClickHouseClient;
+  /** retained tables whose unpartitioned predecessor was there at start (what `migrate` returned): read with it */
+  private readonly legacy: ReadonlySet<string>;
 
-  constructor(ch: ClickHouseClient) {
+  constructor(ch: ClickHouseClient, legacy: ReadonlySet<string> = new Set()) {
     this.ch = ch;
+    this.legacy = legacy;
   }
 
   async put(jobId: string, id: string, shot: Screenshot, at: number): Promise<void> {
@@ -68,18 +79,16 @@ export class ClickHouseScreenshotStore implements ScreenshotStore {
   }
 
   async get(jobId: string, id: string): Promise<Screenshot | null> {
+    // merge() over a predecessor the sweep has dropped since reads the one table left
     const rows = await this.ch.query<{ type: string; data_base64: string }>(
-      sql`SELECT type, data_base64 FROM ${raw(this.ch.table("screenshots"))} WHERE job_id = ${jobId} AND id = ${id} LIMIT 1`,
+      sql`SELECT type, data_base64 FROM ${readTable(this.ch, "screenshots", this.legacy)} WHERE job_id = ${jobId} AND id = ${id} LIMIT 1`,
     );
     const row = rows[0];
     return row ? { type: row.type === "jpeg" ? "jpeg" : "png", bytes: Buffer.from(row.data_base64, "base64") } : null;
   }
 
-  async deleteExpired(jobIds: string[], scrapeCutoff: number): Promise<void> {
-    const t = raw(this.ch.table("screenshots"));
-    if (jobIds.length) await this.ch.exec(sql`ALTER TABLE ${t} DELETE WHERE job_id IN (${list(jobIds)})`);
-    await this.ch.exec(sql`ALTER TABLE ${t} DELETE WHERE (startsWith(job_id, ${SCRAPE_JOB_PREFIX}) OR startsWith(job_id, ${EXTRACT_JOB_PREFIX})) AND stored_at < ${scrapeCutoff}`);
-  }
+  /** Nothing to do here: the crawl store's sweep drops the screenshots' days with the other tables' (no mutation). */
+  async deleteExpired(_jobIds: string[], _scrapeCutoff: number): Promise<void> {}
 }
 
 /**

@@ -50,26 +50,35 @@ export function patternError(pattern: string): string | null {
  * The verdict for `candidate`, a link found on `from` (the page's URL after redirects; the start URL for sitemap links).
  */
 export function inScope(start: string, candidate: string, options: ScopeOptions, from: string = start): ScopeVerdict {
+  return scopeRule(start, candidate, options, from).verdict;
+}
+
+/** The verdict and the rule that decided it (the matching excludePaths pattern, the host, the start path, ...). */
+export function scopeRule(start: string, candidate: string, options: ScopeOptions, from: string = start): { verdict: ScopeVerdict; rule: string } {
   const s = new URL(start);
   const c = new URL(candidate);
   const startHost = bareHost(s.hostname);
   const host = bareHost(c.hostname);
   if (host !== startHost) {
     const href = c.href.toLowerCase();
-    if (href.startsWith("mailto:") || SOCIAL.some((d) => host === d || host.endsWith("." + d))) return "external";
+    if (href.startsWith("mailto:") || SOCIAL.some((d) => host === d || host.endsWith("." + d))) return { verdict: "external", rule: `${c.hostname} is never followed` };
     const fromInternal = bareHost(new URL(from).hostname) === startHost;
     const oneHopOut = options.allowExternalLinks && fromInternal && c.pathname.split("/").filter(Boolean).length >= 1;
     const sameSite = options.allowSubdomains && getDomain(host) !== null && getDomain(host) === getDomain(startHost);
-    if (!oneHopOut && !sameSite) return "external";
+    if (!oneHopOut && !sameSite) {
+      const rule = options.allowExternalLinks && !fromInternal ? "allowExternalLinks follows one hop out only" : `${c.hostname} is not ${s.hostname}`;
+      return { verdict: "external", rule };
+    }
   }
   const ext = /\.([a-z0-9]{1,5})$/i.exec(c.pathname)?.[1]?.toLowerCase();
-  if (ext && SKIPPED_EXTENSIONS.has(ext)) return "skipped-file-type";
+  if (ext && SKIPPED_EXTENSIONS.has(ext)) return { verdict: "skipped-file-type", rule: `.${ext} files are never crawled` };
   const subject = options.regexOnFullURL ? c.href : c.pathname;
   const { include, exclude } = compiled(options);
-  if (exclude.some((r) => r.matcher(subject).find())) return "excluded";
-  if (include.length > 0 && !include.some((r) => r.matcher(subject).find())) return "not-included";
-  if (!options.crawlEntireDomain && !isChildPath(s.pathname, c.pathname)) return "outside-path";
-  return "ok";
+  const hit = exclude.findIndex((r) => r.matcher(subject).find());
+  if (hit >= 0) return { verdict: "excluded", rule: String(options.excludePaths?.[hit]) };
+  if (include.length > 0 && !include.some((r) => r.matcher(subject).find())) return { verdict: "not-included", rule: `matches none of includePaths ${JSON.stringify(options.includePaths)}` };
+  if (!options.crawlEntireDomain && !isChildPath(s.pathname, c.pathname)) return { verdict: "outside-path", rule: `not under ${s.pathname} (crawlEntireDomain is false)` };
+  return { verdict: "ok", rule: "" };
 }
 
 /** `/blogs/` admits `/blogs/` and everything below it; `/blogs` admits itself and `/blogs/...` (not `/blogs-old`). */

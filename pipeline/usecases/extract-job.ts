@@ -74,9 +74,10 @@ export function plan(req: ExtractRequest, allowPrivate: boolean): Plan {
 }
 
 /** The job's latest state, or undefined when there is no such job (or it is another team's). */
-export async function readExtract(deps: Pick<CrawlDeps, "store">, teamId: string, id: string): Promise<ExtractState | undefined> {
+export async function readExtract(deps: Pick<CrawlDeps, "store" | "clock">, teamId: string, id: string): Promise<ExtractState | undefined> {
   const state = await readState(deps.store, id);
-  if (!state || state.teamId !== teamId) return undefined;
+  // past its expiresAt a job is gone, as a crawl is (its rows may wait for the next sweep)
+  if (!state || state.teamId !== teamId || state.expiresAt <= deps.clock.now()) return undefined;
   const { request: _request, ...shown } = state;
   return shown;
 }

@@ -16,7 +16,7 @@ import type { ConvertOptions, Converter } from "../convert/converter.ts";
 import type { Fetcher } from "../fetch-render/fetcher.ts";
 import { cachedFetch, cacheOnly, type CacheDeps } from "../fetch-render/cached-fetch.ts";
 import type { Clock } from "../runtime/clock.ts";
-import { scrapeJobId } from "../runtime/constants.ts";
+import { RETENTION_MS, scrapeJobId } from "../runtime/constants.ts";
 import type { CrawlStore } from "../store/crawl-store.ts";
 import { publishScreenshots, type ScreenshotStore } from "../store/screenshot-store.ts";
 import { browserOption, scriptBuilt, type RenderMode } from "../browser/needs-render.ts";
@@ -128,10 +128,12 @@ export async function scrapeAndStore(deps: StoredScrapeDeps, teamId: string, url
   return converted;
 }
 
-/** A team's stored scrape as JSON text, or undefined when there is none (unknown, another team's, or expired and swept). */
-export async function readScrape(store: CrawlStore, teamId: string, scrapeId: string): Promise<string | undefined> {
-  const page = await store.pageDocuments(scrapeJobId(teamId, scrapeId), 0, Number.MAX_SAFE_INTEGER, 1);
-  return page.docs[0];
+/**
+ * A team's stored scrape as JSON text, or undefined when there is none (unknown, another team's, or stored more than
+ * the retention before `now`: expired at that instant, whenever the sweep removes it).
+ */
+export async function readScrape(store: CrawlStore, teamId: string, scrapeId: string, now: number): Promise<string | undefined> {
+  return store.scrapeDocument(scrapeJobId(teamId, scrapeId), now - RETENTION_MS);
 }
 
 /** The page as the static fetcher or the browser produced it (RENDER and the rule of needs-render.ts). */

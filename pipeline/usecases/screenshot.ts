@@ -9,6 +9,6 @@ import { readScrape } from "./scrape-page.ts";
 export async function readScreenshot(deps: { store: CrawlStore; screenshots: ScreenshotStore }, teamId: string, jobId: string, id: string, now: number): Promise<Screenshot | null> {
   const crawl = await findCrawl(deps.store, jobId, teamId, now);
   if (crawl !== "missing") return crawl === "expired" ? null : deps.screenshots.get(jobId, id);
-  if ((await readScrape(deps.store, teamId, jobId)) === undefined) return null;
+  if ((await readScrape(deps.store, teamId, jobId, now)) === undefined) return null;
   return deps.screenshots.get(scrapeJobId(teamId, jobId), id);
 }

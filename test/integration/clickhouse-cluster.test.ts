@@ -1,6 +1,8 @@
 // Cluster mode of the store on a real ClickHouse cluster: ZooKeeper and two ClickHouse 18.16 servers as replicas of
-// one shard (scripts/clickhouse.sh with TRAWL_CLICKHOUSE_REPLICAS=2), in ports 19440-19481 (never the shared server).
-// 1. An INSERT whose answer is lost after the server stored it goes to the other replica and is stored once.
+// one shard (scripts/clickhouse.sh with TRAWL_CLICKHOUSE_REPLICAS=2), in ports 19440-19481 (never the shared server;
+// TRAWL_TEST_CH_CLUSTER_PORT moves the range).
+// 1. An INSERT whose answer is lost after the server stored it goes to the other replica and is stored once; the
+//    sink's key list is read on every live replica, so one that has not fetched the latest pages yet misses none.
 // 2. Mid-crawl, with two replicas of every scaled role as processes, the ClickHouse replica every process uses is
 //    killed with SIGKILL and started again later: the crawl ends with exactly the site's pages, none twice, credits
 //    exact; status reads keep answering during the outage; after the restart both replicas hold the same rows.
@@ -13,16 +15,17 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { loadConfig } from "../../pipeline/runtime/config.ts";
 import { ClickHouseClient } from "../../pipeline/store/clickhouse.ts";
 import { ClickHouseCrawlStore } from "../../pipeline/store/clickhouse-crawl-store.ts";
-import { migrate } from "../../pipeline/store/migrations.ts";
+import { migrate, migrations } from "../../pipeline/store/migrations.ts";
+import { clusterStatement } from "../../pipeline/store/cluster-ddl.ts";
 import { raw, sql } from "../../pipeline/store/sql.ts";
 import { startManyPagesSite, type ManyPagesSite } from "../fixtures/many-pages-site.ts";
 import { allChunks, postJson } from "./harness.ts";
 import { startOwnClickHouseCluster, type OwnClickHouseCluster } from "./own-infra.ts";
 import { RoleProcesses } from "./role-processes.ts";
 
-const BASE_PORT = 19440; // ZooKeeper; replicas' HTTP 19450-1, native 19460-1, interserver 19470-1
-const PROXY_PORT = 19480;
-const API_PORT = 19481;
+const BASE_PORT = Number(process.env.TRAWL_TEST_CH_CLUSTER_PORT ?? 19440); // ZooKeeper; replicas' HTTP +10-11, native +20-21, interserver +30-31
+const PROXY_PORT = BASE_PORT + 40;
+const API_PORT = BASE_PORT + 41;
 const SCALED = ["frontier", "fetch-render", "convert", "sink"] as const;
 const config = loadConfig(process.env);
 
@@ -93,6 +96,31 @@ it("sends an INSERT whose answer was lost to the other replica, where it is stor
   expect(ch.currentUrl).toBe(cluster?.urls[1]);
   const counts = await replicaRows(database);
   expect(counts.map((c) => c.documents)).toEqual(["40", "40"]);
+}, 60_000);
+
+it("reads the sink's key list on every live replica: pages the replica it reads has not fetched yet are not missed", async () => {
+  const [a = "", b = ""] = cluster?.urls ?? [];
+  const database = `trawl_keys_${randomBytes(3).toString("hex")}`;
+  // the documents table alone (each ON CLUSTER statement waits for every replica)
+  for (const s of migrations(database).filter((m) => /^\s*CREATE DATABASE|\.documents \(/.test(m))) await client(a, database).exec(raw(clusterStatement(s, cluster?.cluster ?? "")));
+  const onB = client(b, database);
+  const documents = onB.table("documents");
+  const countOnB = async () => Number((await onB.query<{ n: unknown }>(raw(`SELECT count() AS n FROM ${documents}`)))[0]?.n);
+  // replica B fetches nothing for now: the pages a sink stored through A are on A only (as right after a rebalance,
+  // when the partition's previous owner wrote through a replica the new owner does not read)
+  await onB.exec(raw(`SYSTEM STOP FETCHES ${documents}`));
+  try {
+    await new ClickHouseCrawlStore(client(a, database)).insertDocuments(Array.from({ length: 10 }, (_, i) => ({
+      crawlId: "c1", seq: i, urlKey: `k${i}`, finalKey: "", scrapeId: `s${i}`, url: `https://s.test/${i}`, statusCode: 200, credits: 1, storedAt: i, doc: `{"i":${i}}`,
+    })));
+    expect(await countOnB()).toBe(0);
+    // the new owner's client is on B; a server that is away is left out
+    const keys = await new ClickHouseCrawlStore(client(`${b},http://127.0.0.1:${BASE_PORT + 49},${a}`, database)).documentKeys("c1");
+    expect(keys.nextSeq).toBe(10);
+    expect([...new Set(keys.keys)].sort()).toEqual(Array.from({ length: 10 }, (_, i) => `k${i}`).sort());
+  } finally {
+    await onB.exec(raw(`SYSTEM START FETCHES ${documents}`));
+  }
 }, 60_000);
 
 /** Status of a crawl (or an error), with the time it took. */

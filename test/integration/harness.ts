@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import { start, ROLES, type Running } from "../../app/start.ts";
 import { loadConfig, type Config } from "../../pipeline/runtime/config.ts";
 import { createLogger } from "../../pipeline/runtime/logger.ts";
+import { systemClock, type Clock } from "../../pipeline/runtime/clock.ts";
 import { ClickHouseClient } from "../../pipeline/store/clickhouse.ts";
 import { raw } from "../../pipeline/store/sql.ts";
 
@@ -26,7 +27,8 @@ export type Mode = Config["mode"];
 /** Both modes run the same suites, so that no behaviour exists in one mode only. */
 export const MODES: Mode[] = ["cluster", "embedded"];
 
-export async function startTrawl(overrides: Partial<Config> = {}): Promise<Instance> {
+/** `clock`: the time Trawl reads (a test moves it forward to see results expire); the system's by default. */
+export async function startTrawl(overrides: Partial<Config> = {}, clock: Clock = systemClock): Promise<Instance> {
   const tag = `t${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
   const dataDir = mkdtempSync(join(tmpdir(), "trawl-test-"));
   const config = loadConfig(process.env, {
@@ -47,12 +49,12 @@ export async function startTrawl(overrides: Partial<Config> = {}): Promise<Insta
     maxRam: 1,
     ...overrides,
   });
-  return launch(config, tag, dataDir);
+  return launch(config, tag, dataDir, clock);
 }
 
-async function launch(config: Config, tag: string, dataDir: string): Promise<Instance> {
+async function launch(config: Config, tag: string, dataDir: string, clock: Clock): Promise<Instance> {
   const log = createLogger(config.logLevel, { test: tag });
-  const running = await start(ROLES, config, log);
+  const running = await start(ROLES, config, log, clock);
   const { port } = running.server?.address() as AddressInfo;
   const instance: Instance = {
     api: `http://127.0.0.1:${port}`,
@@ -67,7 +69,7 @@ async function launch(config: Config, tag: string, dataDir: string): Promise<Ins
     },
     async restart() {
       await running.stop();
-      return launch({ ...config, port }, tag, dataDir);
+      return launch({ ...config, port }, tag, dataDir, clock);
     },
   };
   return instance;

@@ -7,6 +7,9 @@ import { loadConfig } from "../../pipeline/runtime/config.ts";
 import { ClickHouseClient } from "../../pipeline/store/clickhouse.ts";
 import { ClickHouseCrawlStore } from "../../pipeline/store/clickhouse-crawl-store.ts";
 import { ClickHousePageCache } from "../../pipeline/store/clickhouse-page-cache.ts";
+import { ClickHouseScreenshotStore } from "../../pipeline/store/screenshot-store.ts";
+import { readScrape } from "../../pipeline/usecases/scrape-page.ts";
+import { readScreenshot } from "../../pipeline/usecases/screenshot.ts";
 import { createLogger } from "../../pipeline/runtime/logger.ts";
 import { DAY_MS, LEGACY_SUFFIX, RETAINED } from "../../pipeline/store/clickhouse-retention.ts";
 import type { CrawlRecord, DocumentRow, ExpiredCrawl } from "../../pipeline/store/crawl-store.ts";
@@ -36,9 +39,12 @@ const crawl = (crawlId: string, at: number, over: Partial<CrawlRecord> = {}): Cr
 });
 const doc = (crawlId: string, seq: number, at: number): DocumentRow => ({ crawlId, seq, urlKey: `k${seq}`, finalKey: `k${seq}`, scrapeId: `s${seq}`, url: `https://s.test/${seq}`, statusCode: 200, credits: 1, storedAt: at, doc: JSON.stringify({ markdown: `page ${seq}` }) });
 
-/** Every row a crawl writes, at `at`: record, documents, URL states, an error, a delivery (and a cancel when ended). */
+const png = { type: "png" as const, bytes: Buffer.from("89504e47", "hex") };
+
+/** Every row a crawl writes, at `at`: record, documents, URL states, an error, a delivery, a screenshot (and a cancel when ended). */
 async function writeCrawl(ch: ClickHouseClient, store: ClickHouseCrawlStore, record: CrawlRecord, at: number): Promise<void> {
   await store.saveCrawls([record]);
+  await new ClickHouseScreenshotStore(ch).put(record.crawlId, randomUUID(), png, at);
   await store.insertDocuments([doc(record.crawlId, 0, at), doc(record.crawlId, 1, at)]);
   // frontier_urls' day is the server's clock at insert (written_at defaults to it); set here to write the past
   await ch.exec(sql`INSERT INTO ${raw(ch.table("frontier_urls"))} (crawl_id, url_key, url, depth, state, version, written_at) VALUES (${record.crawlId}, 'k0', 'https://s.test/0', 0, 2, 1, ${at})`);
@@ -71,6 +77,7 @@ describe("ClickHouse retention by day", () => {
     await store.saveCrawls([crawl(spanning, dayB, { status: "scraping", expiresAt: 0 }), crawl(spanning, dayB, { version: 2, updatedAt: now - 3_600_000, completedAt: now - 3_600_000, expiresAt: now - 3_600_000 + RETENTION })]);
     const scrape = scrapeJobId("team-r", randomUUID());
     await store.insertDocuments([doc(scrape, 0, dayA)]);
+    await new ClickHouseScreenshotStore(ch).put(scrape, randomUUID(), png, dayA);
     await ch.insert("idempotency_keys", ["team_id", "key", "claim_id", "at"], [["team-r", "key-a", "c1", dayA]]);
     const dA = Math.floor(dayA / DAY_MS);
     const dB = Math.floor(dayB / DAY_MS);
@@ -97,6 +104,8 @@ describe("ClickHouse retention by day", () => {
     }
     for (const table of ["documents", "crawls", "frontier_urls", "crawl_errors", "webhook_deliveries", "crawl_cancels"]) expect(await count(ch, table, old), table).toBe(0);
     expect(await count(ch, "documents", scrape)).toBe(0);
+    const shots = async (job: string) => Number((await ch.query<{ n: unknown }>(sql`SELECT count() AS n FROM ${raw(ch.table("screenshots"))} WHERE job_id = ${job}`))[0]?.n);
+    expect([await shots(old), await shots(scrape), await shots(running)]).toEqual([0, 0, 1]);
     expect(await store.claimIdempotencyKey("team-r", "key-a", now)).toBe(true);
     // a later sweep hands no crawl to the ledger twice
     expect(await store.deleteExpired(now + 60_000, RETENTION, async (crawls) => void ledger.push(...crawls))).toEqual([]);
@@ -121,6 +130,35 @@ describe("ClickHouse retention by day", () => {
     for (const r of RETAINED.filter((t) => t.table !== "expired_crawls")) expect(await days(ch, r.table), r.table).toEqual([]);
     expect(await store.deleteExpired(later + 4 * DAY_MS, RETENTION)).toEqual([]);
     expect(await days(ch, "expired_crawls")).toEqual([]);
+    expect(await mutations(ch)).toEqual([]);
+  });
+
+  it("serves a single scrape, its screenshot and its idempotency key until exactly 24 h after they were written; their day goes later", async () => {
+    const ch = client("retexact");
+    dbs.push(ch);
+    const store = new ClickHouseCrawlStore(ch, await migrate(ch));
+    const screenshots = new ClickHouseScreenshotStore(ch);
+    const [scrapeId, shotId] = [randomUUID(), randomUUID()];
+    const job = scrapeJobId("team-x", scrapeId);
+    const at = now - 60_000;
+    await store.insertDocuments([doc(job, 0, at)]);
+    await screenshots.put(job, shotId, png, at);
+    const deps = { store, screenshots };
+    expect(await readScrape(store, "team-x", scrapeId, at + RETENTION - 1)).toContain("page 0");
+    expect(await readScreenshot(deps, "team-x", scrapeId, shotId, at + RETENTION - 1)).toEqual(png);
+    expect(await readScrape(store, "team-x", scrapeId, at + RETENTION + 1)).toBeUndefined();
+    expect(await readScreenshot(deps, "team-x", scrapeId, shotId, at + RETENTION + 1)).toBeNull();
+    expect(await store.claimIdempotencyKey("team-x", "key-x", at)).toBe(true);
+    expect(await store.claimIdempotencyKey("team-x", "key-x", at + RETENTION - 1)).toBe(false);
+    expect(await store.claimIdempotencyKey("team-x", "key-x", at + RETENTION + 1)).toBe(true);
+    // a sweep at that instant keeps their day (it is not over for 24 h yet); the rows are still there, unserved
+    await store.deleteExpired(at + RETENTION + 1, RETENTION);
+    expect(await count(ch, "documents", job)).toBe(1);
+    expect(await screenshots.get(job, shotId)).toEqual(png);
+    // once their day is past the retention, it is dropped whole
+    await store.deleteExpired(dayStart(at) + 2 * DAY_MS, RETENTION);
+    expect(await count(ch, "documents", job)).toBe(0);
+    expect(await screenshots.get(job, shotId)).toBeNull();
     expect(await mutations(ch)).toEqual([]);
   });
 
@@ -155,6 +193,8 @@ describe("ClickHouse retention by day", () => {
     await oldStore.saveCrawls([crawl(expired, now - 3 * DAY_MS), crawl(live, now - 60_000, { status: "scraping", expiresAt: 0 })]);
     await oldStore.insertDocuments([doc(expired, 0, now - 3 * DAY_MS), doc(live, 0, now - 60_000)]);
     await oldStore.saveUrls([{ crawlId: live, urlKey: "k0", url: "https://s.test/0", depth: 0, state: 2, version: 1 }]);
+    const shotId = randomUUID();
+    await new ClickHouseScreenshotStore(ch).put(live, shotId, png, now - 60_000);
 
     // every role migrates at start, at the same time, while a role of the old release goes on storing pages
     let writing = true;
@@ -195,6 +235,8 @@ describe("ClickHouse retention by day", () => {
     expect((await store.loadUrls(live)).map((u) => u.urlKey).sort()).toEqual(["k0", "k1"]);
     expect(await store.documentKeys(live)).toMatchObject({ nextSeq: (written.at(-1) ?? 0) + 1 });
     expect(await store.runningCrawlIds()).toEqual([live]);
+    const shots = new ClickHouseScreenshotStore(ch, legacy);
+    expect(await shots.get(live, shotId)).toEqual(png);
 
     // the expired crawl leaves reads; the old tables stay while the live crawl has rows in them
     expect(await store.deleteExpired(now, RETENTION)).toEqual([expired]);
@@ -208,6 +250,8 @@ describe("ClickHouse retention by day", () => {
     const left = await ch.query<{ name: string }>(sql`SELECT name FROM system.tables WHERE database = ${ch.database} AND name LIKE ${`%${LEGACY_SUFFIX}`}`);
     expect(left).toEqual([]);
     expect(await store.getCrawl(live)).toBeNull();
+    // a store made before the old table was dropped reads the new one alone (merge() finds one table)
+    expect(await shots.get(live, shotId)).toBeNull();
     expect(await new ClickHouseCrawlStore(ch, await migrate(ch)).getCrawl(live)).toBeNull();
     expect(await mutations(ch)).toEqual([]);
   });

@@ -1,6 +1,7 @@
 // SCREENSHOTS=url (the default), both modes, authentication on: the screenshot format and screenshot actions come back
 // as URLs of images Trawl stores and serves under /v2 (PNG, or JPEG with a quality), readable by the owning team only,
-// and deleted by the retention sweep with their job. The data-URL setting is covered by render.test.ts.
+// until their job expires (24 h after a scrape, or after a crawl's end: exactly, on Trawl's clock, which the test moves
+// forward), and deleted by a later retention sweep with their job. The data-URL setting is covered by render.test.ts.
 import Firecrawl from "@mendable/firecrawl-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startScriptSite, type ScriptSite } from "../fixtures/script-site.ts";
@@ -22,13 +23,16 @@ async function image(url: string, key?: string): Promise<{ status: number; type:
 }
 
 describe.each(MODES)("stored screenshots (%s mode)", (mode) => {
+  // Trawl's clock: the system's, moved forward by `skew` to see results expire
+  let skew = 0;
+  const clock = { now: () => Date.now() + skew };
   let trawl: Instance;
   let site: ScriptSite;
   let keyA: string;
   let keyB: string;
   let teamA: string;
   beforeAll(async () => {
-    [site, trawl] = await Promise.all([startScriptSite(), startTrawl({ mode, render: "auto", renderConcurrency: 2, useDbAuthentication: true, authCacheTtlMs: 300 })]);
+    [site, trawl] = await Promise.all([startScriptSite(), startTrawl({ mode, render: "auto", renderConcurrency: 2, useDbAuthentication: true, authCacheTtlMs: 300 }, clock)]);
     const key = async (team: string) => (await (await call(trawl.api, "POST", "/admin/CHANGEME/keys", undefined, { team, credits: 1000 })).json()) as { key: string; teamId: string };
     const a = await key(`shots-a-${mode}`);
     [keyA, teamA, keyB] = [a.key, a.teamId, (await key(`shots-b-${mode}`)).key];
@@ -59,10 +63,19 @@ describe.each(MODES)("stored screenshots (%s mode)", (mode) => {
     expect((await image(shot.replace(/\.png$/, ".jpeg"), keyA)).status).toBe(404);
     expect((await image(shot.replace(/[0-9a-f-]{36}\.png$/, "00000000-0000-4000-8000-000000000000.png"), keyA)).status).toBe(404);
 
-    // the sweep of a day later deletes the scrape and its images
+    // the scrape and its images answer for 24 h, and not a minute more, although they are still stored
     const id = shot.split("/").pop()?.replace(".png", "") as string;
+    const scrape = async () => (await call(trawl.api, "GET", `/v2/scrape/${scrapeId}`, keyA)).status;
+    skew += DAY - 60_000;
+    expect(await scrape()).toBe(200);
+    expect((await image(shot, keyA)).status).toBe(200);
+    skew += 120_000;
+    expect(await scrape()).toBe(404);
+    expect((await image(shot, keyA)).status).toBe(404);
+    expect((await image(jpeg, keyA)).status).toBe(404);
     expect(await trawl.running.screenshots.get(scrapeJobId(teamA, scrapeId), id)).toMatchObject({ type: "png" });
-    await trawl.running.sweepExpired(Date.now() + DAY + 3_600_000);
+    // the sweep of a day later deletes the scrape and its images
+    await trawl.running.sweepExpired(clock.now() + DAY + 3_600_000);
     await expect.poll(() => trawl.running.screenshots.get(scrapeJobId(teamA, scrapeId), id), { timeout: 20_000, interval: 300 }).toBeNull();
     expect((await image(shot, keyA)).status).toBe(404);
   });
@@ -85,7 +98,11 @@ describe.each(MODES)("stored screenshots (%s mode)", (mode) => {
     }
     const first = body.data[0]?.screenshot.split("/").pop()?.replace(".png", "") as string;
     expect(await trawl.running.screenshots.get(id, first)).not.toBeNull();
-    await trawl.running.sweepExpired(Date.now() + DAY + 3_600_000);
+    // 24 h after the crawl's end its images stop answering, before any sweep
+    skew += DAY + 60_000;
+    expect((await image(body.data[0]?.screenshot as string, keyA)).status).toBe(404);
+    expect(await trawl.running.screenshots.get(id, first)).not.toBeNull();
+    await trawl.running.sweepExpired(clock.now() + DAY + 3_600_000);
     await expect.poll(async () => trawl.running.screenshots.get(id, first), { timeout: 20_000, interval: 300 }).toBeNull();
     expect((await image(body.data[0]?.screenshot as string, keyA)).status).toBe(404);
   });

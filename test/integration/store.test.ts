@@ -124,6 +124,9 @@ describe.each(stores)("%s store", (_name, open) => {
 
   it("stores a page once, even when the batch is replayed by a fresh process", async () => {
     const crawlId = randomUUID();
+    // running: a replay announces the stored pages again only while the crawl runs
+    await store.saveCrawls([{ crawlId, version: 1, teamId: "t", url: "https://s.test/", webhook: "", status: "scraping", total: 3, completed: 0, failed: 0, creditsUsed: 0, tokensUsed: 0,
+      discoveryDone: true, createdAt: 1, updatedAt: 1, completedAt: 0, expiresAt: Date.now() + 3_600_000, error: "", options: { limit: 10, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown"], onlyMainContent: true } }]);
     const msgs = ["a", "b", "a", "c"].map((k) => page(crawlId, k));
     const first = new SinkProcessor({ store, cancels: new CancelCache(store, 0, systemClock.now), clock: systemClock, log });
     const out1 = await runBatch(first, msgs);

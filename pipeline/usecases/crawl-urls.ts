@@ -1,0 +1,133 @@
+// Explaining a crawl: every URL it saw with its state and reason (GET /v2/crawl/:id/urls, the CLI's urls.jsonl), and
+// one URL's answer, also for a URL the crawl never reached (GET /v2/crawl/:id/urls/explain). Both stores return the
+// same rows (CrawlStore.loadUrls); everything after that is here, once.
+import type { CrawlRecord, CrawlStore, UrlRow } from "../store/crawl-store.ts";
+import { URL_STATE } from "../store/crawl-store.ts";
+import { FROM_SITEMAP, type ReasonCounts, type UrlReason } from "../store/url-reason.ts";
+import { crawlUrlKey } from "../url/normalize-url.ts";
+import { scopeRule } from "../url/scope.ts";
+
+export const URL_STATES = ["queued", "fetched", "failed", "blocked", "skipped"] as const;
+export type UrlStateName = (typeof URL_STATES)[number];
+
+/** One URL as the API and urls.jsonl show it. */
+export interface UrlEntry {
+  url: string;
+  state: UrlStateName;
+  reason: UrlReason;
+  /** the rule, pattern, URL duplicated, or error; null when the reason says it all */
+  detail: string | null;
+  /** the page it was found on, "sitemap", or null for the start URL */
+  discoveredFrom: string | null;
+  depth: number;
+  /** fetch attempts of a failed URL */
+  attempts?: number;
+}
+
+const STATE_NAMES: Record<number, UrlStateName> = { [URL_STATE.queued]: "queued", [URL_STATE.done]: "fetched", [URL_STATE.failed]: "failed", [URL_STATE.blocked]: "blocked", [URL_STATE.skipped]: "skipped" };
+
+/** The reason of a row written before reasons were recorded, from its state alone. */
+const LEGACY_REASON: Record<UrlStateName, UrlReason> = { queued: "queued", fetched: "fetched", failed: "failed", blocked: "robots_blocked", skipped: "out_of_scope" };
+
+/** A stored row as an entry; `crawl` turns what was still queued when a crawl ended into `cancelled`. */
+export function urlEntry(row: UrlRow, crawl: Pick<CrawlRecord, "status">): UrlEntry {
+  let state = STATE_NAMES[row.state] ?? "skipped";
+  let reason = row.reason ?? LEGACY_REASON[state];
+  // a redirect to a page already stored was fetched, but the crawl keeps the other URL
+  if (reason === "duplicate") state = "skipped";
+  if (state === "queued" && crawl.status === "cancelled") reason = "cancelled";
+  return {
+    url: row.url,
+    state,
+    reason,
+    detail: row.detail ? row.detail : null,
+    discoveredFrom: row.from ? row.from : null,
+    depth: row.depth,
+    ...(row.attempts ? { attempts: row.attempts } : {}),
+  };
+}
+
+/**
+ * Every URL of a crawl, by depth, then URL (a URL keeps its place when its state changes; while the crawl runs, URLs
+ * found later may come before those already paged over).
+ */
+export async function crawlUrls(store: CrawlStore, crawl: CrawlRecord): Promise<{ entries: UrlEntry[]; unlisted: number }> {
+  const rows = await store.loadUrls(crawl.crawlId);
+  rows.sort((a, b) => a.depth - b.depth || (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
+  // a crawled URL past the bound has lost its URL once ClickHouse merged its rows (only the latest one is kept)
+  const entries = rows.filter((r) => r.url).map((r) => urlEntry(r, crawl));
+  return { entries, unlisted: unlistedCount(crawl.reasons, entries) + rows.length - entries.length };
+}
+
+export interface UrlListPage {
+  data: UrlEntry[];
+  /** entries matching the filters */
+  total: number;
+  nextSkip?: number;
+}
+
+/** One page of the entries matching `state` and `reason`. */
+export function pageUrls(entries: UrlEntry[], q: { state?: string; reason?: string; skip: number; limit: number }): UrlListPage {
+  const matching = entries.filter((e) => (!q.state || e.state === q.state) && (!q.reason || e.reason === q.reason));
+  const data = matching.slice(q.skip, q.skip + q.limit);
+  return { data, total: matching.length, ...(q.skip + q.limit < matching.length ? { nextSkip: q.skip + q.limit } : {}) };
+}
+
+/** Skipped URLs counted but not listed (past CRAWL_URL_LOG_MAX). */
+export function unlistedCount(counts: ReasonCounts | undefined, entries: UrlEntry[]): number {
+  if (!counts) return 0;
+  const byReason = (r: UrlReason) => entries.filter((e) => e.state === "skipped" && e.reason === r).length;
+  let n = 0;
+  for (const r of ["out_of_scope", "excluded", "too_deep", "over_limit", "not_followed"] as const) n += Math.max(0, (counts[r] ?? 0) - byReason(r));
+  return n;
+}
+
+export interface Explanation {
+  url: string;
+  /** the crawl saw this URL (or another spelling of its page) */
+  seen: boolean;
+  entry: UrlEntry | null;
+  explanation: string;
+}
+
+const where = (e: UrlEntry) =>
+  e.discoveredFrom === null ? "the start URL" : e.discoveredFrom === FROM_SITEMAP ? "found in the sitemap" : `linked from ${e.discoveredFrom} (depth ${e.depth})`;
+
+/** One sentence for an entry. */
+export function describe(e: UrlEntry): string {
+  const d = e.detail ?? "";
+  switch (e.reason) {
+    case "fetched": return `Fetched and stored; ${where(e)}.`;
+    case "queued": return `Queued, not fetched yet; ${where(e)}.`;
+    case "cancelled": return `Still queued when the crawl was cancelled; ${where(e)}.`;
+    case "failed": return `Failed${e.attempts ? ` after ${e.attempts} attempt(s)` : ""}: ${d}; ${where(e)}.`;
+    case "robots_blocked": return `Blocked by robots.txt (${d}); ${where(e)}.`;
+    case "duplicate": return `A duplicate of ${d}, which the crawl took instead; ${where(e)}.`;
+    case "out_of_scope": return `Outside the crawl's scope (${d}); ${where(e)}.`;
+    case "excluded": return `Excluded by the excludePaths pattern ${JSON.stringify(d)}; ${where(e)}.`;
+    case "too_deep": return `Beyond maxDiscoveryDepth (${d}); ${where(e)}.`;
+    case "over_limit": return `Over the crawl's limit (${d}); ${where(e)}.`;
+    case "not_followed": return `Not followed (${d}); ${where(e)}.`;
+  }
+}
+
+/** Why the crawl did what it did with `url` (already resolved: absolute, no fragment). */
+export async function explainUrl(store: CrawlStore, crawl: CrawlRecord, url: string): Promise<Explanation> {
+  const rows = await store.loadUrls(crawl.crawlId);
+  const key = crawlUrlKey(url, crawl.options);
+  const row = rows.find((r) => r.urlKey === `=${url}`) ?? rows.find((r) => r.urlKey === key && r.url);
+  if (row) {
+    const entry = urlEntry(row, crawl);
+    const spelled = row.url !== url && row.urlKey === key ? ` (as ${row.url}, the same page for this crawl)` : "";
+    return { url, seen: true, entry, explanation: describe(entry).replace(/^(\S+)/, `$1${spelled}`) };
+  }
+  const parts = [crawl.status === "scraping" ? "Not seen yet: no page fetched so far links to it" : "Never seen: no page the crawl fetched links to it"];
+  const sitemap = crawl.options.sitemap ?? "include";
+  parts.push(sitemap === "skip" ? "and sitemaps were not read (sitemap: skip)" : "and the sitemap does not list it");
+  const { verdict, rule } = scopeRule(crawl.url, url, crawl.options, crawl.url);
+  if (verdict === "excluded") parts.push(`; had one linked to it, it would have been excluded by the excludePaths pattern ${JSON.stringify(rule)}`);
+  else if (verdict !== "ok") parts.push(`; had one linked to it, it would have been outside the scope (${verdict}: ${rule})`);
+  const unlisted = unlistedCount(crawl.reasons, rows.filter((r) => r.url).map((r) => urlEntry(r, crawl)));
+  if (unlisted > 0) parts.push(`; note: ${unlisted} skipped URL(s) were counted but not listed (CRAWL_URL_LOG_MAX), it may be one of them`);
+  return { url, seen: false, entry: null, explanation: `${parts.join(" ").replace(/ ;/g, ";")}.` };
+}
