@@ -1,10 +1,11 @@
 // Start-up read of a large embedded append log: one process reads a page cache file (default 200 MB of ~17 KB
 // entries, written once under TMPDIR) with `readLines`, opens it as the page cache, then opens a crawl store whose
-// documents.jsonl is as large (one crawl of ~17 KB documents), and prints the times.
+// documents are as large (one crawl of ~17 KB documents, in segments since data format 4: a checkout before that reads
+// only a documents.jsonl), and prints the times.
 // `node bench/log-read.ts [checkout] [MB] [expire]` reads with the code of another checkout (e.g. a base commit's sources
 // extracted with `git archive`), so two commits are compared on the same file; run it a few times in turn. With
 // `expire`, the cache opens a copy of the file with half of its entries expired (so it rewrites the file).
-import { copyFileSync, existsSync, mkdirSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { AppendLog } from "../pipeline/runtime/append-log.ts";
@@ -35,12 +36,19 @@ async function write(): Promise<void> {
   await log.close();
 }
 
+/** Bytes of the store's documents: the segments and a documents.jsonl of an earlier release. */
+function docsBytes(): number {
+  const segments = join(storeDir, "store", "documents");
+  const legacy = statSync(join(storeDir, "store", "documents.jsonl"), { throwIfNoEntry: false })?.size ?? 0;
+  return existsSync(segments) ? readdirSync(segments).reduce((sum, f) => sum + statSync(join(segments, f)).size, legacy) : legacy;
+}
+
 /** A crawl store with one crawl of documents as large as the cache file. */
 async function writeStore(): Promise<void> {
   const store = await EmbeddedCrawlStore.open(storeDir, 0);
   const options = { limit: 1e6, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown" as const], onlyMainContent: true };
   await store.saveCrawls([{ crawlId: "c", version: 1, teamId: "t", url: "http://bench.test/", options, webhook: "", status: "scraping", total: 0, completed: 0, failed: 0, creditsUsed: 0, tokensUsed: 0, discoveryDone: true, createdAt: 1, updatedAt: 1, completedAt: 0, expiresAt: 1e15, error: "" }]);
-  for (let i = 0; (statSync(join(storeDir, "store", "documents.jsonl"), { throwIfNoEntry: false })?.size ?? 0) < mb * 1024 * 1024; i += 100) {
+  for (let i = 0; docsBytes() < mb * 1024 * 1024; i += 100) {
     await store.insertDocuments(Array.from({ length: 100 }, (_, k) => {
       const n = i + k;
       const url = `http://bench.test/page/${n}`;
@@ -53,7 +61,7 @@ async function writeStore(): Promise<void> {
 
 const storeDir = `${dir}-store`;
 if (!existsSync(file)) await write();
-if (!existsSync(join(storeDir, "store", "documents.jsonl"))) await writeStore();
+if (docsBytes() === 0) await writeStore();
 const { readLines } = (await import(join(root, "pipeline/runtime/append-log.ts"))) as typeof import("../pipeline/runtime/append-log.ts");
 const { EmbeddedPageCache } = (await import(join(root, "pipeline/store/page-cache.ts"))) as typeof import("../pipeline/store/page-cache.ts");
 
@@ -78,4 +86,4 @@ const store = await Store.open(storeDir, 0);
 const storeOpenMs = performance.now() - t2;
 await store.close();
 const size = statSync(file).size;
-console.log(JSON.stringify({ root, fileMB: +(size / 1048576).toFixed(1), records, readLinesMs: Math.round(readMs), readMBps: Math.round(size / 1048576 / (readMs / 1000)), [expire ? "cacheOpenExpireHalfMs" : "cacheOpenMs"]: Math.round(openMs), storeOpenMs: Math.round(storeOpenMs), storeDocsMB: +(statSync(join(storeDir, "store", "documents.jsonl")).size / 1048576).toFixed(1), peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024) }));
+console.log(JSON.stringify({ root, fileMB: +(size / 1048576).toFixed(1), records, readLinesMs: Math.round(readMs), readMBps: Math.round(size / 1048576 / (readMs / 1000)), [expire ? "cacheOpenExpireHalfMs" : "cacheOpenMs"]: Math.round(openMs), storeOpenMs: Math.round(storeOpenMs), storeDocsMB: +(docsBytes() / 1048576).toFixed(1), peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024) }));

@@ -4,12 +4,15 @@
 // format 2 directory (it would skip every framed record), and this version refuses a directory of a newer format.
 // Format 3: bus records hold a message's JSON as it is (`"j":{…}`) instead of as an escaped string (`"v":"{…}"`);
 // format 3 reads both, so format 1 and 2 directories are upgraded in place.
+// Format 4: the store's documents are in segment files (store/documents/NNNNNN.jsonl, doc-segments.ts) instead of one
+// store/documents.jsonl, which format 4 still reads (as segment 0, deleted once its crawls have expired): format 1-3
+// directories are upgraded in place; an older Trawl would not see the documents written in segments.
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeJsonAtomic } from "./append-log.ts";
 import { ConfigError } from "./config.ts";
 
-export const DATA_FORMAT = 3;
+export const DATA_FORMAT = 4;
 
 /**
  * Checks (and records) the format of `dir`; returns the format it had (1: written before FORMAT existed). A directory

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DocIndex } from "./doc-index.ts";
 
-const ref = (seq: number, urlKey: string, storedAt?: number) => ({ seq, urlKey, finalKey: `${urlKey}/final`, pos: seq * 100, len: 90, docStart: 40, ...(storedAt === undefined ? {} : { storedAt }) });
+const ref = (seq: number, urlKey: string, storedAt?: number) => ({ seq, urlKey, finalKey: `${urlKey}/final`, seg: 1, pos: seq * 100, len: 90, docStart: 40, ...(storedAt === undefined ? {} : { storedAt }) });
 
 describe("DocIndex", () => {
   it("keeps the first row of a url key, in the order added, and finds rows by seq", () => {

@@ -1,10 +1,12 @@
-// The embedded store's in-memory index of one crawl's documents (where each sits in documents.jsonl).
+// The embedded store's in-memory index of one crawl's documents (where each sits in the document segments).
 
 export interface DocRef {
   storedAt?: number;
   seq: number;
   urlKey: string;
   finalKey: string;
+  /** the segment file the document is in (doc-segments.ts) */
+  seg: number;
   pos: number;
   len: number;
   /** the document's JSON sits at [pos + docStart, pos + len) of its line */
@@ -19,6 +21,7 @@ export interface DocRef {
 export class DocIndex {
   readonly keys = new Set<string>();
   readonly seq: number[] = [];
+  readonly seg: number[] = [];
   readonly pos: number[] = [];
   readonly len: number[] = [];
   readonly docStart: number[] = [];
@@ -34,6 +37,7 @@ export class DocIndex {
     if (this.keys.has(ref.urlKey)) return;
     this.keys.add(ref.urlKey);
     this.seq.push(ref.seq);
+    this.seg.push(ref.seg);
     this.pos.push(ref.pos);
     this.len.push(ref.len);
     this.docStart.push(ref.docStart);

@@ -32,7 +32,7 @@ describe("EmbeddedCrawlStore after a torn write", () => {
     await s1.close();
     // kill -9 in the middle of writing document 2 (1 MB): half of its line on disk
     const line = JSON.stringify({ c: "c1", s: 2, k: "k2", f: "k2", t: 1, d: JSON.parse(doc(2).doc) });
-    appendFileSync(join(dir, "store", "documents.jsonl"), line.slice(0, 500_000));
+    appendFileSync(join(dir, "store", "documents", "000001.jsonl"), line.slice(0, 500_000)); // the current segment
 
     const s2 = await EmbeddedCrawlStore.open(dir, 0);
     expect(s2.repairedBytes).toBe(500_000);

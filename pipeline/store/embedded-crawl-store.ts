@@ -1,11 +1,14 @@
-// Embedded adapter of the CrawlStore port: no server, two JSON-lines files under the data directory.
-// journal.jsonl holds crawl versions, cancels, URL states and errors; documents.jsonl holds documents, which stay
-// on disk (memory keeps only an index). Both are replayed at start, so a restart keeps every crawl until it expires.
+// Embedded adapter of the CrawlStore port: no server, JSON-lines files under the data directory.
+// journal.jsonl holds crawl versions, cancels, URL states and errors; documents/*.jsonl (segments, doc-segments.ts) hold
+// documents, which stay on disk (memory keeps only an index). Both are replayed at start, so a restart keeps every crawl
+// until it expires. The sweep deletes the segments that hold only expired crawls' documents; the journal is compacted
+// at a start.
 import { join } from "node:path";
 import { crawlUsage, expiredCrawl, type CrawlRecord, type CrawlStore, type DeliveryRow, type DocumentKeys, type DocumentPage, type DocumentRow, type ErrorRow, type ExpiredCrawl, type JobUsage, type SearchCandidates, type UrlRow } from "./crawl-store.ts";
-import { AppendLog, FileReader, readLines } from "../runtime/append-log.ts";
+import { AppendLog, readLines } from "../runtime/append-log.ts";
 import { mergeUrlRow } from "./crawl-store.ts";
-import { docCrawlId, journalCrawlId, sizeOf, type JournalEntry } from "./embedded-journal.ts";
+import { journalCrawlId, sizeOf, type JournalEntry } from "./embedded-journal.ts";
+import { DocSegments, type SegmentOptions } from "./doc-segments.ts";
 import { fitChunk } from "./paging.ts";
 import { DocIndex, type DocRef } from "./doc-index.ts";
 import { isScrapeJob, isStandaloneJob, isTeamScrape, RETENTION_MS } from "../runtime/constants.ts";
@@ -14,9 +17,9 @@ const newer = (a: CrawlRecord, b: CrawlRecord | undefined) => !b || a.version > 
 
 export class EmbeddedCrawlStore implements CrawlStore {
   private readonly journal: AppendLog | null;
-  private readonly docsLog: AppendLog | null;
-  /** one handle for every document read (opened after start-up compaction) */
-  private docsReader: FileReader | null = null;
+  private readonly docsLog: DocSegments | null;
+  /** the newest `now` the store was told (at open and by each sweep): when a full segment rolls */
+  private now: number;
   private readonly crawls = new Map<string, CrawlRecord>();
   private readonly cancels = new Map<string, number>();
   private readonly docs = new Map<string, DocIndex>();
@@ -36,14 +39,15 @@ export class EmbeddedCrawlStore implements CrawlStore {
     this.damagedRecords++;
   };
 
-  private constructor(dir: string | null) {
+  private constructor(dir: string | null, now: number, opts: SegmentOptions) {
+    this.now = now;
     this.journal = dir ? new AppendLog(join(dir, "store", "journal.jsonl")) : null;
-    this.docsLog = dir ? new AppendLog(join(dir, "store", "documents.jsonl")) : null;
+    this.docsLog = dir ? new DocSegments(join(dir, "store"), now, opts) : null;
   }
 
   /** Opens the store in `dir` (null: memory only), dropping crawls expired before `now`. */
-  static async open(dir: string | null, now: number): Promise<EmbeddedCrawlStore> {
-    const store = new EmbeddedCrawlStore(dir);
+  static async open(dir: string | null, now: number, opts: SegmentOptions = {}): Promise<EmbeddedCrawlStore> {
+    const store = new EmbeddedCrawlStore(dir, now, opts);
     await store.load(now);
     return store;
   }
@@ -67,7 +71,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
     const expired = new Set([...this.crawls.values()].filter((c) => c.status !== "scraping" && c.expiresAt < now).map((c) => c.crawlId));
     for (const id of expired) this.forget(id);
     if (expired.size > 0) {
-      // retention: rewrite both files without the expired crawls, then index the documents again
+      // retention: rewrite the journal without the expired crawls (the segments holding only theirs are deleted below)
       await this.compact(this.journal, (line) => {
         try {
           return !expired.has(journalCrawlId(JSON.parse(line) as JournalEntry));
@@ -75,12 +79,9 @@ export class EmbeddedCrawlStore implements CrawlStore {
           return false;
         }
       });
-      await this.compact(this.docsLog, (line) => !expired.has(docCrawlId(line)));
-      this.docs.clear();
-      await this.indexDocuments();
     }
+    await this.docsLog.reclaim(now, (id) => this.docs.has(id));
     this.journal.size = await sizeOf(this.journal.path);
-    this.docsLog.size = await sizeOf(this.docsLog.path);
   }
 
   /** Rewrites a log with the records `keep` accepts, streamed (a store may be larger than memory would hold). */
@@ -92,7 +93,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
 
   private async indexDocuments(): Promise<void> {
     if (!this.docsLog) return;
-    for await (const { line, pos, len, bytes } of readLines(this.docsLog.path, this.countDamaged)) {
+    for await (const { line, pos, len, bytes, seg } of this.docsLog.records(this.countDamaged)) {
       let head: { c: string; s: number; k: string; f?: string; t?: number; sc?: number };
       try {
         head = JSON.parse(line.slice(0, line.indexOf(',"d":')) + "}");
@@ -102,7 +103,8 @@ export class EmbeddedCrawlStore implements CrawlStore {
       }
       if (!isStandaloneJob(head.c) && !this.crawls.has(head.c)) continue; // a crawl that expired
       const docStart = bytes.indexOf(',"d":') + 5; // counted in the file's bytes (the marker is ASCII: its first match is the string's)
-      this.addDocRef(head.c, { seq: head.s, urlKey: head.k, finalKey: head.f ?? head.k, pos, len, docStart, storedAt: head.t });
+      this.addDocRef(head.c, { seq: head.s, urlKey: head.k, finalKey: head.f ?? head.k, seg, pos, len, docStart, storedAt: head.t });
+      this.docsLog.note(seg, head.c);
       if ((head.sc ?? 200) < 400) this.noteSuccess(head.c, head.t);
     }
   }
@@ -210,19 +212,19 @@ export class EmbeddedCrawlStore implements CrawlStore {
     if (!this.docsLog) {
       for (const r of rows) {
         const list = this.memDocs.get(r.crawlId) ?? [];
-        this.addDocRef(r.crawlId, { seq: r.seq, urlKey: r.urlKey, finalKey: r.finalKey, pos: list.length, len: 0, docStart: 0, storedAt: r.storedAt });
+        this.addDocRef(r.crawlId, { seq: r.seq, urlKey: r.urlKey, finalKey: r.finalKey, seg: 0, pos: list.length, len: 0, docStart: 0, storedAt: r.storedAt });
         list.push(r.doc);
         this.memDocs.set(r.crawlId, list);
       }
       return;
     }
     const lines = rows.map((r) => `${JSON.stringify({ c: r.crawlId, s: r.seq, k: r.urlKey, f: r.finalKey, t: r.storedAt, sc: r.statusCode }).slice(0, -1)},"d":${r.doc}}`);
-    const { positions, written } = this.docsLog.append(lines);
+    const { seg, positions, written } = this.docsLog.append(lines, new Set(rows.map((r) => r.crawlId)), this.now);
     await written;
     rows.forEach((r, i) => {
       const line = lines[i] as string;
       const docStart = Buffer.byteLength(line.slice(0, line.indexOf(',"d":') + 5));
-      this.addDocRef(r.crawlId, { seq: r.seq, urlKey: r.urlKey, finalKey: r.finalKey, pos: positions[i] as number, len: Buffer.byteLength(line), docStart, storedAt: r.storedAt });
+      this.addDocRef(r.crawlId, { seq: r.seq, urlKey: r.urlKey, finalKey: r.finalKey, seg, pos: positions[i] as number, len: Buffer.byteLength(line), docStart, storedAt: r.storedAt });
     });
   }
 
@@ -237,8 +239,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
   private async readDoc(crawlId: string, index: DocIndex, i: number): Promise<string> {
     const pos = index.pos[i] as number;
     if (!this.docsLog) return (this.memDocs.get(crawlId) ?? [])[pos] as string;
-    this.docsReader ??= new FileReader(this.docsLog.path);
-    const bytes = await this.docsReader.read(pos, index.len[i] as number);
+    const bytes = await this.docsLog.read(index.seg[i] as number, pos, index.len[i] as number);
     return bytes.subarray(index.docStart[i] as number, bytes.length - 1).toString("utf8");
   }
 
@@ -279,7 +280,10 @@ export class EmbeddedCrawlStore implements CrawlStore {
     return [...(this.errors.get(crawlId)?.values() ?? [])].sort((a, b) => a.at - b.at);
   }
 
-  /** Forgets expired crawls at once; their lines leave the files at the next start (see `load`). */
+  /**
+   * Forgets expired crawls at once and deletes the document segments left without a live crawl's document (the
+   * journal's lines of expired crawls leave it at the next start, see `load`).
+   */
   async deleteExpired(now: number, retentionMs: number, beforeDelete?: (crawls: ExpiredCrawl[]) => Promise<void>): Promise<string[]> {
     const expired = [...this.crawls.values()].filter((c) => c.status !== "scraping" && c.expiresAt < now);
     if (beforeDelete && expired.length) await beforeDelete(expired.map(expiredCrawl));
@@ -289,6 +293,8 @@ export class EmbeddedCrawlStore implements CrawlStore {
     for (const [id, index] of this.docs) {
       if (isStandaloneJob(id) && this.crawls.get(id) === undefined && index.storedAtOf(0, now) < now - retentionMs) this.forget(id);
     }
+    this.now = Math.max(this.now, now);
+    await this.docsLog?.reclaim(now, (id) => this.docs.has(id));
     return ids;
   }
 
@@ -366,7 +372,6 @@ export class EmbeddedCrawlStore implements CrawlStore {
   }
 
   async close(): Promise<void> {
-    await this.docsReader?.reset();
     await this.journal?.close();
     await this.docsLog?.close();
   }

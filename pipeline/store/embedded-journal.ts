@@ -1,4 +1,4 @@
-// The line formats of the embedded crawl store's files (journal.jsonl, documents.jsonl) and small readers of them.
+// The line formats of the embedded crawl store's files (journal.jsonl, documents/*.jsonl) and small readers of them.
 import { stat } from "node:fs/promises";
 import type { CrawlRecord, DeliveryRow, ErrorRow, UrlRow } from "./crawl-store.ts";
 
@@ -16,14 +16,6 @@ export function journalCrawlId(e: JournalEntry): string {
   if (e.t === "idem") return "";
   if (e.t === "cancel") return e.id;
   return e.rows[0]?.crawlId ?? "";
-}
-
-export function docCrawlId(line: string): string {
-  try {
-    return (JSON.parse(line.slice(0, line.indexOf(',"d":')) + "}") as { c: string }).c;
-  } catch {
-    return "";
-  }
 }
 
 /** Bytes in a file, 0 when it does not exist. */

@@ -1,7 +1,8 @@
 // An embedded store larger than V8's longest string (~512 MB) that holds one expired crawl: the start compacts the
 // documents file, which built every kept record into one string and failed with "Invalid string length", so the
 // store could not start at all. The rewrite now streams; the live crawl's documents are all still served after it.
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+// Documents are now in segment files (doc-segments.ts), which a start never rewrites: it deletes whole dead segments.
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
@@ -17,24 +18,31 @@ const crawl = (crawlId: string, expiresAt: number): CrawlRecord => ({
   options: { limit: 10, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown"], onlyMainContent: true },
 });
 const MB = 1024 * 1024;
+const HOUR = 3_600_000;
 const LIVE_DOCS = 560; // 1 MB each: past V8's string limit (2^29 - 24 characters)
+const docBytes = () => {
+  const segments = join(dir, "store", "documents");
+  return readdirSync(segments).reduce((sum, f) => sum + statSync(join(segments, f)).size, 0);
+};
 
-it("starts with a documents file over 512 MB and an expired crawl, compacting it without holding it in memory", async () => {
+it("starts with documents over 512 MB and an expired crawl, compacting without holding them in memory", async () => {
   const s1 = await EmbeddedCrawlStore.open(dir, 1_000);
-  await s1.saveCrawls([crawl("live", 1e15), crawl("gone", 2_000)]);
+  await s1.saveCrawls([crawl("live", 1e15), crawl("gone", 2 * HOUR)]);
+  // "gone" alone in the first segment (the sweep an hour later rolls it), the live crawl after it
+  await s1.insertDocuments([{ crawlId: "gone", seq: 0, urlKey: "g", finalKey: "g", scrapeId: "g", url: "https://s.test/g", statusCode: 200, credits: 1, storedAt: 1_000, doc: JSON.stringify({ markdown: "gone" }) }]);
+  expect(await s1.deleteExpired(HOUR + 1_000, 24 * HOUR)).toEqual([]);
   const body = "x".repeat(MB);
   for (let seq = 0; seq < LIVE_DOCS; seq++) {
     await s1.insertDocuments([{ crawlId: "live", seq, urlKey: `k${seq}`, finalKey: `k${seq}`, scrapeId: `s${seq}`, url: `https://s.test/${seq}`, statusCode: 200, credits: 1, storedAt: 1_000, doc: JSON.stringify({ markdown: body, metadata: { seq } }) }]);
   }
-  await s1.insertDocuments([{ crawlId: "gone", seq: 0, urlKey: "g", finalKey: "g", scrapeId: "g", url: "https://s.test/g", statusCode: 200, credits: 1, storedAt: 1_000, doc: JSON.stringify({ markdown: "gone" }) }]);
   await s1.close();
-  const file = join(dir, "store", "documents.jsonl");
-  const before = statSync(file).size;
+  const before = docBytes();
   expect(before).toBeGreaterThan(2 ** 29);
 
-  // "gone" has expired by now: the start drops it from the files
-  const s2 = await EmbeddedCrawlStore.open(dir, 5_000);
+  // "gone" has expired by now: the start drops it (its segment)
+  const s2 = await EmbeddedCrawlStore.open(dir, 3 * HOUR);
   expect(await s2.getCrawl("gone")).toBeNull();
+  expect(await s2.pageDocuments("gone", 0, MB, 10)).toEqual({ docs: [], nextSkip: 0, more: false });
   const seqs: number[] = [];
   for (let skip = 0, more = true; more; ) {
     const page = await s2.pageDocuments("live", skip, 64 * MB, 100);
@@ -42,7 +50,7 @@ it("starts with a documents file over 512 MB and an expired crawl, compacting it
     ({ nextSkip: skip, more } = page);
   }
   expect(seqs).toEqual(Array.from({ length: LIVE_DOCS }, (_, i) => i));
-  expect(statSync(file).size).toBeLessThan(before);
+  expect(docBytes()).toBeLessThan(before);
   // appends after the compaction land after the kept records, where the index says
   await s2.insertDocuments([{ crawlId: "live", seq: LIVE_DOCS, urlKey: "after", finalKey: "after", scrapeId: "a", url: "https://s.test/after", statusCode: 200, credits: 1, storedAt: 5_000, doc: JSON.stringify({ markdown: "after", metadata: { seq: LIVE_DOCS } }) }]);
   const last = await s2.pageDocuments("live", LIVE_DOCS, 64 * MB, 10);

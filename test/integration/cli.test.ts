@@ -65,7 +65,7 @@ describe("npm start", () => {
       expect(last).toMatchObject({ status: "completed", completed: expectedDocPaths().length });
       const docs = (await allChunks(api, res.body.id)).flatMap((c) => c.body.data);
       expect(docs).toHaveLength(expectedDocPaths().length);
-      expect(existsSync(join(dataDir, "store", "documents.jsonl"))).toBe(true);
+      expect(existsSync(join(dataDir, "store", "documents", "000001.jsonl"))).toBe(true);
     } finally {
       process.kill(-(proc.child.pid as number), "SIGINT"); // Ctrl-C in a terminal: the whole foreground group
     }
