@@ -79,6 +79,9 @@ replica.fetch.max.bytes=16777216
 log.retention.hours=48
 log.segment.bytes=67108864
 delete.topic.enable=true
+# the log cleaner (compacted __consumer_offsets) allocates its dedupe buffer in one piece at start: Kafka's 128 MB did
+# not fit a test broker's 256 MB heap once ("OutOfMemoryError: Java heap space" in SkimpyOffsetMap, the broker died)
+log.cleaner.dedupe.buffer.size=16777216
 ${TRAWL_KAFKA_PROPS:+$(tr ' ' '\n' <<<"$TRAWL_KAFKA_PROPS")}
 PROPS
   if [[ -n "$SPORT" ]]; then
