@@ -183,6 +183,8 @@ export class ClickHouseClient {
     if (refused?.status === "rejected") throw refused.reason;
     const rows = answers.flatMap((a) => (a?.status === "fulfilled" ? [a.value] : []));
     if (rows.length === 0) throw (answers.find((a) => a?.status === "rejected") as PromiseRejectedResult).reason;
+    // in the SQL capture as any query (the current-engine check runs what the sink's key list sends too)
+    if (capturing()) this.capture("query", q.shape, q.example, columnsOf(rows.flat()[0] as Record<string, unknown> | undefined));
     return rows;
   }
 

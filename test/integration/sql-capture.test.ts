@@ -10,7 +10,7 @@ import { ClickHouseAuthStore } from "../../pipeline/store/clickhouse-auth-store.
 import { ClickHouseClient } from "../../pipeline/store/clickhouse.ts";
 import { migrate } from "../../pipeline/store/migrations.ts";
 import { captureStatements, type CapturedStatement } from "../../pipeline/store/sql-capture.ts";
-import { raw } from "../../pipeline/store/sql.ts";
+import { raw, sql } from "../../pipeline/store/sql.ts";
 
 const config = loadConfig(process.env);
 const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: `trawl_capture_${Date.now().toString(36)}` });
@@ -54,5 +54,17 @@ describe("SQL capture", () => {
       { key_id: "string", team_id: "string", hash: "string", salt: "string", rate_per_min: "number", created_at: "number", expires_at: "number", revoked_at: "number", version: "number" },
       undefined,
     ]);
+  });
+
+  it("captures a read of every replica (the sink's key list) as a query", async () => {
+    const file = join(dir, "every.jsonl");
+    const stop = captureStatements(file);
+    try {
+      await ch.queryEvery(sql`SELECT count() AS n FROM ${raw(ch.table("api_keys"))} WHERE team_id = ${"t"}`);
+    } finally {
+      stop();
+    }
+    const lines = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as CapturedStatement);
+    expect(lines.map((l) => [l.kind, l.shape, l.columns])).toEqual([["query", "SELECT count() AS n FROM {db}.api_keys WHERE team_id = {String}", { n: "number" }]]);
   });
 });
