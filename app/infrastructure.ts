@@ -60,7 +60,7 @@ export function openInfrastructure(config: Config, log: Logger, clock: Clock, cl
 
 /** Kafka + ClickHouse: migrations and topics first (waiting for the servers), then a producer. */
 async function clusterInfrastructure(config: Config, log: Logger, client: string): Promise<Infrastructure> {
-  const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase, caFile: config.clickhouseCaFile, cluster: config.clickhouseCluster });
+  const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase, caFile: config.clickhouseCaFile, cluster: config.clickhouseCluster, requestTimeoutMs: config.clickhouseRequestTimeoutMs });
   const patient = { retries: 20, initialMs: 250, maxMs: 3000, retriable: (err: unknown) => !(err instanceof ConfigError) };
   // the start waits INFRA_START_WAIT_S in all for its servers, then stops naming the one it could not reach
   const deadline = new StartDeadline(config.infraStartWaitS * 1000, log);

@@ -52,7 +52,7 @@ async function openAuthStore(config: Config, chosenBy: string): Promise<{ store:
     if (fresh) console.error(`note: nothing was stored in ${dir} before: the Trawl that should accept these keys must run on this DATA_DIR (npm start uses .trawl-data in the project's directory)`);
     return { store, close: () => store.close() };
   }
-  const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase, caFile: config.clickhouseCaFile, cluster: config.clickhouseCluster });
+  const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase, caFile: config.clickhouseCaFile, cluster: config.clickhouseCluster, requestTimeoutMs: config.clickhouseRequestTimeoutMs });
   await retry(() => migrate(ch), { retries: 3, initialMs: 250, maxMs: 1000, retriable: () => true });
   console.error(`store: ClickHouse ${safeOrigin(config.clickhouseUrl)}, database ${config.clickhouseDatabase} (cluster mode: ${chosenBy}; --embedded: DATA_DIR, the store of npm start)`);
   return { store: new ClickHouseAuthStore(ch), close: async () => {} };

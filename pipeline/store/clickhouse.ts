@@ -17,7 +17,17 @@ export interface ClickHouseOptions {
   caFile?: string;
   /** CLICKHOUSE_CLUSTER: migrations run ON CLUSTER with Replicated engines (cluster-ddl.ts); empty: one server. */
   cluster?: string;
+  /** CLICKHOUSE_REQUEST_TIMEOUT_MS: a request whose server sends nothing for this long fails as away (default 60 s). */
+  requestTimeoutMs?: number;
 }
+
+/** CLICKHOUSE_REQUEST_TIMEOUT_MS' default. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+/**
+ * Statements (`exec`: DDL, mutations, partition drops) may wait this much longer: an ON CLUSTER statement answers
+ * once every replica ran it, up to ClickHouse's distributed_ddl_task_timeout (180 s by default).
+ */
+const DDL_EXTRA_MS = 180_000;
 
 /** queryEvery: how long the other replicas may take once one has answered (then they count as away). */
 const EVERY_GRACE_MS = 3_000;
@@ -86,6 +96,10 @@ export class ClickHouseClient {
     const u = new URL(url);
     // the one HTTP(S) agent of both clients below (the package's `request` takes it as is)
     const agent = clickHouseAgent(url, this.caFile);
+    // `request`'s timeout: the connection, then any silence of the socket. Without it a server that takes the
+    // connection and never answers (packets dropped, a frozen VM) held every caller forever; now the request fails as
+    // away (ESOCKETTIMEDOUT / ETIMEDOUT) and goes to the next replica
+    const timeout = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     const base = {
       // the path too: a ClickHouse behind a proxy under a path prefix (https://gateway/clickhouse) is reached there
       url: `${u.protocol}//${u.hostname}${u.pathname === "/" ? "" : u.pathname}`,
@@ -94,7 +108,7 @@ export class ClickHouseClient {
       format: "json",
       isSessionPerQuery: false,
       config: { output_format_json_quote_64bit_integers: 0 },
-      ...(agent ? { reqParams: { agent } } : {}),
+      reqParams: { timeout, ...(agent ? { agent } : {}) },
     };
     // Queries travel in a POST form field (long literals do not fit in a URL); INSERTs: statement in the URL, rows in
     // the body (the package cannot combine a form field with a body).
@@ -102,7 +116,7 @@ export class ClickHouseClient {
       url,
       ch: new ClickHouse({ ...base, usePost: true }),
       chInsert: new ClickHouse({ ...base, usePost: false }),
-      chExec: new ClickHouse({ ...base, usePost: true, raw: true }),
+      chExec: new ClickHouse({ ...base, usePost: true, raw: true, reqParams: { ...base.reqParams, timeout: timeout + DDL_EXTRA_MS } }),
     };
   }
 

@@ -65,3 +65,38 @@ it("a read of every replica does not wait for one that hangs: it counts as away 
     hung.close();
   }
 }, 60_000);
+
+it("a request to a server that takes the connection and never answers fails as away after CLICKHOUSE_REQUEST_TIMEOUT_MS, and goes to the next replica", async () => {
+  const hung = createTcpServer(() => undefined);
+  await new Promise<void>((resolve) => hung.listen(0, "127.0.0.1", resolve));
+  const { port } = hung.address() as AddressInfo;
+  const real = config.clickhouseUrl.split(",")[0] as string;
+  const opts = { user: config.clickhouseUser, password: config.clickhousePassword, database: "system", requestTimeoutMs: 1500 };
+  const database = `trawl_x${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
+  try {
+    // alone: the caller gets the "away" error (which the stages retry) instead of waiting forever
+    const alone = new ClickHouseClient({ ...opts, url: `http://127.0.0.1:${port}` });
+    let started = Date.now();
+    const err = await alone.query(raw("SELECT 1 AS one")).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "STORE_UNAVAILABLE" });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1400);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    // first in the list: a query and an INSERT are answered by the next server, which becomes current (statements
+    // wait 180 s more, for ON CLUSTER: not timed here)
+    const both = new ClickHouseClient({ ...opts, url: `http://127.0.0.1:${port},${real}` });
+    started = Date.now();
+    expect(await both.query<{ one: number }>(raw("SELECT 1 AS one"))).toEqual([{ one: 1 }]);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(both.failovers.count).toBe(1);
+    expect(both.currentUrl).toBe(real.replace(/\/+$/, ""));
+    await new ClickHouseClient({ ...opts, url: real, database: "default" }).exec(raw(`CREATE DATABASE IF NOT EXISTS ${database}`));
+    await new ClickHouseClient({ ...opts, url: real, database }).exec(raw(`CREATE TABLE ${database}.t (k String) ENGINE = MergeTree ORDER BY k`));
+    const writer = new ClickHouseClient({ ...opts, url: `http://127.0.0.1:${port},${real}`, database });
+    await writer.insert("t", ["k"], [["a"], ["b"]]);
+    expect(writer.failovers.count).toBe(1);
+    expect(await writer.query<{ k: string }>(raw(`SELECT k FROM ${database}.t ORDER BY k`))).toEqual([{ k: "a" }, { k: "b" }]);
+  } finally {
+    hung.close();
+    await new ClickHouseClient({ ...opts, url: real, database: "default" }).exec(raw(`DROP DATABASE IF EXISTS ${database}`));
+  }
+}, 60_000);
