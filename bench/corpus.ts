@@ -2,7 +2,7 @@
 // served by a static server on loopback with a sitemap.
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { extname, join, normalize } from "node:path";
 
@@ -47,15 +47,51 @@ export interface StaticSite {
   origin: string;
   server: Server;
   close(): Promise<void>;
+  /** With `limit`: the answers given so far, by status (200, 429, ...). */
+  answered?: Record<number, number>;
+}
+
+/** A host that rate-limits: past `inFlight` requests being served at once it answers 429 with `Retry-After: 1` at
+ * once; each request it serves takes `delayMs` (the work of a real server, so that concurrency is what it limits). */
+export interface SiteLimit {
+  inFlight: number;
+  delayMs: number;
+}
+
+/** `BENCH_SITE_LIMIT=<inFlight>:<delayMs>` (e.g. `6:20`), or undefined. */
+export function siteLimitFrom(text: string | undefined): SiteLimit | undefined {
+  if (!text) return undefined;
+  const [inFlight, delayMs] = text.split(":").map(Number);
+  if (!Number.isInteger(inFlight) || (inFlight as number) < 1 || !Number.isFinite(delayMs) || (delayMs as number) < 0) throw new Error(`BENCH_SITE_LIMIT=${text}: expected <inFlight>:<delayMs>, e.g. 6:20`);
+  return { inFlight: inFlight as number, delayMs: delayMs as number };
 }
 
 /**
  * Serves `dir` under /docs/ with /sitemap.xml listing every HTML page. `validators`: ETag and Last-Modified from the
  * file's size and time, and 304 to a matching If-None-Match (as nginx does for static files).
  */
-export async function serveDirectory(dir: string, opts: { validators?: boolean } = {}): Promise<StaticSite> {
+export async function serveDirectory(dir: string, opts: { validators?: boolean; limit?: SiteLimit } = {}): Promise<StaticSite> {
   let origin = "";
+  const answered: Record<number, number> = {};
+  let inFlight = 0;
+  const limit = opts.limit;
   const server = createServer((req, res) => {
+    if (limit) {
+      res.on("finish", () => {
+        answered[res.statusCode] = (answered[res.statusCode] ?? 0) + 1;
+      });
+      if (inFlight >= limit.inFlight) {
+        res.writeHead(429, { "retry-after": "1", "content-type": "text/plain" }).end("Too many requests");
+        return;
+      }
+      inFlight++;
+      res.on("close", () => inFlight--);
+      setTimeout(() => serve(req, res), limit.delayMs);
+      return;
+    }
+    serve(req, res);
+  });
+  const serve = (req: IncomingMessage, res: ServerResponse) => {
     const path = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname);
     if (path === "/sitemap.xml") {
       const urls = htmlFiles(dir).map((f) => `<url><loc>${origin}/docs/${f}</loc></url>`).join("");
@@ -83,9 +119,9 @@ export async function serveDirectory(dir: string, opts: { validators?: boolean }
       res.setHeader("last-modified", st.mtime.toUTCString());
     }
     res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream" }).end(readFileSync(file));
-  });
+  };
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { origin, server, close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
+  return { origin, server, close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }), ...(limit ? { answered } : {}) };
 }

@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ensurePostgresManual, serveDirectory } from "./corpus.ts";
+import { ensurePostgresManual, serveDirectory, siteLimitFrom } from "./corpus.ts";
 import { startSyntheticSite } from "./synthetic-site.ts";
 import { cpuSeconds, descendants, peakBrowserMemory, peakRss, rssMB, systemCpuSeconds, threadCpuSeconds } from "./proc.ts";
 import { freePort, startOwnInfra, type OwnInfra } from "../test/integration/own-infra.ts";
@@ -111,7 +111,10 @@ async function heapSnapshot(pid: number, api: string): Promise<void> {
 
 export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrapeOptions?: Record<string, unknown>, opts: E2eOptions = {}) {
   // BENCH_VALIDATORS=1: the manual is served with ETag / Last-Modified and answers 304 (conditional recrawls)
-  const site = siteSpec === "pg" ? await serveDirectory(ensurePostgresManual(), { validators: process.env.BENCH_VALIDATORS === "1" }) : await startSyntheticSite(Number(siteSpec.split(":")[1] ?? 1000));
+  // BENCH_SITE_LIMIT=<inFlight>:<delayMs>: the manual's host answers 429 past that many requests at once (politeness)
+  const limit = siteLimitFrom(process.env.BENCH_SITE_LIMIT);
+  if (limit && siteSpec !== "pg") throw new Error("BENCH_SITE_LIMIT applies to the pg site only");
+  const site = siteSpec === "pg" ? await serveDirectory(ensurePostgresManual(), { validators: process.env.BENCH_VALIDATORS === "1", ...(limit ? { limit } : {}) }) : await startSyntheticSite(Number(siteSpec.split(":")[1] ?? 1000));
   const start = siteSpec === "pg" ? `${site.origin}/docs/index.html` : `${site.origin}/site/p0.html`;
   const expected = siteSpec === "pg" ? undefined : Number(siteSpec.split(":")[1]);
   // when the site answered each request: where a crawl's time goes between the POST, the first and last fetch and the end
@@ -189,6 +192,8 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
       const sysStart = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, systemCpuSeconds(pid)]));
       const threadsStart = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, threadCpuSeconds(pid)]));
       const browserCpu0 = descendants(child.pid as number).reduce((n, p) => n + cpuSeconds(p), 0);
+      const answers = () => (site as { answered?: Record<number, number> }).answered;
+      const answered0: Record<string, number> = { ...answers() };
       const t1 = performance.now();
       const res = await fetch(`${api}/v2/crawl`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: start, limit: opts.limit ?? 200_000, crawlEntireDomain: true, ...(scrapeOptions ? { scrapeOptions } : {}) }) });
       const { id } = (await res.json()) as { id: string };
@@ -241,6 +246,8 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
       }));
       return {
         latencies,
+        // a rate-limited host's answers to this crawl, by status
+        ...(answers() ? { siteAnswers: Object.fromEntries(Object.entries(answers() ?? {}).map(([code, n]) => [code, n - (answered0[code] ?? 0)])) } : {}),
         pages: status.completed, status: status.status, seconds: +seconds.toFixed(2), pagesPerSecond: +(status.completed / seconds).toFixed(1), firstPageMs, timeline,
         statusReads: latencies.length, statusReaders: opts.readers ?? 1, statusP50Ms: quantile(latencies, 0.5), statusP99Ms: quantile(latencies, 0.99),
         ...(read.loopMaxMs !== undefined ? { readersLoopMaxMs: read.loopMaxMs } : {}),

@@ -111,6 +111,15 @@ const benches: Record<string, Bench> = {
       return JSON.parse(out.trim().split("\n").at(-1) as string);
     },
   },
+  polite: {
+    describe: "politeness on a rate-limited host: the manual served by a host that answers 429 past 6 requests at once and takes 20 ms per page; Crawlee (the peer's 16 concurrent requests), then Trawl embedded with the defaults. The host's answers by status, pages stored, pages/s",
+    run: script("politeness.ts", "6:20"),
+    summary: (r) => {
+      const row = (name: string, x: Record<string, unknown>) => `${name}: ${x.pages} pages, ${x.pagesPerSecond} pages/s, answers ${JSON.stringify(x.siteAnswers)}`;
+      return `${row("Crawlee", r.crawlee as Record<string, unknown>)}<br>${row("Trawl", r.trawl as Record<string, unknown>)}`;
+    },
+    targets: (r) => [met(Number(r.trawl429) <= Number(r.crawlee429), `no more 429s than Crawlee (${r.trawl429} vs ${r.crawlee429})`)],
+  },
   extract: {
     describe: "extract-json: rules provider on the PostgreSQL manual with a table schema; embedded crawl of the manual with and without a json format",
     run: script("extract.ts"),
@@ -238,7 +247,7 @@ const benches: Record<string, Bench> = {
 // --from=<date>: the table again from the results saved that day (targets re-evaluated, nothing run or rewritten)
 const fromDate = process.argv.find((a) => a.startsWith("--from="))?.slice("--from=".length);
 const names = process.argv.slice(2).filter((a) => !a.startsWith("--from="));
-const wanted = names.length ? names : ["frontier", "convert", "peer", "embedded", "cluster", "status", "scale10k", "scale100k", "scale100k-cluster"];
+const wanted = names.length ? names : ["frontier", "convert", "peer", "polite", "embedded", "cluster", "status", "scale10k", "scale100k", "scale100k-cluster"];
 const commit = (() => {
   try {
     return execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
