@@ -32,6 +32,8 @@ export default defineConfig({
           testTimeout: 20_000,
           include: ["pipeline/**/*.test.ts", "app/**/*.test.ts", "api/**/*.test.ts", "schemas/**/*.test.ts", "scripts/**/*.test.ts", "clients/**/*.test.ts"],
           environment: "node",
+          // the same as the integration project's, which runs at the same time (vitest requires one value per group)
+          maxWorkers: 2,
         },
       },
       {

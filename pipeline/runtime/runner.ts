@@ -15,6 +15,8 @@ import { backoffMs, retry, sleep } from "./retry.ts";
 import { OffsetCommits } from "./offset-commits.ts";
 import { CommitFailures } from "./commit-failures.ts";
 import { fetchWhenIdle } from "./kafkajs-idle-fetch.ts";
+// heartbeats follow the group's coordinator when it moves (kafkajs looked it up again only on a rejoin)
+import "./kafkajs-coordinator-move.ts";
 
 /** Heartbeat errors after which this member no longer owns its partitions as they were (kafkajs rejoins on each). */
 const GROUP_MOVED_ON = new Set(["REBALANCE_IN_PROGRESS", "ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID"]);

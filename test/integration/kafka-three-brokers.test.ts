@@ -10,7 +10,11 @@ import { Writable } from "node:stream";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Partitioners, type Admin, type Kafka } from "kafkajs";
+import type { TeamAdmissionMessage } from "../../schemas/types.ts";
+import type { Processor } from "../../pipeline/runtime/bus.ts";
 import { createKafka, ensureTopics, KafkaBus } from "../../pipeline/runtime/kafka-bus.ts";
+import { coordinatorLookups } from "../../pipeline/runtime/kafkajs-coordinator-move.ts";
+import { startRunner } from "../../pipeline/runtime/runner.ts";
 import { loadConfig, type Config } from "../../pipeline/runtime/config.ts";
 import { createLogger } from "../../pipeline/runtime/logger.ts";
 import { physicalTopic } from "../../pipeline/topology.ts";
@@ -69,6 +73,13 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/** Java's String.hashCode: a group's coordinator leads partition |hash| % partitions of __consumer_offsets. */
+function javaHash(text: string): number {
+  let h = 0;
+  for (let i = 0; i < text.length; i++) h = (Math.imul(31, h) + text.charCodeAt(i)) | 0;
+  return h;
 }
 
 /** `partition key` of every record of `topic`, sorted (read with kcat). */
@@ -142,6 +153,62 @@ describe("Kafka with three brokers", () => {
       await bus.close();
     }
   });
+
+  it("a consumer in a long batch follows its group's coordinator when it moves, and keeps its partitions", async () => {
+    const group = "moving";
+    const groupId = `${config.groupPrefix}${group}`;
+    const bus = new KafkaBus(createKafka(config, "three-brokers-test-moving", log), config.topicPrefix, undefined, { log });
+    let joins = 0;
+    let started = false;
+    let handled = 0;
+    let release = () => {};
+    const released = new Promise<void>((r) => (release = r));
+    const processor: Processor<TeamAdmissionMessage> = {
+      name: "moving", topic: "team.admission", schema: "team-admission", group, mode: "parallel", concurrency: 1, broadcast: false,
+      createBatch() {},
+      onPartitionsAssigned: () => void joins++,
+      async handle() {
+        started = true;
+        await released;
+        handled++;
+        return [];
+      },
+    };
+    const runner = await startRunner({ kafka: createKafka(config, "three-brokers-test-moving-group", log), bus, config, log }, processor);
+    const lookupsBefore = coordinatorLookups.moved;
+    try {
+      await bus.produce([{ topic: "team.admission", key: "team-1", value: { type: "JobQueued", teamId: "team-1", crawlId: "c1", at: Date.now() } }]);
+      await until("the batch to start", async () => (started ? true : undefined));
+      expect(joins).toBe(1);
+      // (__consumer_offsets exists once a group has joined)
+      const offsetPartitions = await partitionsOf(admin, "__consumer_offsets");
+      const partition = Math.abs(javaHash(groupId)) % offsetPartitions.length;
+      // the lead of the group's __consumer_offsets partition leaves its broker: the new leader becomes the coordinator,
+      // loads the group with the member's session restarted, and the old one answers "not the correct coordinator"
+      const before = offsetPartitions.find((p) => p.partitionId === partition);
+      if (!before) throw new Error("no partition of __consumer_offsets for the group");
+      await again(() => admin.alterPartitionReassignments({ topics: [{ topic: "__consumer_offsets", partitionAssignment: [{ partition, replicas: before.replicas.filter((r) => r !== before.leader) }] }] }));
+      await until("the coordinator's move", async () => {
+        const [now] = (await partitionsOf(admin, "__consumer_offsets")).filter((p) => p.partitionId === partition);
+        const pending = await admin.listPartitionReassignments({ topics: [{ topic: "__consumer_offsets", partitions: [partition] }] });
+        return now && now.leader !== before.leader && pending.topics.length === 0 ? true : undefined;
+      });
+      // the batch goes on for two sessions after the move: a member that heartbeats only the old coordinator is
+      // dropped by the new one after one session, and rejoins once its batch ends (a second assignment)
+      await new Promise((r) => setTimeout(r, 2 * config.kafkaSessionTimeoutMs));
+      release();
+      await until("the message handled", async () => (handled >= 1 ? true : undefined), 30_000);
+      await new Promise((r) => setTimeout(r, 3000));
+      // before: { joins: 2, handled: 2 } (the member dropped, the message delivered again after the rejoin), or joins 2
+      // with heartbeats moved but commits still sent to the old coordinator
+      expect({ joins, handled }).toEqual({ joins: 1, handled: 1 });
+      expect(coordinatorLookups.moved - lookupsBefore).toBeGreaterThanOrEqual(1);
+    } finally {
+      release();
+      await runner.stop();
+      await bus.close();
+    }
+  }, 180_000);
 
   // last: it kills a broker (it stays down until afterAll)
   it("stores every record once when the leader of a partition is killed while records are produced to it", async () => {
