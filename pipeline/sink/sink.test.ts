@@ -7,6 +7,7 @@ import { CancelCache } from "../store/cancel-cache.ts";
 import { EmbeddedCrawlStore } from "../store/embedded-crawl-store.ts";
 import type { CrawlRecord } from "../store/crawl-store.ts";
 import { CURSOR_IDLE_MS, SinkProcessor } from "./sink.ts";
+import { runSinkBatch } from "./run-batch.testing.ts";
 import { ApiEventsProcessor, EventHub } from "../../api/event-hub.ts";
 import { WebhookEmitter } from "../webhook-emit/emitter.ts";
 
@@ -29,13 +30,7 @@ describe("sink cursors", () => {
     const store = await EmbeddedCrawlStore.open(null, t);
     await crawls(store, ["a", "b"]);
     const sink = new SinkProcessor({ store, cancels: new CancelCache(store, 0, clock.now), clock, log: createLogger("silent") });
-    const run = async (msg: Consumed<CrawlPage>) => {
-      const batch = sink.createBatch();
-      await sink.prepare([msg], batch);
-      const out = await sink.handle(msg, batch);
-      await sink.beforeProduce(batch);
-      return out;
-    };
+    const run = (msg: Consumed<CrawlPage>) => runSinkBatch(sink, [msg]);
     expect((await run(page("a", "p1"))).map((e) => e.topic)).toEqual(["crawl.events", "frontier.inbox"]);
     expect(sink.cachedCrawls()).toEqual(["a"]);
     t += CURSOR_IDLE_MS + 60_001;
@@ -55,14 +50,7 @@ describe("sink cursors", () => {
     const store = await EmbeddedCrawlStore.open(null, clock.now());
     await crawls(store, ["c"]);
     const sinkOf = () => new SinkProcessor({ store, cancels: new CancelCache(store, 0, clock.now), clock, log: createLogger("silent") });
-    const run = async (sink: SinkProcessor, msgs: Consumed<CrawlPage>[]) => {
-      const batch = sink.createBatch();
-      await sink.prepare(msgs, batch);
-      const out = [];
-      for (const m of msgs) out.push(...(await sink.handle(m, batch)));
-      await sink.beforeProduce(batch);
-      return out;
-    };
+    const run = runSinkBatch;
     // the first process stores p1 and p2 (seq 0, 1), then dies before its emissions are produced: nothing announced
     const lost = await run(sinkOf(), [page("c", "p1"), page("c", "p2")]);
     const seqOf = (out: typeof lost, key: string) => out.filter((e) => e.topic === "crawl.events").map((e) => e.value as CrawlEvent)

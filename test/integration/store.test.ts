@@ -14,6 +14,7 @@ import { migrate, migrations } from "../../pipeline/store/migrations.ts";
 import { ClickHouseAuthStore } from "../../pipeline/store/clickhouse-auth-store.ts";
 import { raw, sql } from "../../pipeline/store/sql.ts";
 import { SinkProcessor } from "../../pipeline/sink/sink.ts";
+import { runSinkBatch } from "../../pipeline/sink/run-batch.testing.ts";
 import { EmbeddedCrawlStore } from "../../pipeline/store/embedded-crawl-store.ts";
 import type { CrawlStore } from "../../pipeline/store/crawl-store.ts";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -113,14 +114,7 @@ describe.each(stores)("%s store", (_name, open) => {
     value: { crawlId, urlKey, credits: 1, document: { markdown: `# ${urlKey}`, metadata: { sourceURL: `https://s.test/${urlKey}`, url: `https://s.test/${urlKey}`, statusCode: 200, scrapeId: randomUUID() } } },
   });
 
-  async function runBatch(sink: SinkProcessor, msgs: Consumed<CrawlPage>[]) {
-    const batch = sink.createBatch();
-    await sink.prepare(msgs, batch);
-    const out = [];
-    for (const m of msgs) out.push(...(await sink.handle(m, batch)));
-    await sink.beforeProduce(batch);
-    return out;
-  }
+  const runBatch = runSinkBatch;
 
   it("stores a page once, even when the batch is replayed by a fresh process", async () => {
     const crawlId = randomUUID();
