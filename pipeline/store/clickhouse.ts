@@ -35,7 +35,7 @@ const EVERY_GRACE_MS = 3_000;
 /** Rows of the INSERTs into one table made while one is in flight go out together, up to this much SQL text. */
 const GROUP_INSERT_BYTES = 8 * 1024 * 1024;
 
-const RETRIABLE_NET = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|socket hang up|ENOTFOUND|EAI_AGAIN/;
+const RETRIABLE_NET = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|ESOCKETTIMEDOUT|EPIPE|EHOSTUNREACH|socket hang up|ENOTFOUND|EAI_AGAIN/;
 /**
  * A server that answers but cannot serve a replicated table now, while another replica can: TABLE_IS_READ_ONLY (242,
  * its ZooKeeper session is lost), NO_ZOOKEEPER (225), KEEPER_EXCEPTION (999), UNKNOWN_STATUS_OF_INSERT (319).
