@@ -16,6 +16,7 @@ import { loadConfig } from "../pipeline/runtime/config.ts";
 import { createKafka, ensureTopics, KafkaBus } from "../pipeline/runtime/kafka-bus.ts";
 import { createLogger } from "../pipeline/runtime/logger.ts";
 import { startRunner } from "../pipeline/runtime/runner.ts";
+import { coordinatorPartition } from "../test/integration/own-infra.ts";
 
 const infraDir = process.env.TRAWL_INFRA_DIR ?? join(import.meta.dirname, "..", ".infra");
 const tag = `loss${randomBytes(3).toString("hex")}`;
@@ -24,13 +25,6 @@ const log = createLogger(process.env.LOG_LEVEL ?? "error");
 const kafka = createKafka(config, "broker-loss", log);
 await ensureTopics(kafka, config, log);
 const bus = new KafkaBus(kafka, config.topicPrefix, undefined, { log });
-
-/** Java's String.hashCode: the group's coordinator leads partition |hash| % 12 of __consumer_offsets (kafka.sh). */
-function javaHash(s: string): number {
-  let h = 0;
-  for (let i = 0; i < s.length; i++) h = (Math.imul(31, h) + s.charCodeAt(i)) | 0;
-  return h;
-}
 
 const sentAt = new Map<string, number>();
 const handledAt = new Map<string, number>();
@@ -57,7 +51,7 @@ await sleep(15_000);
 const admin = kafka.admin();
 await admin.connect();
 const offsetsTopic = (await admin.fetchTopicMetadata({ topics: ["__consumer_offsets"] })).topics[0];
-const coordinator = offsetsTopic?.partitions.find((p) => p.partitionId === Math.abs(javaHash(`${tag}.loss`)) % offsetsTopic.partitions.length)?.leader;
+const coordinator = offsetsTopic?.partitions.find((p) => p.partitionId === coordinatorPartition(`${tag}.loss`, offsetsTopic.partitions.length))?.leader;
 const leads = (await admin.fetchTopicMetadata({ topics: [`${tag}.team.admission`] })).topics[0]?.partitions.filter((p) => p.leader === coordinator).length;
 await admin.disconnect();
 const pidFile = join(infraDir, "kafka", `node${coordinator}`, "kafka.pid");

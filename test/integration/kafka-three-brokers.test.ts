@@ -18,7 +18,7 @@ import { startRunner } from "../../pipeline/runtime/runner.ts";
 import { loadConfig, type Config } from "../../pipeline/runtime/config.ts";
 import { createLogger } from "../../pipeline/runtime/logger.ts";
 import { physicalTopic } from "../../pipeline/topology.ts";
-import { startOwnInfra, type OwnInfra } from "./own-infra.ts";
+import { coordinatorPartition, startOwnInfra, type OwnInfra } from "./own-infra.ts";
 
 const run = promisify(execFile);
 const log = createLogger("error");
@@ -73,13 +73,6 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 200));
   }
-}
-
-/** Java's String.hashCode: a group's coordinator leads partition |hash| % partitions of __consumer_offsets. */
-function javaHash(text: string): number {
-  let h = 0;
-  for (let i = 0; i < text.length; i++) h = (Math.imul(31, h) + text.charCodeAt(i)) | 0;
-  return h;
 }
 
 /** `partition key` of every record of `topic`, sorted (read with kcat). */
@@ -182,7 +175,7 @@ describe("Kafka with three brokers", () => {
       expect(joins).toBe(1);
       // (__consumer_offsets exists once a group has joined)
       const offsetPartitions = await partitionsOf(admin, "__consumer_offsets");
-      const partition = Math.abs(javaHash(groupId)) % offsetPartitions.length;
+      const partition = coordinatorPartition(groupId, offsetPartitions.length);
       // the lead of the group's __consumer_offsets partition leaves its broker: the new leader becomes the coordinator,
       // loads the group with the member's session restarted, and the old one answers "not the correct coordinator"
       const before = offsetPartitions.find((p) => p.partitionId === partition);

@@ -168,6 +168,13 @@ export async function startOwnInfra(opts: OwnInfraOptions = {}): Promise<OwnInfr
   };
 }
 
+/** The partition of `__consumer_offsets` (of `partitions`) whose leader coordinates `groupId`: Java's String.hashCode. */
+export function coordinatorPartition(groupId: string, partitions: number): number {
+  let h = 0;
+  for (let i = 0; i < groupId.length; i++) h = (Math.imul(31, h) + groupId.charCodeAt(i)) | 0;
+  return Math.abs(h) % partitions;
+}
+
 /** Waits (up to 120 s) until the cluster's metadata lists `nodes` brokers. */
 async function everyBrokerRegistered(brokers: string, nodes: number): Promise<void> {
   const admin = new Kafka({ clientId: "own-infra", brokers: brokers.split(","), logLevel: logLevel.NOTHING }).admin();
