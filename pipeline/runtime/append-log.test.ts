@@ -126,6 +126,36 @@ describe("AppendLog writes", () => {
     await log.close();
   });
 
+  it("small batches are written on the calling thread, a batch over the bound through the thread pool, and both read back in order", async () => {
+    const path = fresh();
+    const log = new AppendLog(path, { syncWriteMaxBytes: 10_000 });
+    opened.push(log);
+    await log.append([rec(0), rec(1)]).written;
+    const big = log.append([rec(2, 30_000)]); // one record over the bound
+    const joined = log.append([rec(3)]); // made before the write started: grouped into it
+    await Promise.all([big.written, joined.written]);
+    await log.append([rec(4)]).written;
+    expect(log.writes).toEqual({ sync: 2, pooled: 1 });
+    expect(await records(path)).toEqual([0, 1, 2, 3, 4]);
+    const reader = new FileReader(path);
+    expect((await reader.read(big.positions[0] as number, rec(2, 30_000).length)).toString("utf8")).toBe(rec(2, 30_000));
+    await reader.reset();
+    expect(log.size).toBe(statSync(path).size);
+  });
+
+  it("a slow synchronous write sends the log's next writes to the thread pool (the event loop is not held by a slow disk)", async () => {
+    const path = fresh();
+    const log = new AppendLog(path, { syncWriteSlowMs: -1 }); // every synchronous write counts as slow
+    opened.push(log);
+    for (let i = 0; i < 4; i++) await log.append([rec(i)]).written;
+    expect(log.writes).toEqual({ sync: 1, pooled: 3 });
+    expect(await records(path)).toEqual([0, 1, 2, 3]);
+    const fast = new AppendLog(fresh(), { syncWriteSlowMs: 60_000 });
+    opened.push(fast);
+    for (let i = 0; i < 4; i++) await fast.append([rec(i)]).written;
+    expect(fast.writes).toEqual({ sync: 4, pooled: 0 });
+  });
+
   it("after a rewrite the handle follows the new file; after close an append opens it again", async () => {
     const path = fresh();
     const log = openLog(path);

@@ -7,7 +7,7 @@
 // Lines without a tab are format 1 records (data directories written before checksums) and are read as they are.
 // JSON.stringify leaves U+2028 and U+2029 raw inside strings, and line splitters (node's readline) break at them and at
 // a lone carriage return: records are split at the byte 0x0A alone (`readLines`), so no content can cut one in two.
-import { closeSync, ftruncateSync, fstatSync, mkdirSync, openSync, readSync } from "node:fs";
+import { closeSync, ftruncateSync, fstatSync, mkdirSync, openSync, readSync, write as writeFd, writeSync } from "node:fs";
 import { open, rename, writeFile, type FileHandle } from "node:fs/promises";
 import { existsSync, statSync } from "node:fs";
 import { dirname } from "node:path";
@@ -90,8 +90,14 @@ export class AppendLog {
   private chain: Promise<void> = Promise.resolve();
   /** Appends not yet started, written together by one write call once the write before them is done. */
   private batch: { parts: Buffer[]; written: Promise<void> } | null = null;
-  /** One append-mode handle for the life of the log (reopened after a rewrite replaced the file). */
-  private handle: Promise<FileHandle> | null = null;
+  /** One append-mode file descriptor for the life of the log (reopened after a rewrite replaced the file). */
+  private fd: number | null = null;
+  /** Until then (ms since the epoch) writes go through libuv's thread pool: a synchronous one was slow (see `write`). */
+  private asyncUntil = 0;
+  private readonly syncMaxBytes: number;
+  private readonly slowMs: number;
+  /** Write calls made on the calling thread and through the thread pool. */
+  readonly writes = { sync: 0, pooled: 0 };
   /** Bytes in the file, including what is queued. */
   size = 0;
   /** A rewriteFrom is writing the new file (its size is not known yet). */
@@ -101,10 +107,13 @@ export class AppendLog {
 
   /**
    * Opens (creates the folder of) the log, repairing a torn tail left by a crash. `repair: false` for a file that
-   * another live process appends to (its tail may be a record being written right now).
+   * another live process appends to (its tail may be a record being written right now). `syncWriteMaxBytes` and
+   * `syncWriteSlowMs` change SYNC_WRITE_MAX_BYTES and SYNC_WRITE_SLOW_MS (tests).
    */
-  constructor(path: string, opts: { repair?: boolean } = {}) {
+  constructor(path: string, opts: { repair?: boolean; syncWriteMaxBytes?: number; syncWriteSlowMs?: number } = {}) {
     this.path = path;
+    this.syncMaxBytes = opts.syncWriteMaxBytes ?? SYNC_WRITE_MAX_BYTES;
+    this.slowMs = opts.syncWriteSlowMs ?? SYNC_WRITE_SLOW_MS;
     mkdirSync(dirname(path), { recursive: true });
     this.repairedBytes = opts.repair === false ? 0 : repairTail(path);
     this.size = existsSync(path) ? statSync(path).size : 0;
@@ -144,16 +153,26 @@ export class AppendLog {
     return { positions, written: this.batch.written };
   }
 
+  /**
+   * Writes a batch at the end of the file. Batches up to SYNC_WRITE_MAX_BYTES are written on the calling thread: a
+   * write to the page cache takes microseconds, while a write through libuv's thread pool costs 40-130 µs of CPU more
+   * (two thread hops, a wake-up of the event loop; `bench/README.md`), and an embedded crawl makes thousands. A disk
+   * that makes one take longer than SYNC_WRITE_SLOW_MS (write-back throttling, a slow or network volume) sends this
+   * log's writes to the thread pool for the next SLOW_DISK_BACKOFF_MS, so the event loop is not held by the disk.
+   */
   private async write(bytes: Buffer): Promise<void> {
-    this.handle ??= open(this.path, "a");
-    let fh: FileHandle;
-    try {
-      fh = await this.handle;
-    } catch (err) {
-      this.handle = null; // try to open again on the next write
-      throw err;
+    const fd = (this.fd ??= openSync(this.path, "a"));
+    if (bytes.length > this.syncMaxBytes || Date.now() < this.asyncUntil) {
+      this.writes.pooled++;
+      for (let off = 0; off < bytes.length; ) {
+        off += await new Promise<number>((resolve, reject) => writeFd(fd, bytes, off, bytes.length - off, null, (err, n) => (err ? reject(err) : resolve(n))));
+      }
+      return;
     }
-    await fh.appendFile(bytes);
+    this.writes.sync++;
+    const t0 = performance.now();
+    for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, bytes.length - off);
+    if (performance.now() - t0 > this.slowMs) this.asyncUntil = Date.now() + SLOW_DISK_BACKOFF_MS;
   }
 
   /** Resolves once every queued write is done. */
@@ -169,9 +188,15 @@ export class AppendLog {
   }
 
   private async dropHandle(): Promise<void> {
-    const h = this.handle;
-    this.handle = null;
-    if (h) await h.then((fh) => fh.close(), () => undefined);
+    const fd = this.fd;
+    this.fd = null;
+    if (fd !== null) {
+      try {
+        closeSync(fd);
+      } catch {
+        // already closed (EBADF) or the close itself failed: the descriptor is gone either way
+      }
+    }
   }
 
   /**
@@ -238,6 +263,12 @@ export class AppendLog {
     return done;
   }
 }
+
+/** Appended batches up to this size are written synchronously (larger ones through the thread pool). */
+const SYNC_WRITE_MAX_BYTES = 1024 * 1024;
+/** A synchronous write slower than this sends the log's writes to the thread pool for SLOW_DISK_BACKOFF_MS. */
+const SYNC_WRITE_SLOW_MS = 20;
+const SLOW_DISK_BACKOFF_MS = 10_000;
 
 /** Bytes a rewrite writes at a time. */
 const REWRITE_CHUNK = 1024 * 1024;
