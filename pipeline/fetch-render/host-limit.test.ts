@@ -6,14 +6,17 @@ type SimHost = (level: number) => { ms: number; answer: Answer["kind"] };
 
 /**
  * Runs the controller against a host with an endless backlog of fetches, in simulated time: as many fetches start as
- * the limit allows, each ends when the host answers. Returns the limit and the fetches in flight over time.
+ * the limit allows, each ends when the host answers. `turnMs` > 0: the controller sees answers only every `turnMs`
+ * (a busy event loop handles them in bursts, and starts fetches only between them), all that came in the meantime
+ * together. Returns the limit and the fetches in flight over time, the strains, and the decreases.
  */
-function simulate(host: SimHost, opts: HostLimitOptions, durationMs: number) {
+function simulate(host: SimHost, opts: HostLimitOptions, durationMs: number, turnMs = 0) {
   let state = initialHostLimit(opts);
   const pending: { at: number; ticket: FetchTicket; answer: Answer }[] = [];
   const trace: { t: number; limit: number; inFlight: number }[] = [];
   let strains = 0;
   let answers = 0;
+  let decreases = 0;
   let t = 0;
   while (t < durationMs) {
     while (state.inFlight < state.limit) {
@@ -24,14 +27,19 @@ function simulate(host: SimHost, opts: HostLimitOptions, durationMs: number) {
     }
     trace.push({ t, limit: state.limit, inFlight: state.inFlight });
     pending.sort((a, b) => a.at - b.at);
-    const next = pending.shift() as (typeof pending)[number];
-    t = next.at;
-    if (next.answer.kind === "strain") strains++;
-    answers++;
-    state = endFetch(state, next.ticket, next.answer, opts, t);
+    const first = (pending[0] as (typeof pending)[number]).at;
+    t = turnMs > 0 ? Math.ceil(first / turnMs) * turnMs : first;
+    while (pending.length > 0 && (pending[0] as (typeof pending)[number]).at <= t) {
+      const next = pending.shift() as (typeof pending)[number];
+      if (next.answer.kind === "strain") strains++;
+      answers++;
+      const before = state.limit;
+      state = endFetch(state, next.ticket, next.answer, opts, t);
+      if (state.limit < before) decreases++;
+    }
   }
   const after = (from: number) => trace.filter((x) => x.t >= from);
-  return { state, trace, strains, answers, after, maxInFlight: (from: number) => Math.max(...after(from).map((x) => x.inFlight)) };
+  return { state, trace, strains, answers, decreases, after, maxInFlight: (from: number) => Math.max(...after(from).map((x) => x.inFlight)) };
 }
 
 const OPTS = { initial: 4, ceiling: 32 };
@@ -68,6 +76,27 @@ describe("adaptive per-host concurrency", () => {
     const long = simulate(host, OPTS, 600_000);
     expect(long.strains).toBeLessThanOrEqual(10 * 6);
     expect(long.strains / long.answers).toBeLessThan(0.001);
+  });
+
+  it("a host that answers 429 above 12 at once, counted 0-3 fetches lower than the controller counts: two episodes of 429s, not one per level", () => {
+    // this process counts a fetch until it has handled the answer, the host only until it sent it: the host sees 0-3
+    // fewer fetches than the fetch's level. Capping one level below each strained fetch stepped down 16 -> 15 -> 14 ->
+    // 13 -> 12 (four episodes, each 429s and, on a real host, a Retry-After pause); a strain within the hold of the
+    // last one caps a fifth lower
+    for (let hostSeed = 1; hostSeed <= 10; hostSeed++) {
+      let seed = hostSeed;
+      const random = () => ((seed = (seed ^ (seed << 13)) >>> 0), (seed = (seed ^ (seed >>> 17)) >>> 0), (seed = (seed ^ (seed << 5)) >>> 0), seed / 4294967296);
+      // most often 3 fewer, rarely the same: a level just over the host's strains now and then, not at once
+      const lower = () => {
+        const r = random();
+        return r < 0.02 ? 0 : r < 0.05 ? 1 : r < 0.1 ? 2 : 3;
+      };
+      const host: SimHost = (level) => (level - lower() > 12 ? { ms: 1, answer: "strain" } : { ms: 5, answer: "ok" });
+      const run = simulate(host, { initial: 4, ceiling: 16 }, 30_000, 20);
+      expect(run.decreases, `host ${hostSeed}`).toBeLessThanOrEqual(2);
+      expect(run.maxInFlight(10_000)).toBeLessThanOrEqual(12);
+      expect(run.maxInFlight(10_000)).toBeGreaterThanOrEqual(9); // not far below what the host allows
+    }
   });
 
   it("a failing host (every fetch times out): down to one fetch at a time, and stays there", () => {

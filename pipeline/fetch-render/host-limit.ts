@@ -3,7 +3,7 @@
 // strain, then one more per window of `limit` clean answers, up to HOST_MAX_CONCURRENCY_CEILING. A 429, a 503, a
 // time-out, a connection error, or a latency that climbs past its baseline halves the limit at once (latency: three
 // quarters) and keeps the level that drew it out of reach for `holdMs`, so the host settles just under the load it
-// refused instead of being probed again at every window. Pure: state in, state out, time passed in.
+// refused instead of being probed again at every window (a strain within that hold caps it a fifth lower again). Pure: state in, state out, time passed in.
 
 export interface HostLimitOptions {
   /** where every host starts (HOST_MAX_CONCURRENCY) */
@@ -55,6 +55,8 @@ export type Answer =
   | { kind: "neutral" };
 
 const DEFAULTS = { latencyRatio: 2, latencyFloorMs: 200, holdMs: 60_000 };
+/** A strain within the hold of an earlier one caps the limit at this share of the cap in force. */
+const REPEAT_CAP_FACTOR = 0.8;
 const ALPHA = 0.25;
 
 export function initialHostLimit(opts: HostLimitOptions): HostLimitState {
@@ -75,7 +77,11 @@ export function limitOf(s: HostLimitState): number {
 function decrease(s: HostLimitState, ticket: FetchTicket, factor: number, opts: HostLimitOptions, now: number): HostLimitState {
   // the most fetches the host had while this one ran (at its start, or as many as are still in flight now)
   const peak = Math.max(ticket.level, s.inFlight + 1);
-  const cap = Math.max(1, Math.min(peak - 1, Math.max(opts.initial, opts.ceiling)));
+  // a strain while an earlier one's hold is on: the cap it left was still too high. This process counts a fetch in
+  // flight until it has handled the answer, later than the host stops counting it (more so on a busy event loop), so
+  // one level below the strained fetch's can stay above the host's limit level after level: cap a fifth lower instead
+  const again = now < s.capUntil ? Math.floor(s.cap * REPEAT_CAP_FACTOR) : Infinity;
+  const cap = Math.max(1, Math.min(peak - 1, again, Math.max(opts.initial, opts.ceiling)));
   const limit = Math.max(1, Math.min(cap, Math.floor(s.limit * factor)));
   return { ...s, limit, threshold: limit, clean: 0, answers: 0, latencyMs: null, cap, capUntil: now + (opts.holdMs ?? DEFAULTS.holdMs), decreasedAfter: s.started };
 }
