@@ -31,6 +31,22 @@ describe("ConvertPool", () => {
     expect(after.document.markdown).toBe("still here");
   });
 
+  it("pages posted ahead of a worker's current one each get their own result; a page behind one that timed out is converted by the replacement", async () => {
+    const many = await Promise.all(Array.from({ length: 40 }, (_, i) => pool.convert(page(`<h2>Page ${i}</h2>`), options)));
+    expect(many.map((c) => c.document.markdown)).toEqual(Array.from({ length: 40 }, (_, i) => `## Page ${i}`));
+    const one = new ConvertPool({ size: 1, timeoutMs: 300 });
+    try {
+      await one.convert(page("<p>warm</p>"), options); // the worker has loaded its modules: the limit counts conversion only
+      const heavy = "<div>".repeat(20000) + "x".repeat(10) + "</div>".repeat(20000) + "<p>text</p>".repeat(1_000_000); // seconds of work
+      const slow = one.convert(page(heavy), options);
+      const behind = one.convert(page("<p>behind</p>"), options); // posted to the same worker, after the slow page
+      await expect(slow).rejects.toThrow(ConvertTimeoutError);
+      expect((await behind).document.markdown).toBe("behind");
+    } finally {
+      await one.close();
+    }
+  }, 30_000);
+
   it("a lazy pool starts its workers with the first page", async () => {
     const lazy = new ConvertPool({ size: 2, timeoutMs: 20_000, lazy: true });
     try {

@@ -16,9 +16,18 @@ interface Slot {
   worker: Worker;
   /** The worker has loaded its modules: the time limit of a page counts conversion only, not start-up. */
   ready: boolean;
-  job: Pending | null;
+  /** Pages posted to the worker, in the order it converts them: the first is the one it is converting. */
+  jobs: Pending[];
+  /** The time limit of the first job, counted from when the worker started it (as far as this thread knows). */
   timer: NodeJS.Timeout | null;
 }
+
+/**
+ * Pages posted to a worker ahead of the one it converts. With one at a time a worker sat idle between pages until this
+ * (busy) thread handled its result and posted the next: in an embedded crawl the two workers used ~1.45 of the two
+ * cores while pages waited. A page queued behind a slow one waits for it; the pump posts to the least-loaded worker.
+ */
+const PAGES_AHEAD = 2;
 
 export class ConvertTimeoutError extends Error {}
 export class ConvertFailedError extends Error {
@@ -66,22 +75,25 @@ export class ConvertPool {
 
   private spawn(): Slot {
     const worker = new Worker(new URL("./convert-worker.ts", import.meta.url), { workerData: { analyzer: this.analyzer } });
-    const slot: Slot = { worker, ready: false, job: null, timer: null };
+    const slot: Slot = { worker, ready: false, jobs: [], timer: null };
     worker.on("message", (msg: { id: number; result?: Converted; error?: string; code?: string; ready?: true }) => {
       if (msg.ready) {
         slot.ready = true;
         this.pump();
         return;
       }
-      const job = slot.job;
-      if (!job || job.id !== msg.id) return;
-      this.finish(slot);
+      // in order for HTML; a PDF is converted asynchronously, so the pages after it may finish first
+      const at = slot.jobs.findIndex((j) => j.id === msg.id);
+      if (at < 0) return;
+      const job = slot.jobs.splice(at, 1)[0] as Pending;
+      if (at === 0) this.startTimer(slot);
       if (msg.error !== undefined) job.reject(new ConvertFailedError(msg.error, msg.code));
       else job.resolve(msg.result as Converted);
       this.pump();
     });
     worker.on("error", (err) => {
-      const job = slot.job;
+      // the worker converts its pages in order: the one it crashed on is the first; the others go back to the queue
+      const job = slot.jobs.shift();
       this.replace(slot);
       job?.reject(new ConvertFailedError(`conversion worker crashed: ${err.message}`));
     });
@@ -89,14 +101,24 @@ export class ConvertPool {
     return slot;
   }
 
-  private finish(slot: Slot): void {
+  /** Starts the time limit of the slot's first job (the one its worker converts now), if any. */
+  private startTimer(slot: Slot): void {
     if (slot.timer) clearTimeout(slot.timer);
     slot.timer = null;
-    slot.job = null;
+    const job = slot.jobs[0];
+    if (!job) return;
+    slot.timer = setTimeout(() => {
+      slot.jobs.shift();
+      this.replace(slot);
+      job.reject(new ConvertTimeoutError(`conversion took longer than ${this.timeoutMs} ms`));
+    }, this.timeoutMs);
   }
 
+  /** Terminates the slot's worker and starts another; the pages it had not started go back to the front of the queue. */
   private replace(slot: Slot): void {
-    this.finish(slot);
+    if (slot.timer) clearTimeout(slot.timer);
+    slot.timer = null;
+    this.queue.unshift(...slot.jobs.splice(0));
     void slot.worker.terminate();
     if (this.closed) return;
     const i = this.slots.indexOf(slot);
@@ -105,14 +127,13 @@ export class ConvertPool {
   }
 
   private pump(): void {
-    for (const slot of this.slots) {
-      if (!slot.ready || slot.job || this.queue.length === 0) continue;
+    while (this.queue.length > 0) {
+      let slot: Slot | null = null;
+      for (const s of this.slots) if (s.ready && s.jobs.length < PAGES_AHEAD && (!slot || s.jobs.length < slot.jobs.length)) slot = s;
+      if (!slot) return;
       const job = this.queue.shift() as Pending;
-      slot.job = job;
-      slot.timer = setTimeout(() => {
-        this.replace(slot);
-        job.reject(new ConvertTimeoutError(`conversion took longer than ${this.timeoutMs} ms`));
-      }, this.timeoutMs);
+      slot.jobs.push(job);
+      if (slot.jobs.length === 1) this.startTimer(slot);
       slot.worker.postMessage({ id: job.id, page: job.page, options: job.options });
     }
   }
