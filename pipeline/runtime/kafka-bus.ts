@@ -1,4 +1,5 @@
 // Kafka adapter of the Bus port (kafkajs): an idempotent producer with acks=all, topic creation from the topology.
+import "./kafkajs-encoder.ts"; // first: it replaces kafkajs' Encoder before kafkajs loads it
 import { Kafka, logLevel as kafkaLogLevel, type Producer, type Admin, type logCreator } from "kafkajs";
 import type { Bus, Emission, QueueStat } from "./bus.ts";
 import type { Config } from "./config.ts";
