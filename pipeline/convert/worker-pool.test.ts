@@ -47,6 +47,17 @@ describe("ConvertPool", () => {
     }
   }, 30_000);
 
+  it("close settles every page: the ones queued, the one a worker converts and the one posted behind it", async () => {
+    const closing = new ConvertPool({ size: 1, timeoutMs: 60_000 });
+    await closing.convert(page("<p>warm</p>"), options);
+    const heavy = "<div>".repeat(20000) + "x".repeat(10) + "</div>".repeat(20000) + "<p>text</p>".repeat(1_000_000);
+    const pages = [closing.convert(page(heavy), options), closing.convert(page("<p>behind</p>"), options), closing.convert(page("<p>queued</p>"), options)];
+    await new Promise((r) => setTimeout(r, 100)); // the worker is on the heavy page
+    await closing.close();
+    const settled = await Promise.allSettled(pages);
+    expect(settled.map((s) => s.status)).toEqual(["rejected", "rejected", "rejected"]);
+  }, 30_000);
+
   it("a lazy pool starts its workers with the first page", async () => {
     const lazy = new ConvertPool({ size: 2, timeoutMs: 20_000, lazy: true });
     try {

@@ -29,6 +29,13 @@ interface Slot {
  */
 const PAGES_AHEAD = 2;
 
+/**
+ * A PDF converts asynchronously (pdfjs awaits): a page posted behind it would run while it waits, inside its time
+ * limit, and a time-out or crash would be charged to the wrong page. Nothing is posted behind one; HTML converts
+ * synchronously, so the worker's first page is always the one it is converting.
+ */
+const isAsync = (job: Pending): boolean => job.page.bytes !== undefined;
+
 export class ConvertTimeoutError extends Error {}
 export class ConvertFailedError extends Error {
   /** The page error's code when the worker failed the page on purpose (e.g. SCRAPE_TOO_LARGE) */
@@ -118,9 +125,13 @@ export class ConvertPool {
   private replace(slot: Slot): void {
     if (slot.timer) clearTimeout(slot.timer);
     slot.timer = null;
-    this.queue.unshift(...slot.jobs.splice(0));
+    const unstarted = slot.jobs.splice(0);
     void slot.worker.terminate();
-    if (this.closed) return;
+    if (this.closed) {
+      for (const job of unstarted) job.reject(new Error("convert pool closed"));
+      return;
+    }
+    this.queue.unshift(...unstarted);
     const i = this.slots.indexOf(slot);
     if (i >= 0) this.slots[i] = this.spawn();
     this.pump();
@@ -129,7 +140,7 @@ export class ConvertPool {
   private pump(): void {
     while (this.queue.length > 0) {
       let slot: Slot | null = null;
-      for (const s of this.slots) if (s.ready && s.jobs.length < PAGES_AHEAD && (!slot || s.jobs.length < slot.jobs.length)) slot = s;
+      for (const s of this.slots) if (s.ready && s.jobs.length < PAGES_AHEAD && !s.jobs.some(isAsync) && (!slot || s.jobs.length < slot.jobs.length)) slot = s;
       if (!slot) return;
       const job = this.queue.shift() as Pending;
       slot.jobs.push(job);
@@ -149,7 +160,12 @@ export class ConvertPool {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const job of this.queue.splice(0)) job.reject(new Error("convert pool closed"));
+    const pending = [...this.queue.splice(0), ...this.slots.flatMap((slot) => {
+      if (slot.timer) clearTimeout(slot.timer);
+      slot.timer = null;
+      return slot.jobs.splice(0);
+    })];
+    for (const job of pending) job.reject(new Error("convert pool closed"));
     await Promise.all(this.slots.map((s) => s.worker.terminate()));
   }
 }

@@ -36,6 +36,7 @@ function simulate(host: SimHost, opts: HostLimitOptions, durationMs: number, tur
       const before = state.limit;
       state = endFetch(state, next.ticket, next.answer, opts, t);
       if (state.limit < before) decreases++;
+      if (turnMs === 0) break; // one answer, then fetches start again (as the controller runs without bursts)
     }
   }
   const after = (from: number) => trace.filter((x) => x.t >= from);

@@ -3,7 +3,7 @@
 // strain, then one more per window of `limit` clean answers, up to HOST_MAX_CONCURRENCY_CEILING. A 429, a 503, a
 // time-out, a connection error, or a latency that climbs past its baseline halves the limit at once (latency: three
 // quarters) and keeps the level that drew it out of reach for `holdMs`, so the host settles just under the load it
-// refused instead of being probed again at every window (a strain within that hold caps it a fifth lower again). Pure: state in, state out, time passed in.
+// refused instead of being probed again at every window (a strain or a climbing latency within that hold caps it a fifth lower again). Pure: state in, state out, time passed in.
 
 export interface HostLimitOptions {
   /** where every host starts (HOST_MAX_CONCURRENCY) */

@@ -128,7 +128,7 @@ describe("AppendLog writes", () => {
 
   it("small batches are written on the calling thread, a batch over the bound through the thread pool, and both read back in order", async () => {
     const path = fresh();
-    const log = new AppendLog(path, { syncWriteMaxBytes: 10_000 });
+    const log = new AppendLog(path, { syncWriteMaxBytes: 10_000, syncWriteSlowMs: 60_000 }); // a busy machine's stall is not a slow disk here
     opened.push(log);
     await log.append([rec(0), rec(1)]).written;
     const big = log.append([rec(2, 30_000)]); // one record over the bound

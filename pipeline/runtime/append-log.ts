@@ -193,8 +193,10 @@ export class AppendLog {
     if (fd !== null) {
       try {
         closeSync(fd);
-      } catch {
-        // already closed (EBADF) or the close itself failed: the descriptor is gone either way
+      } catch (err) {
+        // already closed: nothing to report; anything else (EIO, EDQUOT: write-back errors a network volume reports
+        // only at close) goes to the caller, as the file handle's close did
+        if ((err as NodeJS.ErrnoException).code !== "EBADF") throw err;
       }
     }
   }

@@ -10,6 +10,9 @@ const require = createRequire(import.meta.url);
 function encodeRequest(patch: boolean): { installed: boolean | null; pooled: boolean; hex: string } {
   const script = `
     import { createRequire } from "node:module";
+    // fresh memory is mostly zeros: fill what allocUnsafe hands out, so that a read past an Encoder's offset shows
+    const allocUnsafe = Buffer.allocUnsafe;
+    Buffer.allocUnsafe = (n) => allocUnsafe(n).fill(0xaa);
     const installed = ${patch} ? (await import(${JSON.stringify(require.resolve("./kafkajs-encoder.ts"))})).pooledEncoderInstalled : null;
     const require = createRequire(${JSON.stringify(import.meta.url)});
     const Encoder = require("kafkajs/src/protocol/encoder.js");
