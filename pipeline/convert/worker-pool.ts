@@ -89,7 +89,8 @@ export class ConvertPool {
         this.pump();
         return;
       }
-      // in order for HTML; a PDF is converted asynchronously, so the pages after it may finish first
+      // results come in order (nothing is posted behind a PDF, the only page converted asynchronously); matched by id
+      // all the same
       const at = slot.jobs.findIndex((j) => j.id === msg.id);
       if (at < 0) return;
       const job = slot.jobs.splice(at, 1)[0] as Pending;
