@@ -52,10 +52,10 @@ describe("ConvertPool", () => {
     await closing.convert(page("<p>warm</p>"), options);
     const heavy = "<div>".repeat(20000) + "x".repeat(10) + "</div>".repeat(20000) + "<p>text</p>".repeat(1_000_000);
     const pages = [closing.convert(page(heavy), options), closing.convert(page("<p>behind</p>"), options), closing.convert(page("<p>queued</p>"), options)];
+    const settled = Promise.allSettled(pages); // handled before close rejects them
     await new Promise((r) => setTimeout(r, 100)); // the worker is on the heavy page
     await closing.close();
-    const settled = await Promise.allSettled(pages);
-    expect(settled.map((s) => s.status)).toEqual(["rejected", "rejected", "rejected"]);
+    expect((await settled).map((s) => s.status)).toEqual(["rejected", "rejected", "rejected"]);
   }, 30_000);
 
   it("a lazy pool starts its workers with the first page", async () => {
