@@ -114,6 +114,16 @@ async function partitionKey(ch: ClickHouseClient, table: string): Promise<string
  * RENAME of the second fails (the target exists) and it finds the table partitioned. The two renames are not atomic on
  * 18.16: a statement between them finds no table (code 60, retried as STORE_UNAVAILABLE by the client).
  */
+/** The table's partition key once the table is there again, waiting up to 10 s for it (undefined: still missing). */
+async function tableBack(ch: ClickHouseClient, table: string): Promise<string | undefined> {
+  let key = await partitionKey(ch, table);
+  for (let i = 0; key === undefined && i < 200; i++) {
+    await sleep(50);
+    key = await partitionKey(ch, table);
+  }
+  return key;
+}
+
 export async function partitionOldTables(ch: ClickHouseClient, create: (table: string, as: string) => Promise<void>, tables: string[]): Promise<void> {
   for (const table of tables) {
     if ((await partitionKey(ch, table)) !== "") continue;
@@ -123,16 +133,14 @@ export async function partitionOldTables(ch: ClickHouseClient, create: (table: s
       await ch.exec(raw(`RENAME TABLE ${ch.table(table)} TO ${ch.table(`${table}${LEGACY_SUFFIX}`)}, ${ch.table(fresh)} TO ${ch.table(table)}`));
     } catch (err) {
       // another role's RENAME may be between its two steps (seconds on a loaded server): wait for the table to be back
-      let key = await partitionKey(ch, table);
-      for (let i = 0; key === undefined && i < 100; i++) {
-        await sleep(50);
-        key = await partitionKey(ch, table);
-      }
+      const key = await tableBack(ch, table);
       if (key === "") throw err;
-      // a RENAME that stopped half-way for good (the server stopped): finish it, unless the other role just did
+      // a RENAME that stopped half-way for good (the server stopped): finish it, unless the other role did; its second
+      // step can still be running on a loaded server (CI: the table was missing for over 5 s, then this RENAME found
+      // no `fresh` because the other role had just taken it), so it gets as long again before this one gives up
       if (key === undefined) {
         await ch.exec(raw(`RENAME TABLE ${ch.table(fresh)} TO ${ch.table(table)}`)).catch(async (late: unknown) => {
-          if ((await partitionKey(ch, table)) === undefined) throw late;
+          if ((await tableBack(ch, table)) === undefined) throw late;
         });
       } else await dropTable(ch, fresh);
     }
