@@ -151,8 +151,13 @@ export function addLockdownCredits(converted: Converted, options: Pick<CrawlOpti
 export type ConvertOptions = PageOptions & Pick<CrawlOptions, "pdf">;
 
 /** Any fetched page: PDFs through pdfjs, the rest through the HTML path; the page cache's verdict in metadata. */
+/** A PDF (its bytes fetched) is converted asynchronously (pdfjs awaits); every other page synchronously. */
+export function isPdfPage(page: FetchedPage): page is FetchedPage & { bytes: Uint8Array } {
+  return page.bytes !== undefined && page.contentType === "application/pdf";
+}
+
 export async function convertAny(page: FetchedPage, options: ConvertOptions, analyze?: PageAnalyzer): Promise<Converted> {
-  const converted = page.bytes && page.contentType === "application/pdf" ? await convertPdf({ ...page, bytes: page.bytes }, options) : convertPage(page, options, analyze);
+  const converted = isPdfPage(page) ? await convertPdf(page, options) : convertPage(page, options, analyze);
   if (page.cacheState) {
     converted.document.metadata.cacheState = page.cacheState;
     if (page.cachedAt !== undefined) converted.document.metadata.cachedAt = new Date(page.cachedAt).toISOString();

@@ -2,7 +2,7 @@
 // stages of an embedded process stay responsive), and a page that takes longer than the time limit is abandoned
 // (its worker is terminated and replaced) instead of stalling the stage.
 import { Worker } from "node:worker_threads";
-import type { ConvertOptions, Converted, FetchedPage } from "./document.ts";
+import { isPdfPage, type ConvertOptions, type Converted, type FetchedPage } from "./document.ts";
 
 interface Pending {
   id: number;
@@ -31,10 +31,10 @@ const PAGES_AHEAD = 2;
 
 /**
  * A PDF converts asynchronously (pdfjs awaits): a page posted behind it would run while it waits, inside its time
- * limit, and a time-out or crash would be charged to the wrong page. Nothing is posted behind one; HTML converts
+ * limit, and a time-out or crash would be charged to the wrong page. Nothing is posted behind one; other pages convert
  * synchronously, so the worker's first page is always the one it is converting.
  */
-const isAsync = (job: Pending): boolean => job.page.bytes !== undefined;
+const isAsync = (job: Pending): boolean => isPdfPage(job.page);
 
 export class ConvertTimeoutError extends Error {}
 export class ConvertFailedError extends Error {
@@ -109,10 +109,14 @@ export class ConvertPool {
     return slot;
   }
 
-  /** Starts the time limit of the slot's first job (the one its worker converts now), if any. */
-  private startTimer(slot: Slot): void {
+  private stopTimer(slot: Slot): void {
     if (slot.timer) clearTimeout(slot.timer);
     slot.timer = null;
+  }
+
+  /** Starts the time limit of the slot's first job (the one its worker converts now), if any. */
+  private startTimer(slot: Slot): void {
+    this.stopTimer(slot);
     const job = slot.jobs[0];
     if (!job) return;
     slot.timer = setTimeout(() => {
@@ -124,8 +128,7 @@ export class ConvertPool {
 
   /** Terminates the slot's worker and starts another; the pages it had not started go back to the front of the queue. */
   private replace(slot: Slot): void {
-    if (slot.timer) clearTimeout(slot.timer);
-    slot.timer = null;
+    this.stopTimer(slot);
     const unstarted = slot.jobs.splice(0);
     void slot.worker.terminate();
     if (this.closed) {
@@ -162,8 +165,7 @@ export class ConvertPool {
   async close(): Promise<void> {
     this.closed = true;
     const pending = [...this.queue.splice(0), ...this.slots.flatMap((slot) => {
-      if (slot.timer) clearTimeout(slot.timer);
-      slot.timer = null;
+      this.stopTimer(slot);
       return slot.jobs.splice(0);
     })];
     for (const job of pending) job.reject(new Error("convert pool closed"));

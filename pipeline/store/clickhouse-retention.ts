@@ -104,16 +104,6 @@ async function partitionKey(ch: ClickHouseClient, table: string): Promise<string
   return rows[0]?.partition_key;
 }
 
-/**
- * Upgrade of a database made before partitioning: a table's partition key cannot be altered, and copying it would
- * rewrite the whole table while the roles write to it. So the old table is renamed `<table>_unpartitioned` and a
- * partitioned one takes its name in the same RENAME (writers, old releases included, go on writing `<table>`); reads
- * see both (`readTable`) and the sweep drops the old table whole once every crawl in it has expired.
- * `create(table, as)` makes the partitioned table under another name, with every column the old one has (writers must
- * not find a column missing after the RENAME). Roles migrating at once: the
- * RENAME of the second fails (the target exists) and it finds the table partitioned. The two renames are not atomic on
- * 18.16: a statement between them finds no table (code 60, retried as STORE_UNAVAILABLE by the client).
- */
 /** The table's partition key once the table is there again, waiting up to 10 s for it (undefined: still missing). */
 async function tableBack(ch: ClickHouseClient, table: string): Promise<string | undefined> {
   let key = await partitionKey(ch, table);
@@ -124,6 +114,16 @@ async function tableBack(ch: ClickHouseClient, table: string): Promise<string | 
   return key;
 }
 
+/**
+ * Upgrade of a database made before partitioning: a table's partition key cannot be altered, and copying it would
+ * rewrite the whole table while the roles write to it. So the old table is renamed `<table>_unpartitioned` and a
+ * partitioned one takes its name in the same RENAME (writers, old releases included, go on writing `<table>`); reads
+ * see both (`readTable`) and the sweep drops the old table whole once every crawl in it has expired.
+ * `create(table, as)` makes the partitioned table under another name, with every column the old one has (writers must
+ * not find a column missing after the RENAME). Roles migrating at once: the
+ * RENAME of the second fails (the target exists) and it finds the table partitioned. The two renames are not atomic on
+ * 18.16: a statement between them finds no table (code 60, retried as STORE_UNAVAILABLE by the client).
+ */
 export async function partitionOldTables(ch: ClickHouseClient, create: (table: string, as: string) => Promise<void>, tables: string[]): Promise<void> {
   for (const table of tables) {
     if ((await partitionKey(ch, table)) !== "") continue;
