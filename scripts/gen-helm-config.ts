@@ -17,6 +17,7 @@ export const CHART_DEFAULTS: Record<string, string> = {
   KAFKA_BROKERS: "kafka:9092", // external Kafka: set it to your brokers
   CLICKHOUSE_URL: "http://clickhouse:8123", // external ClickHouse: set it to your server
   USE_DB_AUTHENTICATION: "true", // a public API needs keys
+  KAFKA_PARTITIONS: "12", // roles scale out to several replicas each (a role's replicas beyond its topic's partitions idle)
 };
 
 interface Spec { env: string; default: string; description: string; secret?: boolean }

@@ -9,7 +9,7 @@ describe("config", () => {
     expect(c.port).toBe(3002);
     expect(c.useDbAuthentication).toBe(false);
     expect(c.statusChunkMaxBytes).toBe(10 * 1024 * 1024);
-    expect(c.topicPartitions).toBe(12);
+    expect(c.topicPartitions).toBe(4);
   });
   it("parses values", () => {
     const c = loadConfig({ PORT: "8080", USE_DB_AUTHENTICATION: "FALSE", TRUST_PROXY: "true", CLICKHOUSE_URL: "http://ch:8123/" });
