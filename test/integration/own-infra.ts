@@ -143,11 +143,7 @@ export async function startOwnInfra(opts: OwnInfraOptions = {}): Promise<OwnInfr
       await Promise.allSettled(Array.from({ length: nodes }, (_, i) => kill9Pid(join(dir, kafkaDir, `node${i + 1}`, "kafka.pid"))));
     }
     await Promise.allSettled(services.map((s) => script(s, "down")));
-    // TRAWL_OWN_INFRA_KEEP=1 (npm run bench): the directory stays for the caller to delete later. On an ext4 without a
-    // journal (this project's build machines), creating a file skips every inode of its group freed in the last minute
-    // or more (ext4's recently_deleted): a ClickHouse started just after another one's thousands of part files were
-    // deleted spent half its CPU there (bench/README.md, "Issue 34, third session")
-    if (process.env.TRAWL_OWN_INFRA_KEEP !== "1") rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
   };
   const kafkaBrokers = Array.from({ length: nodes }, (_, i) => `127.0.0.1:${kafka + 2 * i}`).join(",");
   try {
