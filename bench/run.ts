@@ -67,13 +67,13 @@ function settle(): { waitedS: number; busy: number } {
  */
 function journaledScratch(): void {
   if (process.env.BENCH_SCRATCH === "plain" || process.getuid?.() !== 0) return;
-  let source = "";
-  let fstype = "";
+  let mounted: string[];
   try {
-    [source = "", fstype = ""] = execFileSync("findmnt", ["-n", "-o", "SOURCE,FSTYPE", "--target", tmpdir()], { encoding: "utf8" }).trim().split(/\s+/);
+    mounted = execFileSync("findmnt", ["-n", "-o", "SOURCE,FSTYPE", "--target", tmpdir()], { encoding: "utf8" }).trim().split(/\s+/);
   } catch {
     return;
   }
+  const [source = "", fstype = ""] = mounted;
   const device = source.replace(/^\/dev\//, "");
   if (fstype !== "ext4" || !device || existsSync(`/proc/fs/jbd2/${device}-8`)) return;
   const dir = mkdtempSync(join(tmpdir(), "trawl-bench-"));
