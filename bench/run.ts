@@ -1,9 +1,9 @@
 // `npm run bench [-- name ...]`: runs benchmarks, prints one table with targets (met / not met), and writes
 // bench/results/<date>-<name>.json with the machine's core count, the Node version and the git commit.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 
 const here = import.meta.dirname;
 const node = process.execPath;
@@ -69,13 +69,15 @@ function journaledScratch(): void {
   if (process.env.BENCH_SCRATCH === "plain" || process.getuid?.() !== 0) return;
   let mounted: string[];
   try {
-    mounted = execFileSync("findmnt", ["-n", "-o", "SOURCE,FSTYPE", "--target", tmpdir()], { encoding: "utf8" }).trim().split(/\s+/);
+    mounted = execFileSync("findmnt", ["-n", "-o", "MAJ:MIN,FSTYPE", "--target", tmpdir()], { encoding: "utf8" }).trim().split(/\s+/);
   } catch {
     return;
   }
-  const [source = "", fstype = ""] = mounted;
-  const device = source.replace(/^\/dev\//, "");
-  if (fstype !== "ext4" || !device || existsSync(`/proc/fs/jbd2/${device}-8`)) return;
+  const [majMin = "", fstype = ""] = mounted;
+  if (fstype !== "ext4" || !existsSync(`/sys/dev/block/${majMin}`)) return;
+  // the kernel's name of the device (vda, dm-0, nvme0n1p2), which names its journal in /proc/fs/jbd2 (<name>-8)
+  const device = basename(realpathSync(`/sys/dev/block/${majMin}`));
+  if (existsSync(`/proc/fs/jbd2/${device}-8`)) return;
   const dir = mkdtempSync(join(tmpdir(), "trawl-bench-"));
   const image = join(dir, "scratch.ext4");
   const mount = join(dir, "mnt");
