@@ -7,6 +7,7 @@ import { phaseGroups, phases, type Bus, type Consumed, type Emission, type Proce
 import { classify, errorCode, errorMessage, TrawlError } from "./errors.ts";
 import type { Logger } from "./logger.ts";
 import { backoffMs, sleep } from "./retry.ts";
+import { turn } from "./yield-turn.ts";
 
 /** A message as any bus hands it over. */
 export interface RawMessage {
@@ -67,6 +68,8 @@ export async function mapPool<A, B>(items: A[], limit: number, fn: (a: A) => Pro
   let next = 0;
   const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
     while (next < items.length && !stop?.aborted) {
+      await turn(); // sockets and timers get their turn between slices of a backlog (yield-turn.ts)
+      if (next >= items.length || stop?.aborted) break;
       const i = next++;
       results[i] = await fn(items[i] as A);
     }

@@ -9,6 +9,7 @@ import { batchHandler, type RawMessage, type RunnerHandle } from "./batch.ts";
 import { laneHandler } from "./lanes.ts";
 import { partitionOf } from "./partition-of.ts";
 import { nextWake } from "./next-wake.ts";
+import { turn } from "./yield-turn.ts";
 import type { Bus, Emission, Processor, QueueStat, QueueStats } from "./bus.ts";
 import type { Logger } from "./logger.ts";
 
@@ -42,9 +43,7 @@ class Partition {
     for (const f of w) f();
   }
 }
-
 export { partitionOf };
-
 /** Stands for a record lost from a log (only possible in logs written before torn tails were repaired). */
 const LOST: Entry = { key: "", value: "null" };
 
@@ -331,6 +330,7 @@ export class EmbeddedBus implements Bus, QueueStats {
         }
         position[p] = from + done;
         if (!lanes) commit(p, from + done);
+        await turn(); // a backlog in memory would otherwise run batch after batch as one task (yield-turn.ts)
       }
     };
     const loops = ps.map((_, p) => loop(p));

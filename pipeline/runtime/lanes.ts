@@ -11,6 +11,7 @@ import { phases, type Bus, type Consumed, type Emission, type Processor } from "
 import { decodeBatch, messageHandler, produceWithHooks, retryForever, undecodedEmissions, type RawMessage } from "./batch.ts";
 import type { Logger } from "./logger.ts";
 import { sleep } from "./retry.ts";
+import { turn } from "./yield-turn.ts";
 
 /** Characters of the values of a partition's messages not done, at most (at least one message). */
 export const WINDOW_CHARS = 4 * 1024 * 1024;
@@ -100,6 +101,7 @@ export function laneHandler<T, B>(processor: Processor<T, B>, bus: Bus, log: Log
         try {
           if (processor.prepare) await retry(() => processor.prepare?.(items.map((i) => i.msg), scratch) ?? Promise.resolve(), "prepare");
           for (const item of items) {
+            await turn(); // between messages of a long lane (yield-turn.ts)
             if (stopping.aborted) break;
             emissions.push(...(await handleOne(item.msg, scratch)));
             handled++;
