@@ -3,7 +3,7 @@
 import type { ClickHouseClient } from "./clickhouse.ts";
 import type { CachedPage, PageCache } from "./page-cache.ts";
 import { raw, sql } from "./sql.ts";
-import { dropDaysBefore } from "./clickhouse-retention.ts";
+import { LEGACY_SUFFIX, dropDaysBefore, dropTable } from "./clickhouse-retention.ts";
 import type { Logger } from "../runtime/logger.ts";
 
 const COLUMNS = ["key", "url", "final_url", "status_code", "content_type", "body", "body_base64", "stored_at"];
@@ -67,9 +67,13 @@ export class ClickHousePageCache implements PageCache {
     return this.flushing;
   }
 
-  /** Drops the whole days older than `cutoff` (no mutation); reads skip the older rows of a younger day (`notBefore`). */
+  /**
+   * Drops the whole days older than `cutoff` (no mutation); reads skip the older rows of a younger day (`notBefore`).
+   * Also drops the table from before partitioning, which nothing reads (migrations.ts leaves it to this sweep).
+   */
   async deleteBefore(cutoff: number): Promise<void> {
     await dropDaysBefore(this.ch, "page_cache", cutoff);
+    await dropTable(this.ch, `page_cache${LEGACY_SUFFIX}`);
   }
 
   async close(): Promise<void> {

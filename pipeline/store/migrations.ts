@@ -3,7 +3,7 @@
 // tables a crawl writes are partitioned by day, see clickhouse-retention.ts).
 import type { ClickHouseClient } from "./clickhouse.ts";
 import { clusterMisconfigured, clusterStatement, createdTable } from "./cluster-ddl.ts";
-import { BY_DAY, LEGACY_SUFFIX, RETAINED, dropTable, legacyTables, partitionBy, partitionOldTables } from "./clickhouse-retention.ts";
+import { BY_DAY, RETAINED, legacyTables, partitionBy, partitionOldTables } from "./clickhouse-retention.ts";
 import { raw, sql } from "./sql.ts";
 
 /** A column added to a table created by an earlier release (CREATE TABLE IF NOT EXISTS leaves existing tables as they are). */
@@ -164,9 +164,11 @@ export async function migrate(client: ClickHouseClient): Promise<Set<string>> {
       await client.exec(raw(createAs(client.database, table, as)));
       await addColumns(client, (c) => (c.table === table ? { ...c, table: as } : undefined));
     };
+    // the page cache before partitioning is not read (a cache: its pages are fetched again); its sweep drops it, not this
+    // (dropped here, its name was free again while another role still migrated: that role, which had found the table
+    // unpartitioned before this one renamed it, renamed the new table away to the free name and found its own
+    // successor gone, and the page cache was missing until a restart)
     await partitionOldTables(client, createNamed, [...RETAINED.map((r) => r.table), ...Object.keys(BY_DAY)]);
-    // the page cache before partitioning is not read: a cache, its pages are fetched again
-    for (const table of Object.keys(BY_DAY)) await dropTable(client, `${table}${LEGACY_SUFFIX}`);
     await addColumns(client);
   }
   return legacyTables(client);
