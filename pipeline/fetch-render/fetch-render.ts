@@ -60,6 +60,13 @@ interface Batch {
 
 /** Longest Crawl-delay honoured (a robots.txt asking for an hour between fetches would hold a crawl for days). */
 const MAX_CRAWL_DELAY_MS = 30_000;
+/**
+ * A sitemap's URLs go to the frontier in messages of at most this many: the frontier handles one message in one go,
+ * and in embedded mode on the event loop the API shares, so the PostgreSQL manual's 1,169 URLs in one message held it
+ * ~60 ms at the start of a first crawl (status reads behind it), and a sitemap index of 50,000 URLs would for seconds.
+ * Between messages the loop lets I/O in (runtime/yield-turn.ts).
+ */
+export const SITEMAP_LINKS_PER_MESSAGE = 250;
 
 /**
  * What an answer tells of the host's load: 429 and 503 (and time-outs, refused or reset connections) are strain;
@@ -72,6 +79,16 @@ function answerOf(statusCode: number | undefined, latencyMs: number | undefined,
 }
 
 const inbox = (crawlId: string, value: FrontierInboxMessage, phase?: number): Emission => ({ topic: "frontier.inbox", key: keys.crawl(crawlId), value, phase });
+
+/** The frontier's LinksDiscovered messages of a sitemap's URLs, in order, SITEMAP_LINKS_PER_MESSAGE at most each. */
+export function sitemapLinks(task: FetchTask, urls: string[]): Emission[] {
+  const out: Emission[] = [];
+  for (let i = 0; i < urls.length; i += SITEMAP_LINKS_PER_MESSAGE) {
+    const links = urls.slice(i, i + SITEMAP_LINKS_PER_MESSAGE);
+    out.push(inbox(task.crawlId, { type: "LinksDiscovered", crawlId: task.crawlId, urlKey: task.urlKey, url: task.url, depth: 0, links, source: "sitemap" }, 0));
+  }
+  return out;
+}
 
 export class FetchRenderProcessor extends DeclaredProcessor implements Processor<FetchTask, Batch> {
   readonly mode = "parallel" as const;
@@ -134,9 +151,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
       });
       sitemaps = found.sitemaps;
       warnings = found.warnings;
-      if (found.urls.length) {
-        out.push(inbox(task.crawlId, { type: "LinksDiscovered", crawlId: task.crawlId, urlKey: task.urlKey, url: task.url, depth: 0, links: found.urls, source: "sitemap" }, 0));
-      }
+      out.push(...sitemapLinks(task, found.urls));
       this.log.info({ crawlId: task.crawlId, sitemaps, urls: found.urls.length, skipped: warnings.length }, "sitemaps read");
     }
     out.push(inbox(task.crawlId, { type: "DiscoveryDone", crawlId: task.crawlId, sitemaps, ...(warnings.length ? { warnings } : {}) }, 1));

@@ -31,6 +31,14 @@ describe.each(MODES)("%s mode", (mode) => {
     expect(links.find((l) => l.url === `${site.origin}/pricing`)).toMatchObject({ title: "Pricing plans", description: "Plans and prices of the shop" });
   });
 
+  it("a crawl of a sitemap longer than one frontier message (303 URLs, 250 a message) fetches each of its URLs once", async () => {
+    const job = await firecrawl.crawl(`${site.origin}/`, { sitemap: "only", limit: 1000, pollInterval: 0.2 });
+    expect(job.status).toBe("completed");
+    const urls = job.data.map((d) => (d.metadata?.sourceURL ?? "").replace(site.origin, "")).sort();
+    const expected = ["/", "/pricing", `${site.products[0]}?ref=sitemap`, ...site.products].sort();
+    expect(urls).toEqual(expected);
+  });
+
   it("sitemap only / skip, ignoreQueryParameters false, limit", async () => {
     const only = (await firecrawl.map(`${site.origin}/`, { sitemap: "only" })).links.map((l) => l.url);
     expect(only).toContain(`${site.origin}${site.products[0]}`);
