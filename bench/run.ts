@@ -1,9 +1,9 @@
 // `npm run bench [-- name ...]`: runs benchmarks, prints one table with targets (met / not met), and writes
 // bench/results/<date>-<name>.json with the machine's core count, the Node version and the git commit.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 
 const here = import.meta.dirname;
 const node = process.execPath;
@@ -57,42 +57,25 @@ function settle(): { waitedS: number; busy: number } {
 }
 
 /**
- * The benchmarks' temporary files (their Kafka's and ClickHouse's data, embedded data directories) on an ext4 with a
- * journal, as a production volume has, when the temporary directory's is an ext4 without one (this project's build
- * machines) and the bench runs as root: a loop-mounted image, unmounted and deleted at the end.
- * Without a journal, ext4 skips, one by one, every inode of a group freed within the last 60 s, or 360 s while its
- * block is dirty (ext4's recently_deleted): the ClickHouse of a run started within minutes of another run's deletion
- * of its data (thousands of part files) spent half its CPU there (perf), 1.5-3.8 s against 0.6-0.9 s per crawl of the
- * manual. BENCH_SCRATCH=plain: the temporary directory as it is.
+ * The benchmarks' temporary files (their Kafka's and ClickHouse's data, embedded data directories) on a journaled
+ * scratch file system when the temporary directory is an ext4 without a journal (this project's build machines; a
+ * ClickHouse started after another run deleted its data spent half its CPU in the kernel: `scripts/scratch.sh` says
+ * why), as a production volume has; unmounted and deleted at the end. BENCH_SCRATCH=plain: the temporary directory as
+ * it is.
  */
 function journaledScratch(): void {
-  if (process.env.BENCH_SCRATCH === "plain" || process.getuid?.() !== 0) return;
-  let mounted: string[];
-  try {
-    mounted = execFileSync("findmnt", ["-n", "-o", "MAJ:MIN,FSTYPE", "--target", tmpdir()], { encoding: "utf8" }).trim().split(/\s+/);
-  } catch {
-    return;
-  }
-  const [majMin = "", fstype = ""] = mounted;
-  if (fstype !== "ext4" || !existsSync(`/sys/dev/block/${majMin}`)) return;
-  // the kernel's name of the device (vda, dm-0, nvme0n1p2), which names its journal in /proc/fs/jbd2 (<name>-8)
-  const device = basename(realpathSync(`/sys/dev/block/${majMin}`));
-  if (existsSync(`/proc/fs/jbd2/${device}-8`)) return;
-  const dir = mkdtempSync(join(tmpdir(), "trawl-bench-"));
-  const image = join(dir, "scratch.ext4");
+  if (process.env.BENCH_SCRATCH === "plain") return;
+  const script = join(here, "..", "scripts", "scratch.sh");
+  const dir = execFileSync("bash", [script, "up"], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }).trim();
+  if (!dir) return;
   const mount = join(dir, "mnt");
-  mkdirSync(mount);
-  execFileSync("truncate", ["-s", "32G", image]);
-  execFileSync("mkfs.ext4", ["-q", "-F", image]);
-  execFileSync("mount", ["-o", "loop", image, mount]);
   console.error(`bench: temporary files on a journaled ext4 (${mount}): ${tmpdir()} is an ext4 without a journal (BENCH_SCRATCH=plain: use it as it is)`);
   process.env.TMPDIR = mount;
   process.on("exit", () => {
     try {
-      execFileSync("umount", [mount]);
-      rmSync(dir, { recursive: true, force: true });
-    } catch (err) {
-      console.error(`bench: unmounting ${mount} failed (${(err as Error).message}): umount it and delete ${dir} by hand`);
+      execFileSync("bash", [script, "down", dir], { stdio: "inherit" });
+    } catch {
+      console.error(`bench: umount ${mount} and delete ${dir} by hand`);
     }
   });
   // Ctrl-C or a kill: the exit handler above still unmounts
