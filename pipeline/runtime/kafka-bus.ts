@@ -99,14 +99,23 @@ export async function ensureTopics(kafka: Kafka, config: Config, log: Logger): P
         ],
       })),
     });
-    await retry(async () => {
-      const led = (await admin.fetchTopicMetadata({ topics: missing.map((t) => t.topic) })).topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0));
-      if (!led) throw new Error("the topics just created have no leaders yet");
-    }, { retries: 30, initialMs: 100, maxMs: 1000, retriable: () => true });
+    await awaitLeaders(admin, missing.map((t) => t.topic));
     log.info({ topics: missing.map((t) => t.topic), replicationFactor: factor, minInsyncReplicas: minInsync }, "created topics");
   } finally {
     await admin.disconnect();
   }
+}
+
+/**
+ * Waits until every partition of the topics just created has a leader. kafkajs' own wait (`waitForLeaders: true`) gives
+ * up when the broker it asks has not learnt of a topic yet ("This server does not host this topic-partition"), which a
+ * loaded broker shows for a moment even alone; here that answer is one more retry.
+ */
+export async function awaitLeaders(admin: Admin, names: string[]): Promise<void> {
+  await retry(async () => {
+    const led = (await admin.fetchTopicMetadata({ topics: names })).topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0));
+    if (!led) throw new Error("the topics just created have no leaders yet");
+  }, { retries: 30, initialMs: 100, maxMs: 1000, retriable: () => true });
 }
 
 /** Produced counts and lag of every stage's consumer group, read with the admin client. */

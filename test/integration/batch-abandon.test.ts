@@ -8,7 +8,7 @@ import { afterAll, expect, it } from "vitest";
 import type { TeamAdmissionMessage } from "../../schemas/types.ts";
 import type { Processor } from "../../pipeline/runtime/bus.ts";
 import { loadConfig } from "../../pipeline/runtime/config.ts";
-import { createKafka, KafkaBus } from "../../pipeline/runtime/kafka-bus.ts";
+import { awaitLeaders, createKafka, KafkaBus } from "../../pipeline/runtime/kafka-bus.ts";
 import { createLogger } from "../../pipeline/runtime/logger.ts";
 import { startRunner, type RunnerHandle } from "../../pipeline/runtime/runner.ts";
 import { physicalTopic } from "../../pipeline/topology.ts";
@@ -45,7 +45,9 @@ function member(handled: Set<string>): Processor<TeamAdmissionMessage> {
 it("stops a long batch when a heartbeat says the group is rebalancing, and every message is still handled", async () => {
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ topics: [{ topic: physicalTopic(config.topicPrefix, "team.admission"), numPartitions: 1 }] });
+  const topic = physicalTopic(config.topicPrefix, "team.admission");
+  await admin.createTopics({ waitForLeaders: false, topics: [{ topic, numPartitions: 1 }] });
+  await awaitLeaders(admin, [topic]);
   await admin.disconnect();
   // one partition, one batch of 150 messages: 15 s of work for the member that has it
   await bus.produce(Array.from({ length: MESSAGES }, (_, i) => ({ topic: "team.admission" as const, key: "team-1", value: { type: "JobQueued" as const, teamId: "team-1", crawlId: `c${i}`, at: Date.now() } })));

@@ -1,6 +1,6 @@
 // What earlier test runs left in the shared Kafka and ClickHouse is removed before a run; a run going on beside it
 // (names less than two hours old) keeps its own.
-import { createKafka } from "../../pipeline/runtime/kafka-bus.ts";
+import { awaitLeaders, createKafka } from "../../pipeline/runtime/kafka-bus.ts";
 import { createLogger } from "../../pipeline/runtime/logger.ts";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../pipeline/runtime/config.ts";
@@ -34,7 +34,8 @@ describe("removeLeftovers", () => {
     const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: "system" });
     try {
       const names = [`${old}.crawl.pages`, `${young}.crawl.pages`, `keep${now.toString(36)}.crawl.pages`];
-      await admin.createTopics({ waitForLeaders: true, topics: names.map((topic) => ({ topic, numPartitions: 1, replicationFactor: -1 })) });
+      await admin.createTopics({ waitForLeaders: false, topics: names.map((topic) => ({ topic, numPartitions: 1, replicationFactor: -1 })) });
+      await awaitLeaders(admin, names);
       for (const db of [`trawl_${old}`, `trawl_${young}`]) await ch.exec(raw(`CREATE DATABASE IF NOT EXISTS ${db}`));
 
       const removed = await removeLeftovers(now);
