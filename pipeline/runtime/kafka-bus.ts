@@ -80,8 +80,9 @@ export async function ensureTopics(kafka: Kafka, config: Config, log: Logger): P
     const { factor, minInsync, warnings } = replicationFor(config, brokers.length);
     const present = wanted.filter((t) => existing.has(t.topic)).map((t) => t.topic);
     const replicas = present.length === 0 ? [] : (await admin.fetchTopicMetadata({ topics: present })).topics;
-    warnings.push(...existingTopicWarnings(new Map(replicas.map((t) => [t.name, Math.min(...t.partitions.map((p) => p.replicas.length))])), factor));
-    for (const warning of warnings) log.warn({ brokers: brokers.length, replicationFactor: factor }, warning);
+    const existingTopics = new Map(replicas.map((t) => [t.name, { replicas: Math.min(...t.partitions.map((p) => p.replicas.length)), partitions: t.partitions.length }]));
+    warnings.push(...existingTopicWarnings(existingTopics, { factor, partitions: config.topicPartitions }));
+    for (const warning of warnings) log.warn({ brokers: brokers.length, replicationFactor: factor, partitions: config.topicPartitions }, warning);
     const missing = wanted.filter((t) => !existing.has(t.topic));
     if (missing.length === 0) return;
     await admin.createTopics({

@@ -22,7 +22,12 @@ describe("replication of the topics Trawl creates", () => {
   });
 
   it("warns about existing topics with fewer replicas than asked", () => {
-    const w = existingTopicWarnings(new Map([["t.a", 1], ["t.b", 3]]), 3);
+    const w = existingTopicWarnings(new Map([["t.a", { replicas: 1, partitions: 4 }], ["t.b", { replicas: 3, partitions: 4 }]]), { factor: 3, partitions: 4 });
     expect(w).toEqual([expect.stringMatching(/^topic t\.a exists with 1 replica, fewer than KAFKA_REPLICATION_FACTOR/)]);
+  });
+
+  it("warns about existing topics with fewer partitions than KAFKA_PARTITIONS asks, and not about more", () => {
+    const w = existingTopicWarnings(new Map([["t.a", { replicas: 1, partitions: 4 }], ["t.b", { replicas: 1, partitions: 24 }], ["t.c", { replicas: 1, partitions: 12 }]]), { factor: 1, partitions: 12 });
+    expect(w).toEqual([expect.stringMatching(/^topic t\.a exists with 4 partitions, fewer than KAFKA_PARTITIONS asks \(12\): at most 4 replicas .*--partitions 12/)]);
   });
 });

@@ -26,9 +26,25 @@ export function replicationFor(config: Pick<Config, "kafkaReplicationFactor" | "
   return { factor, minInsync, warnings };
 }
 
-/** Warnings for existing topics with fewer replicas than asked (Trawl does not change a topic it did not create). */
-export function existingTopicWarnings(replicasByTopic: Map<string, number>, factor: number): string[] {
-  return [...replicasByTopic]
-    .filter(([, replicas]) => replicas < factor)
-    .map(([topic, replicas]) => `topic ${topic} exists with ${replicas} replica${replicas === 1 ? "" : "s"}, fewer than KAFKA_REPLICATION_FACTOR asks (${factor}); Trawl does not change existing topics (kafka-reassign-partitions does)`);
+/** What an existing topic has: the fewest replicas of any of its partitions, and its partition count. */
+export interface ExistingTopic {
+  replicas: number;
+  partitions: number;
+}
+
+/**
+ * Warnings for existing topics with fewer replicas or partitions than asked (Trawl does not change a topic it did not
+ * create): fewer replicas lose records with a broker, fewer partitions cap how many replicas of a role share its work.
+ */
+export function existingTopicWarnings(existing: Map<string, ExistingTopic>, ask: { factor: number; partitions: number }): string[] {
+  const warnings: string[] = [];
+  for (const [topic, { replicas, partitions }] of existing) {
+    if (replicas < ask.factor) {
+      warnings.push(`topic ${topic} exists with ${replicas} replica${replicas === 1 ? "" : "s"}, fewer than KAFKA_REPLICATION_FACTOR asks (${ask.factor}); Trawl does not change existing topics (kafka-reassign-partitions does)`);
+    }
+    if (partitions < ask.partitions) {
+      warnings.push(`topic ${topic} exists with ${partitions} partition${partitions === 1 ? "" : "s"}, fewer than KAFKA_PARTITIONS asks (${ask.partitions}): at most ${partitions} replica${partitions === 1 ? "" : "s"} of the role reading it share its work; Trawl does not change existing topics (kafka-topics.sh --alter --partitions ${ask.partitions}, while no crawl runs: docs/operations.md)`);
+    }
+  }
+  return warnings;
 }

@@ -1,0 +1,52 @@
+// A start on a Kafka where some of Trawl's topics already exist with fewer partitions than KAFKA_PARTITIONS asks
+// (created by hand, or before the variable was raised): the missing topics are created with KAFKA_PARTITIONS, the
+// existing ones are left as they are, and each short one is named in a warning (a role's replicas beyond its topic's
+// partitions would sit idle without anyone being told).
+import { randomBytes } from "node:crypto";
+import { Writable } from "node:stream";
+import pino from "pino";
+import { afterAll, expect, it } from "vitest";
+import { loadConfig } from "../../pipeline/runtime/config.ts";
+import { awaitLeaders, createKafka, ensureTopics } from "../../pipeline/runtime/kafka-bus.ts";
+import { createLogger } from "../../pipeline/runtime/logger.ts";
+import { physicalTopic } from "../../pipeline/topology.ts";
+
+const tag = `t${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
+const config = loadConfig(process.env, { topicPrefix: `${tag}.`, groupPrefix: `${tag}.`, topicPartitions: 3 });
+const kafka = createKafka(config, "existing-topics-test", createLogger("error"));
+const admin = kafka.admin();
+
+afterAll(async () => {
+  const mine = (await admin.listTopics()).filter((t) => t.startsWith(`${tag}.`));
+  if (mine.length > 0) await admin.deleteTopics({ topics: mine });
+  await admin.disconnect();
+}, 60_000);
+
+it("creates the missing topics with KAFKA_PARTITIONS and warns about an existing one with fewer, leaving it as it is", async () => {
+  await admin.connect();
+  const short = physicalTopic(config.topicPrefix, "crawl.pages");
+  await admin.createTopics({ waitForLeaders: false, topics: [{ topic: short, numPartitions: 1 }] });
+  await awaitLeaders(admin, [short]);
+
+  const warnings: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      const line = JSON.parse(String(chunk)) as { level: number; msg: string };
+      if (line.level === 40) warnings.push(line.msg);
+      done();
+    },
+  });
+  await ensureTopics(kafka, config, pino({ level: "warn" }, sink));
+
+  const partitionsOf = async (topic: string) => (await admin.fetchTopicMetadata({ topics: [topic] })).topics[0]?.partitions.length;
+  expect(await partitionsOf(short)).toBe(1);
+  expect(await partitionsOf(physicalTopic(config.topicPrefix, "fetch.tasks"))).toBe(3);
+  expect(warnings.filter((w) => w.includes("KAFKA_PARTITIONS"))).toEqual([
+    `topic ${short} exists with 1 partition, fewer than KAFKA_PARTITIONS asks (3): at most 1 replica of the role reading it share its work; Trawl does not change existing topics (kafka-topics.sh --alter --partitions 3, while no crawl runs: docs/operations.md)`,
+  ]);
+
+  // a second start finds every topic: the one warning again, nothing created
+  warnings.length = 0;
+  await ensureTopics(kafka, config, pino({ level: "warn" }, sink));
+  expect(warnings.filter((w) => w.includes("KAFKA_PARTITIONS"))).toHaveLength(1);
+}, 60_000);
