@@ -3,13 +3,12 @@
 // existing ones are left as they are, and each short one is named in a warning (a role's replicas beyond its topic's
 // partitions would sit idle without anyone being told).
 import { randomBytes } from "node:crypto";
-import { Writable } from "node:stream";
-import pino from "pino";
 import { afterAll, expect, it } from "vitest";
 import { loadConfig } from "../../pipeline/runtime/config.ts";
 import { awaitLeaders, createKafka, ensureTopics } from "../../pipeline/runtime/kafka-bus.ts";
 import { createLogger } from "../../pipeline/runtime/logger.ts";
 import { physicalTopic } from "../../pipeline/topology.ts";
+import { warningsLogger } from "./warnings-logger.ts";
 
 const tag = `t${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
 const config = loadConfig(process.env, { topicPrefix: `${tag}.`, groupPrefix: `${tag}.`, topicPartitions: 3 });
@@ -28,15 +27,8 @@ it("creates the missing topics with KAFKA_PARTITIONS and warns about an existing
   await admin.createTopics({ waitForLeaders: false, topics: [{ topic: short, numPartitions: 1 }] });
   await awaitLeaders(admin, [short]);
 
-  const warnings: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      const line = JSON.parse(String(chunk)) as { level: number; msg: string };
-      if (line.level === 40) warnings.push(line.msg);
-      done();
-    },
-  });
-  await ensureTopics(kafka, config, pino({ level: "warn" }, sink));
+  const { log, warnings } = warningsLogger();
+  await ensureTopics(kafka, config, log);
 
   const partitionsOf = async (topic: string) => (await admin.fetchTopicMetadata({ topics: [topic] })).topics[0]?.partitions.length;
   expect(await partitionsOf(short)).toBe(1);
@@ -47,6 +39,6 @@ it("creates the missing topics with KAFKA_PARTITIONS and warns about an existing
 
   // a second start finds every topic: the one warning again, nothing created
   warnings.length = 0;
-  await ensureTopics(kafka, config, pino({ level: "warn" }, sink));
+  await ensureTopics(kafka, config, log);
   expect(warnings.filter((w) => w.includes("KAFKA_PARTITIONS"))).toHaveLength(1);
 }, 60_000);

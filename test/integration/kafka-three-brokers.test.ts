@@ -6,8 +6,6 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { promisify } from "node:util";
-import { Writable } from "node:stream";
-import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Partitioners, type Admin, type Kafka } from "kafkajs";
 import type { TeamAdmissionMessage } from "../../schemas/types.ts";
@@ -19,22 +17,10 @@ import { loadConfig, type Config } from "../../pipeline/runtime/config.ts";
 import { createLogger } from "../../pipeline/runtime/logger.ts";
 import { physicalTopic } from "../../pipeline/topology.ts";
 import { coordinatorPartition, startOwnInfra, type OwnInfra } from "./own-infra.ts";
+import { warningsLogger } from "./warnings-logger.ts";
 
 const run = promisify(execFile);
 const log = createLogger("error");
-
-/** A logger whose warnings are kept. */
-function warningsLogger(): { log: ReturnType<typeof createLogger>; warnings: string[] } {
-  const warnings: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      const line = JSON.parse(String(chunk)) as { level: number; msg: string };
-      if (line.level === 40) warnings.push(line.msg);
-      done();
-    },
-  });
-  return { log: pino({ level: "warn" }, sink), warnings };
-}
 
 /** Keys the default partitioner sends to partition 0 and to partition 1 of a two-partition topic. */
 function keysFor(partition: number, count: number, tag: string): string[] {
