@@ -103,12 +103,12 @@ export async function followCoordinator(group: ConsumerGroupLike, send: () => Pr
     for (;;) {
       if (!loading(last)) await within(lookUp(group), deadline - Date.now());
       if (Date.now() >= deadline) throw last;
+      const sent = send();
+      if (!(await within(sent, deadline - Date.now()))) throw last; // the broker in use does not answer within the wait
       try {
-        const sent = send();
-        if (await within(sent, deadline - Date.now())) return await sent;
-        throw last; // the broker in use does not answer within the wait
+        return await sent;
       } catch (again) {
-        if (again === last || (!coordinatorMoved(again) && !loading(again))) throw again;
+        if (!coordinatorMoved(again) && !loading(again)) throw again;
         last = again;
       }
       if (Date.now() + AGAIN_MS >= deadline) throw last;
