@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { followCoordinator, type ConsumerGroupLike } from "./kafkajs-coordinator-move.ts";
+import { brokerUnreachable, followCoordinator, type ConsumerGroupLike } from "./kafkajs-coordinator-move.ts";
+import kafkajs from "kafkajs";
 
 const kafkaError = (type: string) => Object.assign(new Error(type), { type });
 
@@ -91,5 +92,17 @@ describe("followCoordinator", () => {
     const { g, lookups } = group([2]);
     await expect(followCoordinator(g, async () => { throw kafkaError("REBALANCE_IN_PROGRESS"); })).rejects.toMatchObject({ type: "REBALANCE_IN_PROGRESS" });
     expect(lookups).toEqual([]);
+  });
+});
+
+describe("brokerUnreachable", () => {
+  it("sees a refused connection also behind kafkajs' own retries given up (flagged not retriable)", () => {
+    const refused = new kafkajs.KafkaJSConnectionError("Connection error: connect ECONNREFUSED 127.0.0.1:9", { broker: "127.0.0.1:9" });
+    const gaveUp = new kafkajs.KafkaJSNumberOfRetriesExceeded(refused, { retryCount: 8, retryTime: 1000 });
+    expect(gaveUp.retriable).toBe(false);
+    expect(brokerUnreachable(gaveUp)).toBe(true);
+    expect(brokerUnreachable(refused)).toBe(true);
+    expect(brokerUnreachable(kafkaError("TOPIC_AUTHORIZATION_FAILED"))).toBe(false);
+    expect(brokerUnreachable(new kafkajs.KafkaJSNumberOfRetriesExceeded(kafkaError("SASL_AUTHENTICATION_FAILED"), { retryCount: 1, retryTime: 1 }))).toBe(false);
   });
 });

@@ -29,10 +29,20 @@ const MOVED = new Set(["NOT_COORDINATOR_FOR_GROUP", "GROUP_COORDINATOR_NOT_AVAIL
 /** kafkajs error names of a broker that cannot be reached (down, restarting, cut off). */
 const UNREACHABLE = new Set(["KafkaJSConnectionError", "KafkaJSConnectionClosedError", "KafkaJSRequestTimeoutError"]);
 
+/**
+ * The broker could not be reached (down, restarting, cut off), also when kafkajs gave up its own retries of that
+ * (KafkaJSNumberOfRetriesExceeded, flagged not retriable, with the connection error as its cause).
+ */
+export function brokerUnreachable(err: unknown): boolean {
+  for (let e = err as { name?: string; code?: string; cause?: unknown } | null, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (UNREACHABLE.has(e.name ?? "") || e.code === "ECONNREFUSED") return true;
+  }
+  return false;
+}
+
 /** A heartbeat failed because its coordinator moved or cannot be reached: worth looking the coordinator up again. */
 export function coordinatorMoved(err: unknown): boolean {
-  const e = err as { type?: string; name?: string; code?: string } | null;
-  return MOVED.has(e?.type ?? "") || UNREACHABLE.has(e?.name ?? "") || e?.code === "ECONNREFUSED";
+  return MOVED.has((err as { type?: string } | null)?.type ?? "") || brokerUnreachable(err);
 }
 
 /** Coordinator look-ups answered after a failed heartbeat, and those that named another broker (for tests and logs). */

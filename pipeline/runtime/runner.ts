@@ -11,12 +11,13 @@ import type { Config } from "./config.ts";
 import { errorMessage } from "./errors.ts";
 import type { Logger } from "./logger.ts";
 import { messageText } from "./registry.ts";
-import { backoffMs, retry, sleep } from "./retry.ts";
+import { backoffMs, sleep } from "./retry.ts";
 import { OffsetCommits } from "./offset-commits.ts";
 import { CommitFailures } from "./commit-failures.ts";
 import { fetchWhenIdle } from "./kafkajs-idle-fetch.ts";
 // heartbeats follow the group's coordinator when it moves (kafkajs looked it up again only on a rejoin)
-import "./kafkajs-coordinator-move.ts";
+import { brokerUnreachable } from "./kafkajs-coordinator-move.ts";
+import { StartDeadline } from "./start-wait.ts";
 
 /** Heartbeat errors after which this member no longer owns its partitions as they were (kafkajs rejoins on each). */
 const GROUP_MOVED_ON = new Set(["REBALANCE_IN_PROGRESS", "ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID"]);
@@ -142,14 +143,19 @@ export async function startRunner<T, B>(
   }
 
   async function begin(): Promise<void> {
-    await consumer.connect();
-    // a topic created a moment ago may not be in every broker's metadata yet (UNKNOWN_TOPIC_OR_PARTITION): retriable
-    await retry(() => consumer.subscribe({ topic, fromBeginning: !processor.broadcast }), {
-      retries: 10,
+    // A topic created a moment ago may not be in every broker's metadata yet (UNKNOWN_TOPIC_OR_PARTITION): retriable.
+    // So is a Kafka that went away after the process reached it (a restart while a replica starts: kafkajs gives up
+    // its own connection retries after ~6 s with an error it flags as not retriable, and the role exited): it is
+    // waited for as at start, up to INFRA_START_WAIT_S, then INFRA_UNREACHABLE names KAFKA_BROKERS.
+    const kafkaStart = new StartDeadline(config.infraStartWaitS * 1000, log);
+    await kafkaStart.run({ server: "Kafka", variable: "KAFKA_BROKERS", where: config.kafkaBrokers }, async () => {
+      await consumer.connect();
+      await consumer.subscribe({ topic, fromBeginning: !processor.broadcast });
+    }, {
+      retries: Number.MAX_SAFE_INTEGER,
       initialMs: 200,
       maxMs: 2000,
-      retriable: (err) => (err as { retriable?: boolean }).retriable === true,
-      onRetry: (err, attempt) => log.warn({ err: errorMessage(err), attempt }, "subscribe failed; retrying"),
+      retriable: (err) => (err as { retriable?: boolean }).retriable === true || brokerUnreachable(err),
     });
     await consumer.run({
       autoCommit: false,
