@@ -19,6 +19,7 @@ import { openInfrastructure } from "./infrastructure.ts";
 import { compileAll } from "../schemas/index.ts";
 import { lowerThreads } from "../pipeline/runtime/thread-priority.ts";
 import { collectGarbage, setHeapGrowth } from "../pipeline/runtime/heap-growth.ts";
+import { setV8EfficiencyMode } from "../pipeline/runtime/v8-tiering.ts";
 import { startMetricsServer } from "./metrics-server.ts";
 import type { ScreenshotStore } from "../pipeline/store/screenshot-store.ts";
 import { startApi, startConvert, startExtractJson, startFetchRender, startFrontier, startRender, startSink, startWebhookEmit, sweepExpired, type Wiring } from "./roles.ts";
@@ -65,6 +66,7 @@ function checkSettings(roles: readonly RoleName[], config: Config): void {
 export async function start(roles: readonly RoleName[], config: Config, log: Logger, clock: Clock = systemClock): Promise<Running> {
   checkSettings(roles, config);
   setHeapGrowth(config.heapGrowthPercent);
+  setV8EfficiencyMode(config.v8EfficiencyMode);
   compileAll();
   lowerThreads();
   const roleName = roles.length === ROLES.length ? "all" : roles.join("+");

@@ -1,0 +1,42 @@
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+
+// A child process with V8's test intrinsics calls a function with a loop 8,000 times after setV8EfficiencyMode, then
+// reports whether TurboFan compiled it and whether efficiency mode is on in the main isolate and in a worker thread
+// started afterwards (the convert workers). setFlagsFromString ignores a flag it does not know, so this fails if V8
+// drops or renames one of them.
+const script = (on: boolean) => `
+  const { setV8EfficiencyMode } = await import(${JSON.stringify(join(import.meta.dirname, "v8-tiering.ts"))});
+  const { Worker } = await import("node:worker_threads");
+  setV8EfficiencyMode(${on});
+  const hot = new Function("n", "let s = 0; for (let i = 0; i < n; i++) s += i % 7; return s;");
+  for (let i = 0; i < 8000; i++) hot(200);
+  const isEfficient = new Function("return %IsEfficiencyModeEnabled()");
+  const turbofan = new Function("f", "return %ActiveTierIsTurbofan(f)");
+  // V8 compiles on a helper thread: give a pending TurboFan job time to finish and install
+  for (let i = 0; i < 50 && !turbofan(hot); i++) { await new Promise((r) => setTimeout(r, 10)); hot(200); }
+  const inWorker = await new Promise((resolve, reject) => {
+    const w = new Worker("import { parentPort } from 'node:worker_threads'; parentPort.postMessage(new Function('return %IsEfficiencyModeEnabled()')())", { eval: true });
+    w.once("message", resolve);
+    w.once("error", reject);
+  });
+  console.log(JSON.stringify({ turbofan: turbofan(hot), main: isEfficient(), inWorker }));
+`;
+
+const run = (on: boolean) =>
+  JSON.parse(execFileSync(process.execPath, ["--allow-natives-syntax", "--input-type=module", "-e", script(on)], { encoding: "utf8" })) as {
+    turbofan: boolean; main: boolean; inWorker: boolean;
+  };
+
+describe("setV8EfficiencyMode", () => {
+  it("keeps a function called fewer than 15,000 times off TurboFan, in the main thread and in workers started later", () => {
+    const on = run(true);
+    expect(on).toMatchObject({ turbofan: false, main: true, inWorker: true });
+  });
+
+  it("leaves V8's own tiering when off: the same function goes to TurboFan", () => {
+    const off = run(false);
+    expect(off).toMatchObject({ turbofan: true, main: false, inWorker: false });
+  });
+});
