@@ -66,7 +66,7 @@ function checkSettings(roles: readonly RoleName[], config: Config): void {
 export async function start(roles: readonly RoleName[], config: Config, log: Logger, clock: Clock = systemClock): Promise<Running> {
   checkSettings(roles, config);
   setHeapGrowth(config.heapGrowthPercent);
-  setV8EfficiencyMode(config.v8EfficiencyMode);
+  const tiering = setV8EfficiencyMode(config.v8EfficiencyMode, { cpuS: config.v8EfficiencyCpuS, log });
   compileAll();
   lowerThreads();
   const roleName = roles.length === ROLES.length ? "all" : roles.join("+");
@@ -109,6 +109,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
     async stop() {
       if (stopped) return;
       stopped = true;
+      tiering.stop();
       log.info("shutting down: draining in-flight work");
       if (api) await closeApi(api.server, api.wss, api.closeListeners);
       if (metricsServer) await new Promise<void>((resolve) => metricsServer.close(() => resolve()));

@@ -10,7 +10,7 @@ import { EFFICIENCY_FLAGS } from "./v8-tiering.ts";
 const script = (on: boolean) => `
   const { setV8EfficiencyMode } = await import(${JSON.stringify(join(import.meta.dirname, "v8-tiering.ts"))});
   const { Worker } = await import("node:worker_threads");
-  setV8EfficiencyMode(${on});
+  setV8EfficiencyMode(${on}, { cpuS: 0 });
   const hot = new Function("n", "let s = 0; for (let i = 0; i < n; i++) s += i % 7; return s;");
   for (let i = 0; i < 8000; i++) hot(200);
   const isEfficient = new Function("return %IsEfficiencyModeEnabled()");
@@ -40,6 +40,23 @@ describe("setV8EfficiencyMode", () => {
   it("sets only flags this Node's V8 knows (setFlagsFromString would ignore a renamed one without a word)", () => {
     const known = execFileSync(process.execPath, ["--v8-options"], { encoding: "utf8" });
     for (const flag of EFFICIENCY_FLAGS) expect(known).toContain(`  ${flag.replace(/^--no-/, "--")} (`);
+  });
+
+  it("hands over to V8's own tiering once the process has used its warm-up CPU (V8_EFFICIENCY_CPU_S)", () => {
+    const out = execFileSync(process.execPath, ["--allow-natives-syntax", "--input-type=module", "-e", `
+      const { setV8EfficiencyMode } = await import(${JSON.stringify(join(import.meta.dirname, "v8-tiering.ts"))});
+      const isEfficient = new Function("return %IsEfficiencyModeEnabled()");
+      const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
+      const budget = cpu() + 0.3;
+      setV8EfficiencyMode(true, { cpuS: budget, checkMs: 20 });
+      await new Promise((r) => setTimeout(r, 60));
+      const before = isEfficient();
+      const until = cpu() + 0.4;
+      while (cpu() < until); // the process's CPU passes the budget
+      await new Promise((r) => setTimeout(r, 60));
+      console.log(JSON.stringify({ before, after: isEfficient() }));
+    `], { encoding: "utf8" });
+    expect(JSON.parse(out)).toEqual({ before: true, after: false });
   });
 
   it("leaves V8's own tiering when off: the same function goes to TurboFan", () => {
