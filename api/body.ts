@@ -1,11 +1,10 @@
 // JSON request bodies: application/json only (415 otherwise: a cross-site form or text/plain POST never reaches a
-// route), 10 MB cap, nesting at most MAX_JSON_DEPTH deep, malformed JSON -> 400 BAD_REQUEST_INVALID_JSON.
+// route), 10 MB cap, nesting at most MAX_JSON_DEPTH deep (pipeline/runtime/json-depth.ts), malformed JSON -> 400 BAD_REQUEST_INVALID_JSON.
 import type { Context, Next } from "koa";
 import { invalidJson, payloadTooLarge, tooDeep, unsupportedMediaType } from "./errors.ts";
+import { JsonTooDeepError, parseJsonText } from "../pipeline/runtime/json-depth.ts";
 
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
-/** Deeper than any request body needs (a JSON Schema in jsonOptions included); bounds recursion downstream. */
-export const MAX_JSON_DEPTH = 64;
 
 export async function readBody(ctx: Context): Promise<string> {
   return (await readBytes(ctx, MAX_BODY_BYTES, payloadTooLarge)).toString("utf8");
@@ -27,22 +26,14 @@ export async function readBytes(ctx: Context, max: number, tooLarge: () => Error
 /** Routes whose body is multipart/form-data (an upload): read by the route itself, under its own limit. */
 const MULTIPART_ROUTES = new Set(["/v2/parse"]);
 
-/** Greatest nesting of arrays and objects in JSON text (brackets inside strings are not counted). */
-export function jsonDepth(text: string): number {
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) {
-      if (++depth > max) max = depth;
-    } else if (c === 0x7d || c === 0x5d) depth--;
+/** JSON text from a client, under the one nesting limit (checked before parsing): 400 when too deep or malformed. */
+export function parseClientJson(text: string): unknown {
+  try {
+    return parseJsonText(text);
+  } catch (err) {
+    if (err instanceof JsonTooDeepError) throw tooDeep(err.max);
+    throw invalidJson();
   }
-  return max;
 }
 
 export async function jsonBody(ctx: Context, next: Next): Promise<void> {
@@ -54,14 +45,7 @@ export async function jsonBody(ctx: Context, next: Next): Promise<void> {
       throw unsupportedMediaType(ctx.get("content-type"));
     }
     const text = await readBody(ctx);
-    if (jsonDepth(text) > MAX_JSON_DEPTH) {
-      throw tooDeep(MAX_JSON_DEPTH);
-    }
-    try {
-      ctx.state.body = text.trim() === "" ? {} : JSON.parse(text);
-    } catch {
-      throw invalidJson();
-    }
+    ctx.state.body = text.trim() === "" ? {} : parseClientJson(text);
   }
   await next();
 }

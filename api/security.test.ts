@@ -1,7 +1,7 @@
 // Unit tests of the API's security rules: admin key strength and redaction, CORS origins, JSON depth, header checks.
 import { describe, expect, it } from "vitest";
 import { adminKeyWeakness, checkAdminKey, isLoopbackHost, redactPath } from "./admin-key.ts";
-import { jsonDepth } from "./body.ts";
+import { jsonDepth } from "../pipeline/runtime/json-depth.ts";
 import { parseCorsOrigins } from "./cors.ts";
 import { validateBody } from "./validate.ts";
 import { HttpError } from "./errors.ts";

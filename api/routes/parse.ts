@@ -4,8 +4,8 @@ import Router from "@koa/router";
 import { randomUUID } from "node:crypto";
 import type { ScrapeOptions } from "../../schemas/index.ts";
 import type { ApiDeps } from "../deps.ts";
-import { apiError, badRequest, invalidJson } from "../errors.ts";
-import { readBytes } from "../body.ts";
+import { apiError, badRequest } from "../errors.ts";
+import { parseClientJson, readBytes } from "../body.ts";
 import { validateBody } from "../validate.ts";
 import { checkJobFields, scrapeSettings } from "../../pipeline/usecases/request-options.ts";
 import { parseFile, UnsupportedFileError } from "../../pipeline/usecases/parse-file.ts";
@@ -24,12 +24,7 @@ const unsupported = (path: (string | number)[], message: string) =>
 function parseOptions(text: string | File | null): ScrapeOptions {
   if (text === null) return {};
   if (typeof text !== "string") throw badRequest([{ code: "invalid_type", path: ["options"], message: "options must be a JSON text part, not a file" }]);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    throw invalidJson();
-  }
+  const raw = parseClientJson(text); // under the nesting limit of every JSON body (checked before parsing)
   if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw badRequest([{ code: "invalid_type", path: ["options"], message: "options must be a JSON object" }]);
   const { origin: _origin, integration, zeroDataRetention, ...rest } = raw as Record<string, unknown>;
   checkJobFields({ zeroDataRetention: zeroDataRetention as boolean | undefined, integration: integration as string | undefined });

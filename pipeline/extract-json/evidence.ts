@@ -2,6 +2,7 @@
 // OpenGraph values, tables, definition lists, "label: value" lines and headings with their sections, each with
 // where it came from (CSS path or JSON-LD path) so that every extracted field can name its source.
 import { attr, childElements, cssPath, elements, textOf, type Element, type ParentNode } from "./dom.ts";
+import { parseJsonText } from "../runtime/json-depth.ts";
 
 /** `og:locale:alternate` -> `ogLocaleAlternate` (as document metadata names them) */
 function metaKey(name: string): string {
@@ -82,10 +83,10 @@ function jsonLdEntities(all: Element[], out: Entity[]): void {
     const raw = el.childNodes.map((c) => ("value" in c ? String(c.value) : "")).join("");
     let parsed: unknown;
     try {
-      parsed = JSON.parse(raw);
+      parsed = parseJsonText(raw); // a block nested deeper than MAX_JSON_DEPTH is refused unparsed (no recursion below)
     } catch {
       n++;
-      continue; // a broken JSON-LD block states nothing
+      continue; // a broken or too deep JSON-LD block states nothing
     }
     const base = `jsonld[${n++}]`;
     const add = (v: unknown, path: string): void => {
