@@ -1,10 +1,12 @@
 // DOCX -> HTML for POST /v2/parse, with mammoth (the maintained DOCX-to-semantic-HTML converter: headings, lists,
 // tables, links, images as data URLs). The HTML then goes through the same conversion as a fetched page.
-// A DOCX is a zip: before mammoth reads it, every entry is inflated here (counted, not kept) under a total budget, so that a small file
-// that inflates to gigabytes (a zip bomb) is refused instead of filling the heap. mammoth never reads files outside
+// A DOCX is a zip: before mammoth reads it, every entry its zip reader will read (zip-directory.ts: the central
+// directory read entry by entry, as jszip reads it, never the end record's count) is inflated here (counted, not kept)
+// under a total budget, so that a small file that inflates to gigabytes (a zip bomb) is refused instead of filling the heap. mammoth never reads files outside
 // the document (externalFileAccess: false).
 import { createInflateRaw } from "node:zlib";
 import mammoth from "mammoth";
+import { readZipDirectory, type ZipEntry, ZipDirectoryError } from "./zip-directory.ts";
 
 export class DocxError extends Error {}
 
@@ -29,36 +31,28 @@ function inflatedSize(data: Buffer, limit: number): Promise<number> {
   });
 }
 
-/** Refuses a zip whose entries inflate past `budget` bytes, or that is not a zip. */
+/**
+ * Refuses a zip whose entries inflate past `budget` bytes, or that is not a zip. The entries are those jszip (inside
+ * mammoth) will read, found as it finds them (zip-directory.ts); each is inflated by zlib and counted (nothing kept),
+ * and must inflate to the size its directory entry declares (jszip fails it otherwise, once inflated).
+ */
 export async function checkZip(bytes: Buffer, budget = DOCX_MAX_INFLATED_BYTES): Promise<void> {
-  // the end of central directory record: signature 0x06054b50, within the last 64 KB + 22 bytes
-  let eocd = -1;
-  for (let i = bytes.length - 22; i >= Math.max(0, bytes.length - 65_557); i--) {
-    if (bytes.readUInt32LE(i) === 0x06054b50) {
-      eocd = i;
-      break;
-    }
+  let entries: ZipEntry[];
+  try {
+    entries = readZipDirectory(bytes);
+  } catch (err) {
+    if (err instanceof ZipDirectoryError) throw new DocxError(`not a DOCX file (${err.message})`);
+    throw err;
   }
-  if (eocd < 0) throw new DocxError("not a DOCX file (no zip directory)");
-  const entries = bytes.readUInt16LE(eocd + 10);
-  let at = bytes.readUInt32LE(eocd + 16);
+  const tooLarge = () => new DocxError(`the DOCX inflates to more than ${budget} bytes`);
+  if (entries.reduce((sum, e) => sum + e.uncompressedSize, 0) > budget) throw tooLarge();
   let left = budget;
-  for (let n = 0; n < entries; n++) {
-    if (at + 46 > bytes.length || bytes.readUInt32LE(at) !== 0x02014b50) throw new DocxError("not a DOCX file (damaged zip directory)");
-    const method = bytes.readUInt16LE(at + 10);
-    const compressed = bytes.readUInt32LE(at + 20);
-    const nameLen = bytes.readUInt16LE(at + 28);
-    const extraLen = bytes.readUInt16LE(at + 30);
-    const commentLen = bytes.readUInt16LE(at + 32);
-    const local = bytes.readUInt32LE(at + 42);
-    if (local + 30 > bytes.length || bytes.readUInt32LE(local) !== 0x04034b50) throw new DocxError("not a DOCX file (damaged zip entry)");
-    const dataAt = local + 30 + bytes.readUInt16LE(local + 26) + bytes.readUInt16LE(local + 28);
-    const data = bytes.subarray(dataAt, dataAt + compressed);
-    if (method === 0) left -= data.length;
-    else if (method === 8) left -= await inflatedSize(data, left);
-    else throw new DocxError(`not a DOCX file (zip compression method ${method})`);
-    if (left < 0) throw new DocxError(`the DOCX inflates to more than ${budget} bytes`);
-    at += 46 + nameLen + extraLen + commentLen;
+  for (const entry of entries) {
+    const data = bytes.subarray(entry.dataStart, entry.dataStart + entry.compressedSize);
+    const size = entry.method === 0 ? data.length : await inflatedSize(data, Math.min(left, entry.uncompressedSize));
+    left -= size;
+    if (left < 0) throw tooLarge();
+    if (size !== entry.uncompressedSize) throw new DocxError("not a DOCX file (a zip entry inflates to another size than its directory declares)");
   }
 }
 
