@@ -13,7 +13,8 @@ import type { PageAnalyzer } from "../pipeline/convert/document.ts";
 import { ExtractJsonProcessor } from "../pipeline/extract-json/extract-json.ts";
 import type { Providers } from "../pipeline/extract-json/providers.ts";
 import { FetchRenderProcessor } from "../pipeline/fetch-render/fetch-render.ts";
-import { AUTO_BUSY, LoadGuard, loadSource, systemSampler } from "../pipeline/fetch-render/load-guard.ts";
+import { LOAD_REASONS, LoadGuard, loadSource, systemSampler, type LoadReason, type LoadState } from "../pipeline/fetch-render/load-guard.ts";
+import { OwnServers, serverEndpoints } from "../pipeline/fetch-render/own-servers.ts";
 import { readCgroup } from "../pipeline/fetch-render/cgroup.ts";
 import { Politeness } from "../pipeline/fetch-render/politeness.ts";
 import { HostLimits } from "../pipeline/fetch-render/host-limit.ts";
@@ -84,13 +85,41 @@ export function processRenderer(w: Wiring): Renderer | undefined {
   return w.renderer;
 }
 
-/** MAX_CPU / MAX_RAM: a worker starts no new page while the load (the process's cgroup, else the machine) is above them. */
-const loadGuard = ({ config, log }: Wiring) => {
+const LOAD_MESSAGES: Record<LoadReason, string> = {
+  none: "load guard: back to the stage's concurrency",
+  neighbours: "load guard: other processes keep the CPU busy: fewer pages at once (Trawl keeps its share, and at least LOAD_GUARD_MIN_CONCURRENCY)",
+  max_cpu: "load guard: CPU above MAX_CPU: fewer pages at once (at least LOAD_GUARD_MIN_CONCURRENCY)",
+  memory: "load guard: memory above MAX_RAM: no new page until it drops",
+};
+
+/**
+ * The load guard of a stage (docs/operations.md): how many pages it runs at once, from LOAD_GUARD_MIN_CONCURRENCY to
+ * `ceiling`, adapted to the load every second; Trawl's own servers on this machine are not counted as others' load.
+ */
+const loadGuard = ({ config, log, metrics }: Wiring, stage: "fetch-render" | "render", ceiling: number) => {
   const cgroup = readCgroup();
-  log.info({ loadSource: loadSource(cgroup), cpuLimitCores: cgroup?.cpuLimitCores ?? null, memoryLimitBytes: cgroup?.memoryLimitBytes ?? null }, "MAX_CPU/MAX_RAM measure this load");
+  const source = loadSource(cgroup);
+  // embedded mode uses no server: a Kafka or ClickHouse on the configured ports is someone else's
+  const own = new OwnServers({ endpoints: config.mode === "cluster" ? serverEndpoints(config) : [], chromiumPath: config.chromiumPath, sameCgroup: source.cpu === "cgroup" });
+  const floor = Math.min(config.loadGuardMinConcurrency, ceiling);
+  log.info({ stage, loadSource: source, cpuLimitCores: cgroup?.cpuLimitCores ?? null, memoryLimitBytes: cgroup?.memoryLimitBytes ?? null, floor, ceiling }, "load guard: MAX_CPU/MAX_RAM measure this load");
+  const show = (s: LoadState) => {
+    metrics.loadGuardLimit.set({ stage }, s.limit);
+    for (const reason of LOAD_REASONS) metrics.loadGuardReason.set({ stage, reason }, reason === s.reason ? 1 : 0);
+  };
+  show({ limit: ceiling, reason: "none" });
+  const share = (x: number | undefined) => +(x ?? 0).toFixed(2);
   return new LoadGuard({
-    maxCpu: config.maxCpu, maxRam: config.maxRam, sample: systemSampler(cgroup),
-    onOverload: (s) => log.warn({ cpu: +s.cpu.toFixed(2), ownCpu: +(s.own ?? 0).toFixed(2), ram: +s.ram.toFixed(2), maxCpu: config.maxCpu ?? `auto (machine ${AUTO_BUSY * 100} % busy and others using more of it than Trawl)`, maxRam: config.maxRam, source: loadSource(cgroup) }, "load above MAX_CPU/MAX_RAM: no new page until it drops"),
+    limits: { floor, ceiling, maxCpu: config.maxCpu, maxRam: config.maxRam },
+    sample: systemSampler(cgroup, () => own.cpuSecondsSince()),
+    onChange: (c) => {
+      show(c);
+      const { sample: s } = c;
+      const fields = { stage, reason: c.reason, limit: c.limit, from: c.previous.limit, floor, ceiling, cpu: share(s.cpu), trawlCpu: share(s.own), ownServersCpu: share(s.servers), ram: share(s.ram), maxCpu: config.maxCpu ?? "auto", maxRam: config.maxRam, source };
+      // the log says each change of reason once; the limit's steps within one are at debug level (and in /metrics)
+      if (c.reason === c.previous.reason) log.debug(fields, "load guard: limit");
+      else log[c.reason === "none" ? "info" : "warn"](fields, LOAD_MESSAGES[c.reason]);
+    },
   });
 };
 
@@ -161,7 +190,7 @@ export async function startFetchRender(w: Wiring): Promise<void> {
     now: () => clock.now(),
     renderMode: config.render as RenderMode,
     metrics: w.metrics,
-    load: loadGuard(w),
+    load: loadGuard(w, "fetch-render", config.fetchConcurrency),
     snapshots: infra.snapshots,
   }, config.fetchConcurrency);
   w.runners.push(await infra.run(processor));
@@ -173,7 +202,7 @@ export async function startRender(w: Wiring, alone: boolean): Promise<void> {
   const renderer = processRenderer(w) ?? pageRenderer(config, log, w.metrics);
   if (alone && !renderer.status().available) throw new ConfigError(`config: the render role needs Chromium: ${renderer.status().reason}`);
   w.runners.push(await infra.run(new RenderProcessor({
-    renderer, cancels: new CancelCache(infra.store, 1000, clock.now), log, defaultTimeoutMs: config.fetchTimeoutMs, load: loadGuard(w),
+    renderer, cancels: new CancelCache(infra.store, 1000, clock.now), log, defaultTimeoutMs: config.fetchTimeoutMs, load: loadGuard(w, "render", config.renderConcurrency),
     ...(config.screenshots === "url" ? { screenshots: infra.screenshots } : {}), now: () => clock.now(),
   }, config.renderConcurrency)));
 }
@@ -242,7 +271,7 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
   w.beforeStop.push(() => jobs.prepareStop());
   w.runners.push(await infra.run(jobs));
   const app = createApp({
-    ...scrape, config, ready: () => infra.ready(), ...(w.providers.llm ? { llm: w.providers.llm } : {}),
+    ...scrape, config, ready: () => infra.ready(), ...(infra.storeReplicas ? { storeReplicas: infra.storeReplicas } : {}), ...(w.providers.llm ? { llm: w.providers.llm } : {}),
     queueStats: () => infra.queueStats(), metrics: w.metrics, authStore: infra.auth, ...(access ? { access } : {}), robots, searchBackend,
     ...(config.screenshots === "url" ? { screenshots: infra.screenshots } : {}), statusCache, monitors: infra.monitors,
   });

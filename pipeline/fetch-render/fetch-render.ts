@@ -40,7 +40,7 @@ export interface FetchRenderDeps {
   maxSitemaps: number;
   /** SITEMAP_MAX_BYTES: inflated size of one gzipped sitemap */
   sitemapMaxBytes: number;
-  /** MAX_CPU / MAX_RAM: no new page starts while the machine is above them */
+  /** the load guard: how many pages run at once under load (MAX_CPU, MAX_RAM, LOAD_GUARD_MIN_CONCURRENCY) */
   load?: LoadGuard;
   /** maxAge / storeInCache; absent or cacheMaxAgeMs 0: no page cache */
   cache?: PageCache;
@@ -158,10 +158,19 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     return out;
   }
 
+  /** A page fetch runs in a slot of the load guard (ended when its fetch, retries included, is done). */
   private async fetchPage(task: FetchTask): Promise<Emission[]> {
+    const release = await this.deps.load?.admit();
+    try {
+      return await this.fetchAdmitted(task);
+    } finally {
+      release?.();
+    }
+  }
+
+  private async fetchAdmitted(task: FetchTask): Promise<Emission[]> {
     const { deps } = this;
     const renderMode = deps.renderMode ?? "never";
-    await deps.load?.admit();
     const crawlDelayMs = await this.checkRobots(task, task.url);
     const needs = browserOption(task.options);
     if (needs) {

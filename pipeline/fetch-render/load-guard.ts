@@ -1,137 +1,167 @@
-// MAX_CPU / MAX_RAM: above either threshold a worker starts no new page until the load drops again. The load is
-// the process's cgroup's share when the cgroup sets a limit (a container), else the whole machine's.
-// MAX_CPU not set: the guard holds on overload, not on work. A crawl on its own keeps the cores busy (two cores at
-// 80 % are Trawl converting pages, not a machine in trouble), so the CPU counts as overloaded only while it is at
-// least AUTO_BUSY busy and the rest of the machine (the CPU time not used by this process) uses more of it than this
-// process does: a hog beside Trawl gets the cores back, Trawl alone runs as fast as it can.
-import { cpus, freemem, totalmem } from "node:os";
-import { sleep } from "../runtime/retry.ts";
-import { readCgroup, type Cgroup } from "./cgroup.ts";
+// The load guard: how many pages a worker (fetch-render, render) runs at once, adapted to the load every interval.
+// It slows, it never stops (memory aside): the limit moves between a floor (LOAD_GUARD_MIN_CONCURRENCY) and the stage's
+// concurrency, and every page waits only for a slot under it.
+// - MAX_CPU not set (the default): the load of the others counts, not Trawl's own (this process, every thread, and its
+//   own servers on this machine: own-servers.ts). Trawl is entitled to its fair share of a busy machine (half) or to
+//   what the others leave of it up to AUTO_BUSY, whichever is more. While the machine is at least AUTO_BUSY busy and
+//   others use at least NEIGHBOUR_MIN of it, a Trawl using more than its entitlement lowers its limit in proportion
+//   (limit x entitled / own); otherwise the limit grows back (doubling per interval, up to the stage's concurrency).
+//   A hog on every core takes the cores the kernel gives it; Trawl keeps its share and its pages move on.
+// - MAX_CPU set: the spec's threshold on the whole machine's (or cgroup's) use, whoever uses it. Above it the limit
+//   falls in proportion (limit x MAX_CPU / cpu) down to the floor; a floor of 0 holds every new page (the spec's "rejects
+//   new jobs above it"). Below it, it grows back.
+// - MAX_RAM: memory over it holds every new page, whatever the floor (a page in flight is memory, and a process the
+//   kernel kills for memory loses every page it had), until it drops.
+import type { LoadSample } from "./load-sampler.ts";
 
-export interface LoadSample {
-  /** fraction of the machine's CPU time in use since the previous sample */
-  cpu: number;
-  /** the part of `cpu` used by this process (every thread: main, workers, V8's) */
-  own?: number;
-  /** fraction of the machine's memory in use */
-  ram: number;
-}
+export { loadSource, systemSampler, type LoadSample } from "./load-sampler.ts";
 
-/** Where the load is read from (for the start log and the promise of docs/api.md). */
-export function loadSource(cgroup: Cgroup | null): { cpu: "cgroup" | "machine"; ram: "cgroup" | "machine" } {
-  const ramLimited = cgroup?.memoryLimitBytes != null && cgroup.memoryLimitBytes < totalmem();
-  return { cpu: cgroup?.cpuLimitCores != null ? "cgroup" : "machine", ram: ramLimited ? "cgroup" : "machine" };
-}
-
-/**
- * Samples the load: CPU as the cgroup's usage over its quota and memory as its usage over its limit when the
- * process's cgroup sets them, else the whole machine's (like the anchor's self-hosted workers).
- */
-export function systemSampler(cgroup: Cgroup | null = readCgroup(), now = () => performance.now()): () => LoadSample {
-  const source = loadSource(cgroup);
-  let last = snapshot();
-  let lastUs = cgroup?.cpuUsageUs() ?? null;
-  let lastAt = now();
-  let lastOwn = process.cpuUsage();
-  return () => {
-    const ownUsage = process.cpuUsage(lastOwn);
-    lastOwn = process.cpuUsage();
-    const elapsedUs = (now() - lastAt) * 1000;
-    const cores = source.cpu === "cgroup" && cgroup ? (cgroup.cpuLimitCores as number) : cpus().length;
-    const own = elapsedUs > 0 ? (ownUsage.user + ownUsage.system) / (elapsedUs * cores) : 0;
-    const machine = snapshot();
-    const busy = machine.busy - last.busy;
-    const total = machine.total - last.total;
-    last = machine;
-    let cpu = total > 0 ? busy / total : 0;
-    const at = now();
-    if (source.cpu === "cgroup" && cgroup) {
-      const us = cgroup.cpuUsageUs();
-      const wallUs = (at - lastAt) * 1000;
-      if (us !== null && lastUs !== null && wallUs > 0) cpu = (us - lastUs) / (wallUs * (cgroup.cpuLimitCores as number));
-      lastUs = us;
-    }
-    lastAt = at;
-    let ram = 1 - freemem() / totalmem();
-    const used = source.ram === "cgroup" ? cgroup?.memoryUsageBytes() : null;
-    if (used != null && cgroup?.memoryLimitBytes) ram = used / cgroup.memoryLimitBytes;
-    return { cpu: Math.max(0, cpu), own: Math.max(0, own), ram: Math.max(0, ram) };
-  };
-}
-
-function snapshot(): { busy: number; total: number } {
-  let busy = 0;
-  let total = 0;
-  for (const c of cpus()) {
-    const t = c.times;
-    busy += t.user + t.nice + t.sys + t.irq;
-    total += t.user + t.nice + t.sys + t.irq + t.idle;
-  }
-  return { busy, total };
-}
-
-/** MAX_CPU not set: the machine counts as busy from here on, and as overloaded if others use more of it than we do */
+/** MAX_CPU not set: the machine counts as busy from here on */
 export const AUTO_BUSY = 0.9;
+/** MAX_CPU not set: the share of a busy machine Trawl keeps however much others want (Trawl and the others: two parties) */
+export const FAIR_SHARE = 0.5;
+/** MAX_CPU not set: others below this share of the machine are noise (system daemons, the shell), not a neighbour */
+export const NEIGHBOUR_MIN = 0.1;
+/** a Trawl over its entitlement by less than this is at it (no change for measurement noise) */
+const TOLERANCE = 0.03;
 
-/** Whether a sample is over the CPU threshold: MAX_CPU when set, else overload (see the head of this file). */
-export function cpuOverloaded(s: LoadSample, maxCpu: number | null): boolean {
-  if (maxCpu !== null) return s.cpu > maxCpu;
+/** Why the limit is below the stage's concurrency: none (it is not), neighbours, max_cpu or memory. */
+export type LoadReason = "none" | "neighbours" | "max_cpu" | "memory";
+export const LOAD_REASONS: readonly LoadReason[] = ["none", "neighbours", "max_cpu", "memory"];
+
+export interface LoadLimits {
+  /** LOAD_GUARD_MIN_CONCURRENCY (at most the ceiling): CPU load never takes the limit below it */
+  floor: number;
+  /** the stage's concurrency */
+  ceiling: number;
+  maxCpu: number | null;
+  maxRam: number;
+}
+
+export interface LoadState {
+  limit: number;
+  reason: LoadReason;
+}
+
+/** Trawl's entitlement with MAX_CPU not set: its fair share, or what the others leave up to AUTO_BUSY if more. */
+export function entitlement(s: LoadSample): number {
   const own = Math.min(s.own ?? 0, s.cpu);
-  return s.cpu >= AUTO_BUSY && s.cpu - own > own;
+  return Math.max(FAIR_SHARE, AUTO_BUSY - (s.cpu - own));
+}
+
+/** The next limit and its reason, from the current one and a sample (pure: the guard calls it every interval). */
+export function adapt(state: LoadState, s: LoadSample, l: LoadLimits): LoadState {
+  const floor = Math.min(l.floor, l.ceiling);
+  const clamp = (n: number) => Math.min(l.ceiling, Math.max(floor, n));
+  const lower = (factor: number, reason: LoadReason): LoadState => {
+    const limit = clamp(Math.floor(state.limit * factor));
+    return { limit, reason: limit >= l.ceiling ? "none" : reason };
+  };
+  const grow = (factor: number): LoadState => {
+    const limit = clamp(Math.max(state.limit + 1, Math.floor(state.limit * Math.min(2, factor))));
+    return { limit, reason: limit >= l.ceiling ? "none" : state.reason };
+  };
+  if (s.ram > l.maxRam) return { limit: 0, reason: "memory" };
+  if (l.maxCpu !== null) return s.cpu > l.maxCpu ? lower(l.maxCpu / s.cpu, "max_cpu") : grow(2);
+  const own = Math.min(s.own ?? 0, s.cpu);
+  const others = s.cpu - own;
+  if (s.cpu < AUTO_BUSY || others < NEIGHBOUR_MIN) return grow(2);
+  const entitled = entitlement(s);
+  if (own > entitled + TOLERANCE) return lower(entitled / own, "neighbours");
+  return grow(own > 0 ? entitled / own : 2);
+}
+
+export interface LoadChange extends LoadState {
+  previous: LoadState;
+  sample: LoadSample;
 }
 
 export class LoadGuard {
-  private readonly maxCpu: number | null;
-  private readonly maxRam: number;
+  private readonly limits: LoadLimits;
   private readonly sample: () => LoadSample;
   private readonly intervalMs: number;
-  private current: LoadSample = { cpu: 0, ram: 0 };
-  private sampledAt = 0;
-  private readonly onOverload: (s: LoadSample) => void;
-  /** An overload is reported once per episode, not once per waiting worker. */
-  private reported = false;
-  /** when the last page was let through an overload (MAX_CPU not set) */
-  private trickledAt = 0;
+  private readonly onChange: (c: LoadChange) => void;
+  private state: LoadState;
+  private sampledAt = -Infinity;
+  private running = 0;
+  private readonly waiters: (() => void)[] = [];
+  private timer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(opts: { maxCpu: number | null; maxRam: number; sample: () => LoadSample; intervalMs?: number; onOverload?: (s: LoadSample) => void }) {
-    this.maxCpu = opts.maxCpu;
-    this.maxRam = opts.maxRam;
+  /**
+   * `onChange`: called when the limit or its reason changes (the log says each change of reason once; /metrics shows
+   * the limit). The first sample is taken at the first page, then at most once per interval.
+   */
+  constructor(opts: { limits: LoadLimits; sample: () => LoadSample; intervalMs?: number; onChange?: (c: LoadChange) => void }) {
+    this.limits = opts.limits;
     this.sample = opts.sample;
     this.intervalMs = opts.intervalMs ?? 1000;
-    this.onOverload = opts.onOverload ?? (() => {});
+    this.onChange = opts.onChange ?? (() => {});
+    this.state = { limit: opts.limits.ceiling, reason: "none" };
   }
 
-  private read(): LoadSample {
-    const now = Date.now();
-    if (now - this.sampledAt >= this.intervalMs) {
-      this.current = this.sample();
-      this.sampledAt = now;
-    }
-    return this.current;
+  /** The pages this worker runs at once now, and why not more. */
+  current(): LoadState & { running: number } {
+    return { ...this.state, running: this.running };
   }
 
-  overloaded(): boolean {
-    const s = this.read();
-    const over = cpuOverloaded(s, this.maxCpu) || s.ram > this.maxRam;
-    if (!over) this.reported = false;
-    return over;
+  private tick(): void {
+    const now = performance.now();
+    if (now - this.sampledAt < this.intervalMs) return;
+    this.sampledAt = now;
+    const sample = this.sample();
+    const previous = this.state;
+    this.state = adapt(previous, sample, this.limits);
+    if (this.state.limit !== previous.limit || this.state.reason !== previous.reason) this.onChange({ ...this.state, previous, sample });
+    this.wake();
+  }
+
+  private wake(): void {
+    for (let free = this.state.limit - this.running; free > 0 && this.waiters.length; free--) this.waiters.shift()!();
+  }
+
+  /** While pages wait, the load is sampled every interval (a limit held by memory grows back without a page ending). */
+  private arm(): void {
+    if (this.timer || this.waiters.length === 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.tick();
+      this.arm();
+    }, Math.max(this.intervalMs, 10));
+    this.timer.unref?.();
   }
 
   /**
-   * Resolves once the machine is below both thresholds (at once when it already is). With MAX_CPU not set, a CPU
-   * overload lets one page through per interval: a machine that other work keeps busy for hours slows a crawl to a
-   * trickle instead of stopping it (a crawl that never ends and never fails). A set MAX_CPU, and memory, hold all.
+   * Resolves once this page may start (at once while fewer than the limit run), with the function that ends it:
+   * call it when the page's work here is done. An aborted signal resolves at once (its release does nothing).
    */
-  async admit(signal?: AbortSignal): Promise<void> {
-    while (this.overloaded() && !signal?.aborted) {
-      if (!this.reported) this.onOverload(this.current);
-      this.reported = true;
-      const now = Date.now();
-      if (this.maxCpu === null && this.current.ram <= this.maxRam && now - this.trickledAt >= this.intervalMs) {
-        this.trickledAt = now;
-        return;
-      }
-      await sleep(this.intervalMs, signal);
+  async admit(signal?: AbortSignal): Promise<() => void> {
+    this.tick();
+    while (this.running >= this.state.limit) {
+      if (signal?.aborted) return () => {};
+      await new Promise<void>((resolve) => {
+        const waiter = () => {
+          signal?.removeEventListener("abort", abort);
+          resolve();
+        };
+        const abort = () => {
+          const at = this.waiters.indexOf(waiter);
+          if (at >= 0) this.waiters.splice(at, 1);
+          resolve();
+        };
+        this.waiters.push(waiter);
+        signal?.addEventListener("abort", abort, { once: true });
+        this.arm();
+      });
+      this.tick();
     }
+    this.running++;
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.running--;
+      this.tick();
+      this.wake();
+    };
   }
 }

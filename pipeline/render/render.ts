@@ -20,8 +20,8 @@ export interface RenderDeps {
   cancels: CancelCache;
   log: Logger;
   defaultTimeoutMs: number;
-  /** MAX_CPU / MAX_RAM: no new page starts while the machine is above them */
-  load?: { admit(): Promise<void> };
+  /** the load guard: how many pages render at once under load (MAX_CPU, MAX_RAM, LOAD_GUARD_MIN_CONCURRENCY); admit() resolves with the page's release */
+  load?: { admit(): Promise<() => void> };
   /** SCREENSHOTS=url: screenshots are stored here and the documents get their URLs (absent: data URLs) */
   screenshots?: ScreenshotStore;
   now?: () => number;
@@ -66,9 +66,17 @@ export class RenderProcessor extends DeclaredProcessor implements Processor<Rend
   }
 
   async handle(msg: Consumed<RenderTask>, batch: Batch): Promise<Emission[]> {
+    if (batch.cancelled.has(msg.value.task.crawlId)) return [];
+    const release = await this.deps.load?.admit();
+    try {
+      return await this.renderAdmitted(msg);
+    } finally {
+      release?.();
+    }
+  }
+
+  private async renderAdmitted(msg: Consumed<RenderTask>): Promise<Emission[]> {
     const { task, document, required, reason } = msg.value;
-    if (batch.cancelled.has(task.crawlId)) return [];
-    await this.deps.load?.admit();
     const status = this.deps.renderer.status();
     if (!status.available) {
       if (required || !document) throw new PageError("SCRAPE_BROWSER_UNAVAILABLE", `${reason} needs a browser, and none is available: ${status.reason}`);

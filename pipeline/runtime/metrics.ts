@@ -44,6 +44,9 @@ export class Metrics {
     this.crawlsStarted = new Counter({ name: "trawl_crawls_started_total", help: "Crawls started", registers });
     this.crawlsEnded = new Counter({ name: "trawl_crawls_ended_total", help: "Crawls ended, by final status", labelNames: ["status"], registers });
     this.creditsUsed = new Counter({ name: "trawl_credits_used_total", help: "Credits used by ended crawls", registers });
+  /** the load guard, per stage (fetch-render, render): pages it runs at once now, and why fewer than its concurrency */
+  readonly loadGuardLimit: Gauge<"stage">;
+  readonly loadGuardReason: Gauge<"stage" | "reason">;
     this.renderPoolSize = new Gauge({ name: "trawl_render_pool_size", help: "Browser pages this process renders at once at most (RENDER_CONCURRENCY)", registers });
     this.renderInUse = new Gauge({ name: "trawl_render_pages_in_use", help: "Browser pages rendering now", registers });
     this.renderSeconds = new Histogram({ name: "trawl_render_duration_seconds", help: "Time to render one page in the browser (a retry after a crash included), by outcome (ok or error code)", labelNames: ["outcome"], buckets: [0.25, 0.5, 1, 2, 5, 10, 20, 30, 60], registers });
@@ -67,6 +70,8 @@ export class Metrics {
     if (queueStats) {
       new Gauge({
         name: "trawl_consumer_lag", help: "Messages not yet committed by a consumer group, per topic and partition",
+    this.loadGuardLimit = new Gauge({ name: "trawl_load_guard_limit", help: "Pages a worker lets run at once now (the load guard: between LOAD_GUARD_MIN_CONCURRENCY and the stage's concurrency; 0 while memory is over MAX_RAM), by stage", labelNames: ["stage"], registers });
+    this.loadGuardReason = new Gauge({ name: "trawl_load_guard_reason", help: "Why the load guard runs fewer pages than the stage's concurrency: 1 for the current reason (none, neighbours, max_cpu, memory), 0 for the others, by stage", labelNames: ["stage", "reason"], registers });
         labelNames: ["topic", "group", "partition"], registers,
         async collect() {
           this.reset();
