@@ -40,6 +40,11 @@ function validators(headers: Record<string, string | string[] | undefined>): { e
   return { ...(typeof etag === "string" && etag ? { etag } : {}), ...(typeof lastModified === "string" && lastModified ? { lastModified } : {}) };
 }
 
+/** Whether a request is conditional: only then may a 304 stand for a page (the copy its validators came from). */
+function hasValidators(headers: Record<string, string> | undefined): boolean {
+  return Object.keys(headers ?? {}).some((name) => /^if-(none-match|modified-since)$/i.test(name));
+}
+
 /** Seconds or an HTTP date -> milliseconds from now. */
 export function retryAfterMs(header: string | string[] | undefined, now = Date.now()): number | undefined {
   const value = Array.isArray(header) ? header[0] : header;
@@ -130,6 +135,10 @@ export class UndiciFetcher implements Fetcher {
         if (hop >= this.opts.maxRedirects) throw new PageError("SCRAPE_TOO_MANY_REDIRECTS", `more than ${this.opts.maxRedirects} redirects`);
         current = new URL(String(location), current).href;
         continue;
+      }
+      if (res.statusCode === 304 && !req.raw && !hasValidators(req.headers)) {
+        await res.body.dump();
+        throw new PageError("SCRAPE_UNEXPECTED_NOT_MODIFIED", "HTTP 304 Not Modified to a request that carried no validators (If-None-Match, If-Modified-Since): there is no earlier copy of the page to reuse", { statusCode: 304 });
       }
       const contentType = String(res.headers["content-type"] ?? (req.raw ? "application/octet-stream" : "text/html"));
       if (res.statusCode >= 400 && !req.raw && !req.errorPages) {

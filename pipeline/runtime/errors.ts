@@ -13,6 +13,8 @@ export type ErrorCode =
   | "SCRAPE_UNSUPPORTED_FILE_ERROR"
   | "SCRAPE_PRIVATE_TARGET_REFUSED"
   | "SCRAPE_TOO_MANY_REDIRECTS"
+  // a 304 Not Modified to a request that carried no validators (If-None-Match, If-Modified-Since): nothing to reuse
+  | "SCRAPE_UNEXPECTED_NOT_MODIFIED"
   | "SCRAPE_REDIRECT_OUT_OF_SCOPE"
   | "SCRAPE_CANCELLED"
   | "SCRAPE_UNPARSEABLE"
