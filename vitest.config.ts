@@ -8,8 +8,8 @@ import { defineConfig } from "vitest/config";
  * one after another on this 2-core machine.
  */
 const ALONE = [
-  "broker-loss", "clickhouse-cluster", "clickhouse-tls", "cluster-faults", "commit-rejoin", "crash-embedded", "extract-crash",
-  "kafka-fetch", "kafka-security", "kafka-three-brokers", "record-framing", "reissue", "render-crash", "restart", "schemathesis",
+  "broker-loss", "clickhouse-cluster", "clickhouse-heal", "clickhouse-tls", "cluster-faults", "commit-rejoin", "crash-embedded", "extract-crash",
+  "kafka-fetch", "kafka-security", "kafka-three-brokers", "load-guard-hog", "record-framing", "reissue", "render-crash", "restart", "schemathesis",
   "team-concurrency", "webhook-isolation",
 ].map((name) => `test/integration/${name}.test.ts`);
 

@@ -21,6 +21,7 @@ import { searchRoutes } from "./routes/search.ts";
 import { teamRoutes } from "./routes/team.ts";
 import { screenshotRoutes } from "./routes/screenshot.ts";
 import { monitorRoutes } from "./routes/monitor.ts";
+import { healthBody } from "../pipeline/runtime/metrics.ts";
 
 export function createApp(deps: ApiDeps): Koa {
   const app = new Koa({ proxy: deps.config.trustProxy });
@@ -37,7 +38,7 @@ export function createApp(deps: ApiDeps): Koa {
 
   const health = new Router();
   health.get("/health", (ctx) => {
-    ctx.body = { status: "ok" };
+    ctx.body = healthBody(deps.storeReplicas?.());
   });
   health.get("/ready", async (ctx) => {
     const ok = await deps.ready().catch(() => false);

@@ -3,7 +3,7 @@ import type { Bus, QueueStat } from "../pipeline/runtime/bus.ts";
 import type { Clock } from "../pipeline/runtime/clock.ts";
 import type { Config } from "../pipeline/runtime/config.ts";
 import type { Logger } from "../pipeline/runtime/logger.ts";
-import type { Metrics } from "../pipeline/runtime/metrics.ts";
+import type { Metrics, StoreReplica } from "../pipeline/runtime/metrics.ts";
 import type { AuthStore } from "../pipeline/store/auth-store.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
 import type { ScreenshotStore } from "../pipeline/store/screenshot-store.ts";
@@ -26,6 +26,8 @@ export interface ApiDeps extends ScrapeDeps {
   log: Logger;
   /** Readiness of the dependencies (store reachable, bus connected). */
   ready: () => Promise<boolean>;
+  /** Cluster mode: each ClickHouse server and its state (/health names the ones that are not up). */
+  storeReplicas?: () => StoreReplica[];
   /** The chat-completions model when one is configured (crawl prompts, params-preview). */
   llm?: LlmClient;
   /** Keys, credits and rate limits of teams (USE_DB_AUTHENTICATION=true); absent: every caller is the team "bypass". */

@@ -21,6 +21,7 @@ import { ClickHouseAuthStore } from "../pipeline/store/clickhouse-auth-store.ts"
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
 import { EmbeddedAuthStore } from "../pipeline/store/embedded-auth-store.ts";
 import { EmbeddedCrawlStore } from "../pipeline/store/embedded-crawl-store.ts";
+import { ReplicaWatch, type ReplicaStatus } from "../pipeline/store/replica-heal.ts";
 import { migrate } from "../pipeline/store/migrations.ts";
 import { EmbeddedPageCache, type PageCache } from "../pipeline/store/page-cache.ts";
 import { raw } from "../pipeline/store/sql.ts";
@@ -48,6 +49,8 @@ export interface Infrastructure {
   queueStats(): Promise<QueueStat[]>;
   /** Every processor of this process is running. */
   started?(): void;
+  /** Cluster mode: each ClickHouse server of CLICKHOUSE_URL and its state (for /health and /metrics). */
+  storeReplicas?(): ReplicaStatus[];
   /** A crash left the embedded logs damaged (torn writes, lost records): running crawls must be resumed. */
   damaged?: boolean;
   close(): Promise<void>;
@@ -60,7 +63,7 @@ export function openInfrastructure(config: Config, log: Logger, clock: Clock, cl
 
 /** Kafka + ClickHouse: migrations and topics first (waiting for the servers), then a producer. */
 async function clusterInfrastructure(config: Config, log: Logger, client: string): Promise<Infrastructure> {
-  const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase, caFile: config.clickhouseCaFile, cluster: config.clickhouseCluster, requestTimeoutMs: config.clickhouseRequestTimeoutMs });
+  const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: config.clickhouseDatabase, caFile: config.clickhouseCaFile, cluster: config.clickhouseCluster, requestTimeoutMs: config.clickhouseRequestTimeoutMs, log });
   const patient = { retries: 20, initialMs: 250, maxMs: 3000, retriable: (err: unknown) => !(err instanceof ConfigError) };
   // the start waits INFRA_START_WAIT_S in all for its servers, then stops naming the one it could not reach
   const deadline = new StartDeadline(config.infraStartWaitS * 1000, log);
@@ -72,6 +75,11 @@ async function clusterInfrastructure(config: Config, log: Logger, client: string
   // the deadline bounds reaching each server, not the work after it: migrations ON CLUSTER wait for every replica and
   // can take minutes on a healthy cluster
   await deadline.run({ server: "ClickHouse", variable: "CLICKHOUSE_URL", where: config.clickhouseUrl }, () => ch.query(raw("SELECT 1 AS ok")), { ...patient, retriable: chRetriable });
+  // a server of CLICKHOUSE_URL without Trawl's database or tables while another has them (a replica replaced with an
+  // empty disk) is healed, from now (the migrations below leave it out) and whenever a check or a request finds one
+  const replicas = new ReplicaWatch(ch, log);
+  await replicas.check();
+  replicas.start();
   const legacyTables = await retry(() => migrate(ch), { ...patient, retriable: chRetriable, onRetry: (err, attempt) => log.warn({ err: (err as Error).message, attempt }, "migrations failed: retrying") });
   // a client of its own with few retries: each attempt fails within seconds with its reason, logged, and the deadline
   // names it (the roles' client retries every connection for about a minute)
@@ -96,7 +104,9 @@ async function clusterInfrastructure(config: Config, log: Logger, client: string
     run: (processor) => startRunner({ kafka, bus, config, log }, processor),
     ready: async () => (await ch.query(raw("SELECT 1 AS ok"))).length === 1,
     queueStats: () => kafkaQueueStats(kafka, config),
+    storeReplicas: () => replicas.replicas(),
     close: async () => {
+      replicas.stop();
       await cache.close();
       await bus.close();
     },

@@ -2,9 +2,9 @@
 // Kubernetes probes it).
 import { createServer, type Server } from "node:http";
 import type { Logger } from "../pipeline/runtime/logger.ts";
-import type { Metrics } from "../pipeline/runtime/metrics.ts";
+import { healthBody, type Metrics, type StoreReplica } from "../pipeline/runtime/metrics.ts";
 
-export async function startMetricsServer(opts: { host: string; port: number; metrics: Metrics; ready: () => Promise<boolean>; log: Logger }): Promise<Server> {
+export async function startMetricsServer(opts: { host: string; port: number; metrics: Metrics; ready: () => Promise<boolean>; log: Logger; storeReplicas?: () => StoreReplica[] }): Promise<Server> {
   const { metrics, log } = opts;
   const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
@@ -16,7 +16,7 @@ export async function startMetricsServer(opts: { host: string; port: number; met
     const answer = async () => {
       if (req.method !== "GET") return json(405, { status: "method not allowed" });
       if (path === "/metrics") return reply(200, metrics.contentType, await metrics.text());
-      if (path === "/health") return json(200, { status: "ok" });
+      if (path === "/health") return json(200, healthBody(opts.storeReplicas?.()));
       if (path === "/ready") {
         const ok = await opts.ready().catch(() => false);
         return json(ok ? 200 : 503, { status: ok ? "ready" : "not ready" });

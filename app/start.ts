@@ -72,7 +72,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   const roleName = roles.length === ROLES.length ? "all" : roles.join("+");
   const infra = await openInfrastructure(config, log, clock, roleName);
   const metrics = new Metrics({
-    role: roleName, queueStats: () => infra.queueStats(),
+    role: roleName, queueStats: () => infra.queueStats(), ...(infra.storeReplicas ? { storeReplicas: infra.storeReplicas } : {}),
     ...(roles.includes("frontier") ? { runningCrawls: async () => (await infra.store.runningCrawlIds()).length } : {}),
   });
   const needsPool = (roles.includes("convert") || roles.includes("api")) && config.convertWorkers > 0;
@@ -81,7 +81,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   const analyzer = providers.provider.name === "rules" ? RULES_ANALYZER : undefined;
   // without the convert role (an API process) the pool serves only /v2/scrape and extract jobs: workers start on first use
   const lazy = !roles.includes("convert");
-  const pool = needsPool ? new ConvertPool({ size: config.convertWorkers, timeoutMs: config.convertTimeoutMs, lazy, ...(analyzer ? { analyzer: analyzer.url } : {}) }) : null;
+  const pool = needsPool ? new ConvertPool({ size: config.convertWorkers, timeoutMs: config.convertTimeoutMs, heapMb: config.convertWorkerHeapMb, lazy, ...(analyzer ? { analyzer: analyzer.url } : {}) }) : null;
   const w: Wiring = { config, log, clock, infra, metrics, pool, ...(analyzer ? { analyze: analyzer.analyze } : {}), providers, runners: [], beforeStop: [], closers: [] };
   if (pool) w.closers.push(() => pool.close());
 
@@ -97,7 +97,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   if (roles.some((r) => r !== "api")) log.debug({ ms: Math.round(collectGarbage()) }, "start-up garbage collected");
   const api = roles.includes("api") ? await startApi(w) : undefined;
   const metricsServer = !api && config.metricsPort > 0
-    ? await startMetricsServer({ host: config.host, port: config.metricsPort, metrics, ready: () => infra.ready(), log })
+    ? await startMetricsServer({ host: config.host, port: config.metricsPort, metrics, ready: () => infra.ready(), log, ...(infra.storeReplicas ? { storeReplicas: infra.storeReplicas } : {}) })
     : undefined;
   infra.started?.();
   if (infra.damaged && roles.includes("frontier")) await resumeCrawls(w);

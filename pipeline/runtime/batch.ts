@@ -5,6 +5,7 @@ import { validator } from "../../schemas/index.ts";
 import type { LogicalTopic } from "../topology.ts";
 import { phaseGroups, phases, type Bus, type Consumed, type Emission, type Processor } from "./bus.ts";
 import { classify, errorCode, errorMessage, TrawlError } from "./errors.ts";
+import { deadLettered } from "./dead-letters.ts";
 import type { Logger } from "./logger.ts";
 import { backoffMs, sleep } from "./retry.ts";
 import { turn } from "./yield-turn.ts";
@@ -31,6 +32,7 @@ export interface Decoded<T> {
 }
 
 function deadLetter(topic: LogicalTopic, m: RawMessage, partition: number, code: string, reason: string): Emission {
+  deadLettered(topic, code);
   return { topic, deadLetter: true, key: m.key ?? "", value: { code, reason, partition, offset: m.offset, key: m.key, value: m.value } };
 }
 
@@ -124,6 +126,7 @@ export function messageHandler<T, B>(processor: Processor<T, B>, log: Logger, st
         }
         if (disposition === "retry") throw err; // stopping: leave the offset uncommitted
         log.error({ ...ctx, err }, "message dead-lettered");
+        deadLettered(processor.topic, errorCode(err));
         // the URL still fails for its crawl, so that no crawl waits forever for a dead-lettered page
         const failure = processor.onPageFailure?.(msg, err) ?? [];
         return [

@@ -2,6 +2,7 @@
 import { ClickHouse } from "clickhouse";
 import { InfrastructureError, TrawlError } from "../runtime/errors.ts";
 import { GroupSender } from "../runtime/group-send.ts";
+import type { Logger } from "../runtime/logger.ts";
 import { sleep } from "../runtime/retry.ts";
 import { clickHouseAgent, refuseCredentialsInUrl, tlsOrAuthFailure } from "./clickhouse-tls.ts";
 import { capturing, columnsOf, publishStatement } from "./sql-capture.ts";
@@ -19,6 +20,8 @@ export interface ClickHouseOptions {
   cluster?: string;
   /** CLICKHOUSE_REQUEST_TIMEOUT_MS: a request whose server sends nothing for this long fails as away (default 60 s). */
   requestTimeoutMs?: number;
+  /** Where heals and servers left out are logged. */
+  log?: Logger;
 }
 
 /** CLICKHOUSE_REQUEST_TIMEOUT_MS' default. */
@@ -32,6 +35,9 @@ const DDL_EXTRA_MS = 180_000;
 /** queryEvery: how long the other replicas may take once one has answered (then they count as away). */
 const EVERY_GRACE_MS = 3_000;
 
+/** A heal that failed is started again by the next answer that the schema is missing, no sooner than this. */
+const HEAL_AGAIN_MS = 5_000;
+
 /** Rows of the INSERTs into one table made while one is in flight go out together, up to this much SQL text. */
 const GROUP_INSERT_BYTES = 8 * 1024 * 1024;
 
@@ -41,6 +47,27 @@ const RETRIABLE_NET = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|ESOCKETTIMEDOUT|EPIPE|E
  * its ZooKeeper session is lost), NO_ZOOKEEPER (225), KEEPER_EXCEPTION (999), UNKNOWN_STATUS_OF_INSERT (319).
  */
 const REPLICA_AWAY = /\bCode: (242|225|999|319)\b/;
+/** UNKNOWN_DATABASE (81), UNKNOWN_TABLE (60): the server answers, but lacks Trawl's database or one of its tables. */
+const SCHEMA_MISSING = /\bCode: (81|60)\b/;
+
+/**
+ * A server that lacks Trawl's database or a table (a replica replaced with an empty disk, a database dropped by hand,
+ * a table between the two steps of a rename): retried like a server that is away, never a bug to dead-letter; the
+ * client heals the server (replica-heal.ts) and sends nothing to it until it is whole again.
+ */
+export class SchemaMissingError extends InfrastructureError {
+  readonly server: string;
+  readonly clickhouseCode: number;
+  constructor(message: string, server: string, clickhouseCode: number, cause: unknown) {
+    super("STORE_UNAVAILABLE", message, cause);
+    this.name = "SchemaMissingError";
+    this.server = server;
+    this.clickhouseCode = clickhouseCode;
+  }
+}
+
+/** What the client knows of one server of CLICKHOUSE_URL (for /health and /metrics). */
+export type ServerState = "up" | "away" | "missing-schema" | "catching-up";
 
 /** One server of CLICKHOUSE_URL: queries travel in a POST form field, INSERTs with the statement in the URL. */
 interface Endpoint {
@@ -49,7 +76,14 @@ interface Endpoint {
   chInsert: InstanceType<typeof ClickHouse>;
   /** Statements whose answer is not read: not parsed (an ON CLUSTER statement answers a TSV table of hosts). */
   chExec: InstanceType<typeof ClickHouse>;
+  /** Left out of every request while its schema is missing or it is catching up after a heal (unless all are). */
+  state: ServerState;
+  /** The heal under way, if any. */
+  healing?: Promise<void>;
 }
+
+/** Applies Trawl's migrations to one server that lacks its database or a table (replica-heal.ts). */
+export type Healer = (url: string, why: SchemaMissingError) => Promise<void>;
 
 /** The URLs of CLICKHOUSE_URL (comma-separated), without trailing slashes. */
 export function clickHouseUrls(url: string): string[] {
@@ -81,6 +115,8 @@ export class ClickHouseClient {
   private readonly caFile: string;
   /** Requests sent again to another server because theirs was away (for tests and logs). */
   readonly failovers = { count: 0 };
+  private readonly opts: ClickHouseOptions;
+  private healer: Healer | undefined;
 
   constructor(opts: ClickHouseOptions) {
     const urls = clickHouseUrls(opts.url);
@@ -88,6 +124,7 @@ export class ClickHouseClient {
     this.database = ident(opts.database);
     this.cluster = opts.cluster ?? "";
     this.caFile = opts.caFile ?? "";
+    this.opts = opts;
     this.endpoints = urls.map((url) => this.endpoint(url, opts));
   }
 
@@ -117,6 +154,7 @@ export class ClickHouseClient {
       ch: new ClickHouse({ ...base, usePost: true }),
       chInsert: new ClickHouse({ ...base, usePost: false }),
       chExec: new ClickHouse({ ...base, usePost: true, raw: true, reqParams: { ...base.reqParams, timeout: timeout + DDL_EXTRA_MS } }),
+      state: "up",
     };
   }
 
@@ -133,20 +171,91 @@ export class ClickHouseClient {
   private async onServers<T>(what: string, request: (e: Endpoint) => Promise<T>): Promise<T> {
     const start = this.current;
     let last: Error | undefined;
-    for (let i = 0; i < this.endpoints.length; i++) {
-      const at = (start + i) % this.endpoints.length;
+    // a server being healed is skipped, unless every server is (then each is tried as usual)
+    const order = this.endpoints.map((_, i) => (start + i) % this.endpoints.length);
+    const whole = order.filter((at) => !this.leftOut(at));
+    const tried = whole.length > 0 ? whole : order;
+    for (const [i, at] of tried.entries()) {
       const e = this.endpoints[at] as Endpoint;
       try {
         const out = await request(e);
         if (at !== this.current) this.current = at;
+        if (e.state === "away") e.state = "up";
         return out;
       } catch (err) {
-        last = this.wrap(err, what, e.url);
+        last = this.failed(e, this.wrap(err, what, e.url));
         if (!serverAway(last)) throw last;
-        if (i + 1 < this.endpoints.length) this.failovers.count++;
+        if (i + 1 < tried.length) this.failovers.count++;
       }
     }
     throw last as Error;
+  }
+
+  /** Is the server at `at` left out of requests (its schema is missing, or it is catching up after a heal)? */
+  private leftOut(at: number): boolean {
+    const s = (this.endpoints[at] as Endpoint).state;
+    return s === "missing-schema" || s === "catching-up";
+  }
+
+  /** Notes what a failure says of its server (away, or lacking the schema: healed) and returns it. */
+  private failed(e: Endpoint, err: Error): Error {
+    if (err instanceof SchemaMissingError) this.schemaMissing(e, err);
+    else if (serverAway(err) && e.state === "up") e.state = "away";
+    return err;
+  }
+
+  /** `e` lacks Trawl's database or a table: left out of requests and healed (once at a time). */
+  private schemaMissing(e: Endpoint, err: SchemaMissingError): void {
+    // one server without a cluster: a table missing for a moment is a rename of clickhouse-retention.ts between its two
+    // steps (retried as it was); a missing database is created again
+    if (e.healing || (!this.cluster && err.clickhouseCode === 60)) return;
+    e.state = "missing-schema";
+    const healer = this.healer;
+    if (!healer) return;
+    e.healing = (async () => {
+      try {
+        await healer(e.url, err);
+        e.state = "up";
+      } catch (failure) {
+        this.opts.log?.warn({ replica: e.url, err: failure instanceof Error ? failure.message : String(failure) }, "clickhouse: healing the server failed; tried again on its next answer");
+        // the next failure of the same kind starts another heal, no sooner than a few seconds
+        await sleep(HEAL_AGAIN_MS);
+      } finally {
+        e.healing = undefined;
+      }
+    })();
+  }
+
+  /**
+   * The function that applies the migrations to a server lacking the schema (replica-heal.ts sets it: this module does
+   * not know the migrations). Without one, such a server is only left out.
+   */
+  setHealer(healer: Healer): void {
+    this.healer = healer;
+  }
+
+  /** Marks a server as catching up (healed, still fetching from the other replicas: no request yet) or whole again. */
+  setCatchingUp(url: string, catchingUp: boolean): void {
+    const e = this.endpoints.find((x) => x.url === url);
+    if (e) e.state = catchingUp ? "catching-up" : "up";
+  }
+
+  /** A server found lacking the schema by a check of its own (replica-heal.ts): healed as if a request had failed. */
+  reportSchemaMissing(url: string, err: SchemaMissingError): Promise<void> {
+    const e = this.endpoints.find((x) => x.url === url);
+    if (!e) return Promise.resolve();
+    this.schemaMissing(e, err);
+    return e.healing ?? Promise.resolve();
+  }
+
+  /** Each server of CLICKHOUSE_URL and what the client knows of it. */
+  servers(): { url: string; state: ServerState }[] {
+    return this.endpoints.map((e) => ({ url: e.url, state: e.state }));
+  }
+
+  /** A client of one server of this one's (same database, cluster and credentials), for checks and heals of that server. */
+  forServer(url: string): ClickHouseClient {
+    return new ClickHouseClient({ ...this.opts, url });
   }
 
   /** `db.table` for a table of Trawl's database. */
@@ -158,6 +267,9 @@ export class ClickHouseClient {
     const refused = tlsOrAuthFailure(err, url, this.caFile, what);
     if (refused) return refused;
     const message = err instanceof Error ? err.message : String(err);
+    const code = Number((err as { code?: unknown })?.code);
+    const missing = code === 81 || code === 60 ? code : Number(SCHEMA_MISSING.exec(message)?.[1] ?? 0);
+    if (missing) return new SchemaMissingError(`clickhouse ${what} failed on ${url} (its schema is missing): ${message}`, url, missing, err);
     // 60 UNKNOWN_TABLE: a migration renaming a table (clickhouse-retention.ts) between its two steps; nothing was written
     if (RETRIABLE_NET.test(message) || REPLICA_AWAY.test(message) || (err as { code?: string })?.code?.toString().startsWith("E") || Number((err as { code?: unknown })?.code) === 60) {
       return new InfrastructureError("STORE_UNAVAILABLE", `clickhouse ${what} failed: ${message}`, err);
@@ -177,12 +289,15 @@ export class ClickHouseClient {
    * so far (replication is asynchronous).
    */
   async queryEvery<T = Record<string, unknown>>(q: SqlFragment): Promise<T[][]> {
-    const answers: (PromiseSettledResult<T[]> | undefined)[] = this.endpoints.map(() => undefined);
-    const asked = this.endpoints.map(async (e, i) => {
+    // a server being healed is left out (it would answer with the rows it has fetched so far), unless every one is
+    const whole = this.endpoints.filter((_, i) => !this.leftOut(i));
+    const asking = whole.length > 0 ? whole : this.endpoints;
+    const answers: (PromiseSettledResult<T[]> | undefined)[] = asking.map(() => undefined);
+    const asked = asking.map(async (e, i) => {
       try {
         answers[i] = { status: "fulfilled", value: (await e.ch.query(q.text).toPromise()) as T[] };
       } catch (err) {
-        answers[i] = { status: "rejected", reason: this.wrap(err, "query", e.url) };
+        answers[i] = { status: "rejected", reason: this.failed(e, this.wrap(err, "query", e.url)) };
       }
     });
     const all = Promise.all(asked);

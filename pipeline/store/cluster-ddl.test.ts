@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { clusterMisconfigured, clusterStatement, createdTable } from "./cluster-ddl.ts";
+import { clusterMisconfigured, clusterStatement, createdTable, replicaStatement } from "./cluster-ddl.ts";
 import { migrations } from "./migrations.ts";
 
 describe("clusterStatement", () => {
@@ -58,5 +58,22 @@ describe("clusterMisconfigured", () => {
   it("leaves other failures alone", () => {
     expect(clusterMisconfigured(new Error("connect ECONNREFUSED 127.0.0.1:8123"), "c")).toBeUndefined();
     expect(clusterMisconfigured(new Error("Code: 62, e.displayText() = DB::Exception: Syntax error"), "c")).toBeUndefined();
+  });
+});
+
+describe("replicaStatement", () => {
+  it("is the replicated CREATE for one replica alone, with the columns added later after the statement's own", () => {
+    const s = "CREATE TABLE IF NOT EXISTS d.crawls (crawl_id String, version UInt64) ENGINE = ReplacingMergeTree(version) ORDER BY crawl_id";
+    expect(replicaStatement(s, "c", ["tokens_used UInt64 DEFAULT 0"])).toBe(
+      "CREATE TABLE IF NOT EXISTS d.crawls (crawl_id String, version UInt64, tokens_used UInt64 DEFAULT 0) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/d/crawls', '{replica}', version) ORDER BY crawl_id",
+    );
+  });
+
+  it("extends the column list of every table of the migrations, not a default's parentheses", () => {
+    for (const m of migrations("d").filter((x) => x.includes("CREATE TABLE"))) {
+      const out = replicaStatement(m, "c", ["zz String DEFAULT ''"]);
+      expect(out).toMatch(/, zz String DEFAULT ''\)\s*ENGINE = Replicated/);
+      expect(out).not.toMatch(/ON CLUSTER/);
+    }
   });
 });

@@ -35,6 +35,22 @@ export function clusterStatement(statement: string, cluster: string): string {
   return statement.replace(CREATE_TABLE, `$1${on}`).replace(ENGINE, `ENGINE = Replicated${family}(${replicated})`);
 }
 
+/**
+ * `statement` (a CREATE of migrations.ts) for one replica of the cluster alone, as its healing runs it (replica-heal.ts):
+ * the Replicated engine of `clusterStatement` without `ON CLUSTER`, with `columns` (definitions such as
+ * `tokens_used UInt64 DEFAULT 0`) after the statement's own, as the other replicas have them after their ALTERs.
+ */
+export function replicaStatement(statement: string, cluster: string, columns: string[] = []): string {
+  const on = ` ON CLUSTER ${literal(cluster)}`;
+  let local = clusterStatement(statement, cluster).replace(on, "");
+  if (columns.length > 0) {
+    const engine = /\)\s*ENGINE\s*=/.exec(local);
+    if (!engine) throw new TypeError(`no column list to extend in: ${statement.slice(0, 80)}`);
+    local = `${local.slice(0, engine.index)}, ${columns.join(", ")}${local.slice(engine.index)}`;
+  }
+  return local;
+}
+
 /** The table a CREATE TABLE statement creates (`db`, `table`), or undefined for any other statement. */
 export function createdTable(statement: string): { database: string; table: string } | undefined {
   const m = CREATE_TABLE.exec(statement);

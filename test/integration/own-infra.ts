@@ -265,6 +265,8 @@ export interface OwnClickHouseCluster {
   cluster: string;
   /** kill -9 of replica `i` (0-based): no shutdown, no goodbye to ZooKeeper. */
   kill9(i: number): Promise<void>;
+  /** The data directory of replica `i` (0-based): removed while it is down, it comes back as a replaced disk. */
+  dataDir(i: number): string;
   /** Starts again the replicas that are not running. */
   up(): Promise<void>;
   stop(): Promise<void>;
@@ -294,6 +296,7 @@ export async function startOwnClickHouseCluster(basePort: number, replicas = 2):
     urls: Array.from({ length: replicas }, (_, i) => `http://127.0.0.1:${basePort + 10 + i}`),
     cluster,
     kill9: (i) => kill9Pid(join(dir, "clickhouse", `replica-${i + 1}`, "clickhouse.pid")),
+    dataDir: (i) => join(dir, "clickhouse", `replica-${i + 1}`, "data"),
     up: async () => void (await script("up")),
     stop,
   };

@@ -1,0 +1,185 @@
+// A ClickHouse server that lacks Trawl's database or a table is healed: Trawl applies its migrations to that server
+// alone. A replica of a cluster replaced with an empty disk (or whose database was dropped) gets its Replicated tables
+// again with the same definitions and ZooKeeper paths, and fetches every part from the other replicas; until it has
+// caught up, the client sends it nothing (clickhouse.ts). One server without a cluster gets its database and tables
+// again (its rows are gone with its disk).
+//
+// In 18.16 a replica whose name is still registered in ZooKeeper cannot be CREATEd again ("Replica … already exists",
+// 253): it is ATTACHed with the same definition, which queues a fetch of every part ZooKeeper lists for it. A CREATE
+// must also name the columns the others got by ALTER (122, "Table structure in ZooKeeper is too different").
+import type { Logger } from "../runtime/logger.ts";
+import { sleep } from "../runtime/retry.ts";
+import { SchemaMissingError, type ClickHouseClient } from "./clickhouse.ts";
+import { createdTable, replicaStatement } from "./cluster-ddl.ts";
+import { ADDED_COLUMNS, migrate, migrations } from "./migrations.ts";
+import { raw, sql } from "./sql.ts";
+
+/** How often each server is checked (reachable, its schema whole, its replication delay). */
+export const WATCH_EVERY_MS = 5_000;
+/** A healed replica is left out until its replication queue is empty, checked this often, for at most … */
+const CATCH_UP_POLL_MS = 500;
+/** … this long (then it serves again whatever it has fetched: a replica that never catches up is an operator's matter). */
+const CATCH_UP_MAX_MS = 10 * 60_000;
+
+/** One server of CLICKHOUSE_URL as /health and /metrics show it. */
+export interface ReplicaStatus {
+  url: string;
+  /** up; away (unreachable); missing-schema (lacks the database or a table: being healed); catching-up (healed, fetching). */
+  state: string;
+  /** The largest replication delay of Trawl's tables on it (system.replicas absolute_delay), seconds; cluster only. */
+  delayS?: number;
+}
+
+/** The tables of Trawl's database `db`. */
+const tablesOf = (db: string) => migrations(db).map(createdTable).flatMap((t) => (t ? [t.table] : []));
+
+/** Trawl's tables that the server of `one` lacks (every one when its database is missing). */
+export async function missingTables(one: ClickHouseClient): Promise<string[]> {
+  const expected = tablesOf(one.database);
+  const rows = await one.query<{ name: string }>(sql`SELECT name FROM system.tables WHERE database = ${one.database}`);
+  const have = new Set(rows.map((r) => r.name));
+  return expected.filter((t) => !have.has(t));
+}
+
+/** Runs `statement` on `one`; false when ClickHouse refused it with `code`. */
+async function refusedWith(one: ClickHouseClient, statement: string, code: number): Promise<boolean> {
+  try {
+    await one.exec(raw(statement));
+    return false;
+  } catch (err) {
+    if (new RegExp(`\\bCode: ${code}\\b`).test(err instanceof Error ? err.message : String(err))) return true;
+    throw err;
+  }
+}
+
+/** One replicated table created again on the replica of `one`: CREATE, or ATTACH when ZooKeeper still knows the replica. */
+async function createReplicaTable(one: ClickHouseClient, statement: string): Promise<void> {
+  const table = createdTable(statement)?.table ?? "";
+  const added = ADDED_COLUMNS.filter((c) => c.table === table).map((c) => `${c.column} ${c.type}`);
+  // with the columns the other replicas got by ALTER first; without them for a cluster whose tables predate them
+  for (const columns of added.length > 0 ? [added, []] : [[]]) {
+    const create = replicaStatement(statement, one.cluster, columns);
+    try {
+      if (await refusedWith(one, create, 253)) await one.exec(raw(create.replace(/^\s*CREATE TABLE IF NOT EXISTS/, "ATTACH TABLE")));
+      return;
+    } catch (err) {
+      // another process healed the same table at the same moment
+      if (!(await missingTables(one)).includes(table)) return;
+      if (columns.length > 0 && /\bCode: 122\b/.test(err instanceof Error ? err.message : String(err))) continue;
+      throw err;
+    }
+  }
+}
+
+/** Waits until the replica of `one` has fetched what its queue holds for Trawl's tables (or CATCH_UP_MAX_MS). */
+async function caughtUp(one: ClickHouseClient): Promise<boolean> {
+  const until = Date.now() + CATCH_UP_MAX_MS;
+  while (Date.now() < until) {
+    const [r] = await one.query<{ tables: number; queue: number; readonly: number; delay: number }>(sql`SELECT count() AS tables, sum(queue_size) AS queue,
+      sum(is_readonly) AS readonly, max(absolute_delay) AS delay FROM system.replicas WHERE database = ${one.database}`).catch(() => []);
+    if (r && Number(r.tables) > 0 && Number(r.queue) === 0 && Number(r.readonly) === 0 && Number(r.delay) <= 5) return true;
+    await sleep(CATCH_UP_POLL_MS);
+  }
+  return false;
+}
+
+/** Applies Trawl's migrations to the server `url` of `client`, which lacks its database or a table; logged. */
+export async function healServer(client: ClickHouseClient, url: string, log: Logger, why: string): Promise<void> {
+  const one = client.forServer(url);
+  const missing = await missingTables(one);
+  if (missing.length === 0) return;
+  log.warn({ replica: url, missing, why }, "clickhouse: a server lacks Trawl's database or tables: applying the migrations to it (no statement goes to it until then)");
+  if (!one.cluster) {
+    await migrate(one);
+    log.warn({ replica: url }, "clickhouse: the server's database and tables were created again");
+    return;
+  }
+  await one.exec(raw(`CREATE DATABASE IF NOT EXISTS ${one.database}`));
+  for (const statement of migrations(one.database)) {
+    const t = createdTable(statement);
+    if (t && missing.includes(t.table)) await createReplicaTable(one, statement);
+  }
+  await migrate(one); // columns added since (ALTERs replicate), and nothing else left to create
+  client.setCatchingUp(url, true);
+  log.warn({ replica: url, tables: missing.length }, "clickhouse: the replica's tables were created again; it fetches their parts from the other replicas (left out until it has)");
+  const done = await caughtUp(one);
+  log.warn({ replica: url, caughtUp: done }, done ? "clickhouse: the healed replica has caught up and serves again" : "clickhouse: the healed replica has not caught up in 10 minutes; it serves again anyway");
+}
+
+/**
+ * Heals every server of `client` that lacks the schema, now and every WATCH_EVERY_MS, and keeps what each check found
+ * for /health and /metrics. Requests that meet a missing schema heal too (clickhouse.ts); this finds a replica no
+ * request reaches (the client stays on the server that answers).
+ */
+export class ReplicaWatch {
+  private readonly statuses = new Map<string, ReplicaStatus>();
+  private timer: NodeJS.Timeout | undefined;
+  private checking: Promise<void> | undefined;
+
+  private readonly client: ClickHouseClient;
+
+  constructor(client: ClickHouseClient, log: Logger) {
+    this.client = client;
+    client.setHealer((url, err) => healServer(client, url, log, err.message));
+  }
+
+  /**
+   * One check of every server. A server lacking the schema while another has it whole is marked at once (requests
+   * leave it out from here on: the migrations at start read a whole one) and healed (not awaited). When none has it
+   * whole (a new database), the migrations create it.
+   */
+  check(): Promise<void> {
+    this.checking ??= this.checkAll().finally(() => (this.checking = undefined));
+    return this.checking;
+  }
+
+  private async checkAll(): Promise<void> {
+    const found = await Promise.all(this.client.servers().map((s) => this.checkOne(s.url)));
+    if (!found.some((f) => f?.length === 0)) return;
+    for (const [i, s] of this.client.servers().entries()) {
+      const missing = found[i];
+      if (!missing?.length) continue;
+      // 81 (UNKNOWN_DATABASE) when it has none of them, as a request would have been told
+      const code = missing.length === tablesOf(this.client.database).length ? 81 : 60;
+      void this.client.reportSchemaMissing(s.url, new SchemaMissingError(`the server lacks ${missing.join(", ")}`, s.url, code, undefined));
+    }
+  }
+
+  /** The tables the server lacks (undefined: away), its status noted. */
+  private async checkOne(url: string): Promise<string[] | undefined> {
+    const one = this.client.forServer(url);
+    try {
+      const missing = await missingTables(one);
+      const status: ReplicaStatus = { url, state: missing.length > 0 ? "missing-schema" : "up" };
+      if (one.cluster && missing.length === 0) {
+        const [r] = await one.query<{ delay: number }>(sql`SELECT max(absolute_delay) AS delay FROM system.replicas WHERE database = ${one.database}`);
+        status.delayS = Number(r?.delay ?? 0);
+      }
+      this.statuses.set(url, status);
+      return missing;
+    } catch {
+      this.statuses.set(url, { url, state: "away" });
+      return undefined;
+    }
+  }
+
+  /** Checks every WATCH_EVERY_MS until stop(). */
+  start(): this {
+    this.timer = setInterval(() => void this.check(), WATCH_EVERY_MS);
+    this.timer.unref();
+    return this;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** Each server: the client's own view while it heals one, else what the last check found. */
+  replicas(): ReplicaStatus[] {
+    return this.client.servers().map((s) => {
+      const seen = this.statuses.get(s.url);
+      if (s.state === "missing-schema" || s.state === "catching-up") return { ...seen, url: s.url, state: s.state };
+      return seen ?? { url: s.url, state: s.state };
+    });
+  }
+}
