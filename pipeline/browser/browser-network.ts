@@ -26,7 +26,7 @@ export interface NetworkOptions {
 }
 
 /** Why a request of a page was refused: the renderer reports each kind with its own error code. */
-export type RefusalKind = "private" | "dns" | "too-large" | "ad" | "scheme";
+export type RefusalKind = "private" | "dns" | "too-large" | "ad" | "scheme" | "popup";
 
 export interface Refusal {
   url: string;

@@ -3,13 +3,16 @@
 // between pages), downloads refused. The browser has no network of its own: every request Playwright can intercept
 // is made by BrowserNetwork, and everything else Chromium would connect to goes to the page's GuardProxy (its
 // resolver answers nothing, so a connection that is not sent to the proxy cannot even find an address). A crashed or
-// hung browser is replaced and the page tried once more on the new one.
+// hung browser is replaced and the page tried once more on the new one. Every callback Playwright makes for a page
+// (its routes, the context's events) goes through the page's PageGuard: an error there fails that page
+// (SCRAPE_BROWSER_ERROR), never the process. Popups are closed as they open and every request of theirs is refused.
 import { existsSync } from "node:fs";
-import { chromium, devices, type Browser, type BrowserServer, type Page } from "playwright-core";
+import { chromium, devices, type Browser, type BrowserServer, type Page, type Route, type WebSocketRoute } from "playwright-core";
 import { errorCode, errorMessage, PageError } from "../runtime/errors.ts";
 import type { Logger } from "../runtime/logger.ts";
 import { BrowserNetwork, PageTraffic, type Refusal } from "./browser-network.ts";
 import { GuardProxy } from "./guard-proxy.ts";
+import { fromOtherPage, isMainNavigation, PageGuard } from "./page-guard.ts";
 import { brandingOf } from "./branding-sampler.ts";
 import { runActions, screenshotOf } from "./page-actions.ts";
 import type { Renderer, RendererStatus, RenderRequest, RenderResult } from "./renderer.ts";
@@ -52,6 +55,15 @@ export const LAUNCH_FLAGS = [
 const DESKTOP = { viewport: { width: 1920, height: 1080 } };
 const MOBILE = devices["Pixel 7"] as (typeof devices)[string];
 
+/** What the route handler of one page attempt needs (`document`: answered once, then cleared). */
+interface PageRouting {
+  document: RenderRequest["document"];
+  ads: AdHosts | undefined;
+  traffic: PageTraffic;
+  skipTls: boolean;
+  signal: AbortSignal;
+}
+
 /** The browser went away under a page: the page is tried once more on a new one. */
 class BrowserLost extends Error {}
 
@@ -70,10 +82,10 @@ interface Live {
 
 /**
  * The refusal that failed a navigation: the page's own URL refused (by interception), else the first refusal that
- * is not an ad (ads are never the main frame): a redirect Chromium followed through the proxy, a meta refresh.
+ * is not an ad or a popup (neither is ever the main frame): a redirect Chromium followed through the proxy, a meta refresh.
  */
 function navigationRefusal(traffic: PageTraffic): Refusal | undefined {
-  return traffic.refused.find((r) => r.kind !== "ad");
+  return traffic.refused.find((r) => r.kind !== "ad" && r.kind !== "popup");
 }
 
 /** The error a page fails with when the browser refused the request that was to give its content. */
@@ -232,39 +244,63 @@ export class ChromiumRenderer implements Renderer {
       throw gone(live, err) ? this.lost(live, err) : err;
     }
     let timer: NodeJS.Timeout | undefined;
+    // every callback Playwright makes for this page goes through the guard: its error fails this page, not the process
+    const guard = new PageGuard(this.log, req.url);
     try {
-      let doc = req.document;
-      const ads = req.blockAds !== false ? this.opts.adHosts : undefined;
-      await context.route("**/*", (route) => {
-        const request = route.request();
-        if (doc && request.isNavigationRequest() && request.url() === doc.finalUrl) {
-          const { statusCode, contentType, body } = doc;
-          doc = undefined; // only the first navigation: a reload or a later visit goes to the site
-          return route.fulfill({ status: statusCode, contentType: /charset/i.test(contentType) ? contentType : `${contentType}; charset=utf-8`, body });
-        }
-        // the page itself is never an "ad": only what it loads (subresources, frames) is checked against the list
-        const blocked = ads && !(request.isNavigationRequest() && request.frame().parentFrame() === null) ? (host: string) => ads.blocks(host) : undefined;
-        return this.network.fulfil(route, traffic, skipTls, abort.signal, blocked).catch((err: unknown) => {
-          this.log.debug({ url: request.url(), err: errorMessage(err) }, "browser request not completed");
-        });
-      });
-      await context.routeWebSocket(/.*/, (ws) => this.network.webSocket(ws, traffic));
       const page = await context.newPage();
+      const routing: PageRouting = { document: req.document, ads: req.blockAds !== false ? this.opts.adHosts : undefined, traffic, skipTls, signal: abort.signal };
+      // popups (window.open, target=_blank, actions that open one) are closed; their requests are refused below
+      context.on("page", guard.listener("popup", (popup: Page) => popup === page ? undefined : this.closePopup(popup, req.url)));
+      await context.route("**/*", guard.route("request", (route: Route) => this.route(route, page, routing), (route) => route.abort("failed")));
+      await context.routeWebSocket(/.*/, guard.route("WebSocket", (ws: WebSocketRoute) => this.network.webSocket(ws, traffic), (ws) => ws.close({ code: 1011, reason: "refused by the crawler" })));
       const timedOut = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new PageError("SCRAPE_TIMEOUT", `the page was not rendered within ${req.timeoutMs} ms`, { retriable: true })), req.timeoutMs);
       });
-      return await Promise.race([this.load(page, req, deadline, traffic), timedOut]);
+      return await Promise.race([this.load(page, req, deadline, traffic), timedOut, guard.failed]);
     } catch (err) {
       abort.abort();
       if (gone(live, err)) throw this.lost(live, err);
       if (err instanceof PageError && err.code === "SCRAPE_TIMEOUT" && (await this.replaceIfHung(live))) throw new BrowserLost("hung");
       throw err;
     } finally {
+      guard.end();
       clearTimeout(timer);
       abort.abort();
       await context.close().catch((err: unknown) => this.log.debug({ err: errorMessage(err) }, "context close failed (browser gone)"));
       await proxy.close();
     }
+  }
+
+  /**
+   * One intercepted request of the page's context: the page's first navigation answered with the document already
+   * fetched (RENDER=auto), a popup's request refused, everything else made by BrowserNetwork (ad hosts refused).
+   */
+  private async route(route: Route, page: Page, p: PageRouting): Promise<void> {
+    const request = route.request();
+    if (fromOtherPage(request, page)) {
+      p.traffic.refuse(request.url(), "popup", "popups are not opened (window.open, target=_blank)");
+      return route.abort("blockedbyclient").catch(() => undefined); // the popup may be closed already: nothing left to refuse
+
+    }
+    const doc = p.document;
+    if (doc && request.isNavigationRequest() && request.url() === doc.finalUrl) {
+      p.document = undefined; // only the first navigation: a reload or a later visit goes to the site
+      const { statusCode, contentType, body } = doc;
+      return route.fulfill({ status: statusCode, contentType: /charset/i.test(contentType) ? contentType : `${contentType}; charset=utf-8`, body });
+    }
+    // the page itself is never an "ad": only what it loads (subresources, frames) is checked against the list
+    const ads = p.ads;
+    const blocked = ads && !isMainNavigation(request) ? (host: string) => ads.blocks(host) : undefined;
+    return this.network.fulfil(route, p.traffic, p.skipTls, p.signal, blocked).catch(async (err: unknown) => {
+      this.log.debug({ url: request.url(), err: errorMessage(err) }, "browser request not completed");
+      await route.abort("failed").catch(() => undefined); // not left hanging (already answered, or the page is gone)
+    });
+  }
+
+  /** A popup is closed as soon as it opens (its requests were refused); a close that fails leaves it refused. */
+  private async closePopup(popup: Page, url: string): Promise<void> {
+    this.log.debug({ url, popup: popup.url() }, "popup closed");
+    await popup.close().catch((err: unknown) => this.log.debug({ url, err: errorMessage(err) }, "popup close failed (page gone)"));
   }
 
   private async load(page: Page, req: RenderRequest, deadline: number, traffic: PageTraffic): Promise<RenderResult> {

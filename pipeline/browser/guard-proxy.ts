@@ -34,8 +34,10 @@ export class GuardProxy {
 
   private constructor(opts: GuardProxyOptions) {
     this.opts = opts;
-    this.server = createServer((req, res) => void this.onRequest(req, res));
-    this.server.on("connect", (req: IncomingMessage, socket: Socket, head: Buffer) => void this.onConnect(req, socket, head));
+    // Chromium's connections call back here: a handler's error closes that connection, never reaches the process
+    this.server = createServer((req, res) => void this.onRequest(req, res).catch((err: unknown) => this.dropped(req.url, req.socket, err)));
+    this.server.on("connect", (req: IncomingMessage, socket: Socket, head: Buffer) => void this.onConnect(req, socket, head).catch((err: unknown) => this.dropped(req.url, socket, err)));
+    this.server.on("error", (err) => opts.log.warn({ err: errorMessage(err) }, "browser guard proxy error"));
     // an Upgrade sent in absolute form (browsers tunnel WebSockets with CONNECT instead): never forwarded
     this.server.on("upgrade", (req: IncomingMessage, socket: Socket) => this.refuse(req.url ?? "", "scheme", "upgrade requests are not forwarded", socket));
     this.server.on("connection", (socket: Socket) => this.track(socket));
@@ -55,6 +57,11 @@ export class GuardProxy {
     this.sockets.add(socket);
     socket.once("close", () => this.sockets.delete(socket));
     socket.on("error", () => socket.destroy());
+  }
+
+  private dropped(url: string | undefined, socket: Duplex, err: unknown): void {
+    this.opts.log.warn({ url, err: errorMessage(err) }, "browser proxy request failed: connection closed");
+    socket.destroy();
   }
 
   /** Records the refusal and closes the connection without an answer. */

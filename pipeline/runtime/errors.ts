@@ -24,6 +24,8 @@ export type ErrorCode =
   | "SCRAPE_ACTION_ERROR"
   | "SCRAPE_BROWSER_UNAVAILABLE"
   | "SCRAPE_BROWSER_CRASHED"
+  // Trawl's handling of one of the page's browser events failed (a route or event callback): that page fails, not the process
+  | "SCRAPE_BROWSER_ERROR"
   // cache-only scrapes (minAge, lockdown) that found no cached response: HTTP 404 on /v2/scrape
   | "SCRAPE_NO_CACHED_DATA"
   | "SCRAPE_LOCKDOWN_CACHE_MISS"
