@@ -100,7 +100,10 @@ const loadGuard = ({ config, log, metrics }: Wiring, stage: "fetch-render" | "re
   const cgroup = readCgroup();
   const source = loadSource(cgroup);
   // embedded mode uses no server: a Kafka or ClickHouse on the configured ports is someone else's
-  const own = new OwnServers({ endpoints: config.mode === "cluster" ? serverEndpoints(config) : [], chromiumPath: config.chromiumPath, sameCgroup: source.cpu === "cgroup" });
+  const own = new OwnServers({
+    endpoints: config.mode === "cluster" ? serverEndpoints(config) : [], chromiumPath: config.chromiumPath, sameCgroup: source.cpu === "cgroup",
+    onFound: (servers) => log.info({ stage, servers }, "load guard: Trawl's own servers on this machine (their CPU is not a neighbour's)"),
+  });
   const floor = Math.min(config.loadGuardMinConcurrency, ceiling);
   log.info({ stage, loadSource: source, cpuLimitCores: cgroup?.cpuLimitCores ?? null, memoryLimitBytes: cgroup?.memoryLimitBytes ?? null, floor, ceiling }, "load guard: MAX_CPU/MAX_RAM measure this load");
   const show = (s: LoadState) => {
@@ -149,6 +152,17 @@ export async function startFrontier(w: Wiring): Promise<void> {
   }, reissueCheckMs(config));
   reissue.unref();
   w.beforeStop.push(() => clearInterval(reissue));
+  // running crawls no frontier has in memory (forgotten by a restart, their messages lost) are looked up in the store,
+  // less often (a read per crawl not in memory), and resumed the same way
+  let orphanScan: Promise<void> | undefined;
+  const orphans = setInterval(() => {
+    orphanScan ??= frontier.orphansForReissue(clock.now())
+      .then((due) => (due.length ? infra.bus.produce(due.map((crawlId) => ({ topic: "frontier.inbox" as const, key: keys.crawl(crawlId), value: { type: "ResumeRequested", crawlId } }))) : undefined))
+      .catch((err: unknown) => log.warn({ err: (err as Error).message }, "looking for forgotten running crawls failed; will retry"))
+      .finally(() => (orphanScan = undefined));
+  }, 4 * reissueCheckMs(config));
+  orphans.unref();
+  w.beforeStop.push(() => clearInterval(orphans));
   // the per-team concurrency limit: a team's own setting, else TEAM_MAX_CONCURRENCY (also for the anonymous team)
   const limits = new TeamLimits(infra.auth, config.teamMaxConcurrency, config.authCacheTtlMs, clock.now);
   w.runners.push(await infra.run(new AdmissionProcessor({ store: infra.store, clock, log, limitOf: (teamId) => limits.of(teamId) })));

@@ -52,6 +52,8 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
   private readonly limits: StageLimits | undefined;
   /** Crawls whose reissue was asked for (ResumeRequested produced, not handled yet), with when. */
   private readonly asked = new Map<string, number>();
+  /** Running crawls found in the store but in no frontier's memory, whose reissue was asked for, with when. */
+  private readonly askedOrphans = new Map<string, number>();
   private readonly snapshots: SnapshotStore | undefined;
   /** skipped URLs listed per crawl (url-log.ts) */
   private readonly urlLogMax: number;
@@ -166,6 +168,32 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
       this.asked.set(crawlId, now);
       due.push(crawlId);
       this.log.warn({ crawlId, queued: state.queued, discovering: state.discovering, stalledMs: now - state.progressAt, reissues: state.reissues }, "crawl made no progress for its reissue bound: its outstanding work is sent again");
+    }
+    return due;
+  }
+
+  /**
+   * Running crawls of the store that no frontier process has in memory and whose record has not changed for their
+   * reissue bound (a restart forgot them, and every message that would have brought them back was lost or
+   * dead-lettered): each gets ResumeRequested, at most once per bound, like a stalled crawl. The frontier that owns its
+   * partition restores it from the store and sends its outstanding work again, or ends it when nothing is outstanding
+   * (failed, with the reason, when no page was stored); one it never saw is requested again from its record.
+   */
+  async orphansForReissue(now: number): Promise<string[]> {
+    const limits = this.limits;
+    if (!limits) return [];
+    const due: string[] = [];
+    for (const [crawlId, at] of this.askedOrphans) if (now - at > 8 * reissueAfterMs(limits, { formats: [] })) this.askedOrphans.delete(crawlId);
+    for (const crawlId of await this.store.runningCrawlIds()) {
+      if (this.states.get(crawlId)) continue;
+      const record = await this.store.getCrawl(crawlId);
+      if (!record || record.status !== "scraping") continue;
+      const bound = reissueAfterMs(limits, record.options);
+      const askedAt = this.askedOrphans.get(crawlId);
+      if (now - record.updatedAt < bound || (askedAt !== undefined && now - askedAt < bound)) continue;
+      this.askedOrphans.set(crawlId, now);
+      due.push(crawlId);
+      this.log.warn({ crawlId, version: record.version, unchangedMs: now - record.updatedAt }, "running crawl that no frontier has in memory made no progress for its reissue bound: restored and resumed");
     }
     return due;
   }
