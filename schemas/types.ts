@@ -454,6 +454,10 @@ export interface PageDocument {
  */
 export interface CrawlOptions {
   limit: number;
+  /**
+   * authentication on: the credits the team had left when the job started; the frontier bills the job no more
+   */
+  maxCredits?: number;
   crawlEntireDomain: boolean;
   allowSubdomains: boolean;
   formats: (
@@ -533,6 +537,10 @@ export interface CrawlOptions {
      */
     parse: boolean;
     maxPages?: number;
+    /**
+     * the pages the job's credits pay for (authentication on): a PDF is parsed up to there, with a warning
+     */
+    creditPages?: number;
   };
   includeTags?: string[];
   excludeTags?: string[];

@@ -11,6 +11,7 @@ import { jobRoutes } from "./crawl.ts";
 import { checkStartUrl } from "../../pipeline/url/start-url.ts";
 import { batchOptions, checkJobFields, webhookSetting } from "../../pipeline/usecases/request-options.ts";
 import { appendToBatch, submitBatch } from "../../pipeline/usecases/submit-batch.ts";
+import { UNLIMITED } from "../../pipeline/usecases/credit-reservations.ts";
 import { RequestError, type RequestIssue } from "../../pipeline/runtime/errors.ts";
 
 /** Each URL checked as a scrape's; invalid ones are dropped and listed (ignoreInvalidURLs, default true) or refused. */
@@ -41,12 +42,12 @@ export function batchRoutes(deps: ApiDeps): Router {
     checkJobFields(batch);
     const { valid, invalid } = checkUrls(batch.urls, batch.ignoreInvalidURLs ?? true, config.allowPrivateCrawlTargets);
     if (valid.length === 0) throw new RequestError("No valid URLs to scrape", [{ code: "custom", path: ["urls"], message: "Every URL of the batch is invalid" }]);
-    // credits: one per URL, checked before anything is stored (402 when the team has too few)
-    await deps.access?.admit(ctx.state.teamId, valid.length);
     const options = withScreenshotBase(ctx, config, batchOptions(page, valid.length, batch.maxConcurrency));
     const webhook = webhookSetting(batch.webhook, config.defaultWebhookUrl);
     let id: string;
     if (batch.appendToId !== undefined) {
+      // credits: one per URL; the appended pages are billed within the batch's budget
+      await deps.access?.admit(ctx.state.teamId, valid.length);
       const target = await store.getCrawl(batch.appendToId);
       if (!target || target.teamId !== ctx.state.teamId || target.options.kind !== "batch") throw jobNotFound();
       if (target.status !== "scraping") throw apiError(409, `The batch scrape ${batch.appendToId} has already ended (${target.status}); URLs can only be appended to a running batch`);
@@ -54,8 +55,15 @@ export function batchRoutes(deps: ApiDeps): Router {
       await appendToBatch(deps, batch.appendToId, valid);
       id = batch.appendToId;
     } else {
-      await claimIdempotencyKey(ctx, deps);
-      id = await submitBatch(deps, { urls: valid, options, teamId: ctx.state.teamId, webhook });
+      // credits: one per URL at least (402 when the team has too few); the credits left become the batch's budget,
+      // held until its record is written
+      const held = (await deps.access?.admitJob(ctx.state.teamId, options, valid.length)) ?? UNLIMITED;
+      try {
+        await claimIdempotencyKey(ctx, deps);
+        id = await submitBatch(deps, { urls: valid, options, teamId: ctx.state.teamId, webhook });
+      } finally {
+        await held.settle(0);
+      }
     }
     ctx.body = { success: true, id, url: `${publicBase(ctx, config.trustProxy)}/v2/batch/scrape/${id}`, ...(invalid.length > 0 ? { invalidURLs: invalid } : {}) };
   });

@@ -13,6 +13,7 @@ import { crawlOptions, webhookSetting } from "../../pipeline/usecases/request-op
 import { claimIdempotencyKey } from "../idempotency.ts";
 import { crawlErrors, crawlStatus, findCrawl } from "../../pipeline/usecases/crawl-status.ts";
 import { cancelCrawl, submitCrawl } from "../../pipeline/usecases/submit-crawl.ts";
+import { UNLIMITED } from "../../pipeline/usecases/credit-reservations.ts";
 import { crawlParamsFromPrompt, mergePromptOptions, NO_LLM, type GeneratedParams } from "../../pipeline/usecases/crawl-prompt.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -121,11 +122,17 @@ export function crawlRoutes(deps: ApiDeps): Router {
       body = mergePromptOptions(body, generated);
     }
     const options = withScreenshotBase(ctx, config, crawlOptions(body, config.defaultCrawlLimit));
-    if (deps.access) options.limit = (await deps.access.admit(ctx.state.teamId, options.limit, options.limit)) ?? options.limit;
+    // credits: the limit lowered to the credits left, which become the crawl's budget (held until its record is written)
+    const held = (await deps.access?.admitJob(ctx.state.teamId, options)) ?? UNLIMITED;
     if (body.prompt && !generated) options.promptNotApplied = `The prompt was not applied: ${NO_LLM}; the crawl runs with the options as sent.`;
     const webhook = webhookSetting(body.webhook, config.defaultWebhookUrl);
-    await claimIdempotencyKey(ctx, deps);
-    const id = await submitCrawl(deps, { url, options, teamId: ctx.state.teamId, webhook });
+    let id: string;
+    try {
+      await claimIdempotencyKey(ctx, deps);
+      id = await submitCrawl(deps, { url, options, teamId: ctx.state.teamId, webhook });
+    } finally {
+      await held.settle(0);
+    }
     ctx.body = { success: true, id, url: `${publicBase(ctx, config.trustProxy)}/v2/crawl/${id}`, ...(generated ? { promptGeneratedOptions: generated, finalCrawlerOptions: options } : {}) };
   });
 

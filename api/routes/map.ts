@@ -7,6 +7,7 @@ import { validateBody } from "../validate.ts";
 import { checkStartUrl } from "../../pipeline/url/start-url.ts";
 import { mapSite } from "../../pipeline/usecases/map-site.ts";
 import { errorMessage, invalidField, PageError } from "../../pipeline/runtime/errors.ts";
+import { billedLedger, UNLIMITED } from "../../pipeline/usecases/credit-reservations.ts";
 
 export function mapRoutes(deps: ApiDeps): Router {
   const { config } = deps;
@@ -20,9 +21,9 @@ export function mapRoutes(deps: ApiDeps): Router {
     }
     const languages = body.location?.languages ?? [];
     const teamId = String(ctx.state.teamId);
-    await deps.access?.admit(teamId, 1);
+    const held = (await deps.access?.reserve(teamId, 1)) ?? UNLIMITED; // 1 credit, held until billed
     try {
-      const result = await mapSite(deps, {
+      const result = await mapSite({ ...deps, authStore: billedLedger(held, deps.authStore) }, {
         url,
         ...(body.search?.trim() ? { search: body.search } : {}),
         sitemap: body.sitemap ?? "include",
@@ -42,6 +43,8 @@ export function mapRoutes(deps: ApiDeps): Router {
     } catch (err) {
       if (err instanceof PageError && err.code === "MAP_TIMEOUT") throw apiError(408, `${errorMessage(err)}; try a longer timeout or a smaller limit`, { code: "MAP_TIMEOUT" });
       throw err;
+    } finally {
+      held.release();
     }
   });
 

@@ -11,6 +11,7 @@ import { checkJobFields, scrapeSettings } from "../../pipeline/usecases/request-
 import { parseFile, UnsupportedFileError } from "../../pipeline/usecases/parse-file.ts";
 import { documentTokens } from "../../pipeline/store/crawl-store.ts";
 import { errorCode, errorMessage, PageError } from "../../pipeline/runtime/errors.ts";
+import { UNLIMITED, withCreditCap } from "../../pipeline/usecases/credit-reservations.ts";
 
 /** Scrape options a file cannot have: they ask for a browser, a location or the page cache (the SDK refuses them too). */
 const NOT_FOR_FILES = ["waitFor", "actions", "location", "mobile", "maxAge", "minAge", "storeInCache", "lockdown"] as const;
@@ -60,18 +61,22 @@ export function parseRoutes(deps: ApiDeps): Router {
     if (part.size > config.parseMaxBytes) throw tooLarge();
     const settings = scrapeSettings(parseOptions(form.get("options")), []);
     const teamId: string = ctx.state.teamId;
-    await deps.access?.admit(teamId, 1);
     const file = { filename: part.name || "upload", contentType: part.type, bytes: Buffer.from(await part.arrayBuffer()) };
+    // credits: 1 at least, reserved until billed; a PDF is parsed up to the pages the credits left pay for
+    const held = (await deps.access?.reserve(teamId, 1)) ?? UNLIMITED;
     try {
-      const { document, credits } = await parseFile(deps, file, settings, settings.timeoutMs ?? config.fetchTimeoutMs);
+      const { document, credits: cost } = await parseFile(deps, file, withCreditCap(settings, held.credits), settings.timeoutMs ?? config.fetchTimeoutMs);
       const tokens = documentTokens(document);
-      await deps.authStore?.recordUsage([{ teamId, jobId: String(document.metadata.scrapeId ?? randomUUID()), credits, ...(tokens ? { tokens } : {}), at: deps.clock.now() }]);
+      const credits = await held.settle(cost, async (billed) => deps.authStore?.recordUsage([{ teamId, jobId: String(document.metadata.scrapeId ?? randomUUID()), credits: billed, ...(tokens ? { tokens } : {}), at: deps.clock.now() }]));
+      document.metadata.creditsUsed = credits;
       deps.log.info({ scrapeId: document.metadata.scrapeId, bytes: file.bytes.length, credits }, "parsed");
       ctx.body = { success: true, data: document };
     } catch (err) {
       if (err instanceof UnsupportedFileError) throw apiError(415, err.message, { code: "SCRAPE_UNSUPPORTED_FILE_ERROR" });
       if (!(err instanceof PageError)) throw err;
       throw apiError(err.code === "SCRAPE_TIMEOUT" || err.code === "SCRAPE_CONVERT_TIMEOUT" ? 408 : 500, errorMessage(err), { code: errorCode(err) });
+    } finally {
+      held.release();
     }
   });
 

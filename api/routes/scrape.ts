@@ -12,6 +12,7 @@ import { checkJobFields, scrapeSettings } from "../../pipeline/usecases/request-
 import { readScrape, scrapeAndStore } from "../../pipeline/usecases/scrape-page.ts";
 import { documentTokens } from "../../pipeline/store/crawl-store.ts";
 import { errorCode, errorMessage, PageError } from "../../pipeline/runtime/errors.ts";
+import { UNLIMITED, withCreditCap } from "../../pipeline/usecases/credit-reservations.ts";
 
 /** A lockdown scrape that found nothing in the cache costs 1 credit (Firecrawl's price of the lookup). */
 const LOCKDOWN_MISS_CREDITS = 1;
@@ -34,22 +35,26 @@ export function scrapeRoutes(deps: ApiDeps): Router {
     checkJobFields({ zeroDataRetention, integration: _integration });
     const settings = scrapeSettings(options, []);
     const teamId: string = ctx.state.teamId;
-    await deps.access?.admit(teamId, 1);
+    // credits: 1 at least, reserved until billed; a PDF is parsed up to the pages the credits left pay for
+    const held = (await deps.access?.reserve(teamId, 1)) ?? UNLIMITED;
     try {
       const base = config.screenshots === "url" ? publicBase(ctx, config.trustProxy) : undefined;
-      const { document, credits } = await scrapeAndStore(deps, teamId, url, settings, settings.timeoutMs ?? config.fetchTimeoutMs, base);
+      const { document, credits: cost } = await scrapeAndStore(deps, teamId, url, withCreditCap(settings, held.credits), settings.timeoutMs ?? config.fetchTimeoutMs, base);
       // the ledger also counts scrapes with authentication off (GET /v2/team/credit-usage reports them)
       const tokens = documentTokens(document);
-      await deps.authStore?.recordUsage([{ teamId, jobId: String(document.metadata.scrapeId), credits, ...(tokens ? { tokens } : {}), at: deps.clock.now() }]);
+      const credits = await held.settle(cost, async (billed) => deps.authStore?.recordUsage([{ teamId, jobId: String(document.metadata.scrapeId), credits: billed, ...(tokens ? { tokens } : {}), at: deps.clock.now() }]));
+      document.metadata.creditsUsed = credits;
       deps.log.info({ scrapeId: document.metadata.scrapeId, url, credits, tokens }, "scraped");
       ctx.body = { success: true, data: document };
     } catch (err) {
       if (!(err instanceof PageError)) throw err;
       if (err.code === "SCRAPE_LOCKDOWN_CACHE_MISS") {
         // Firecrawl bills a lockdown miss 1 credit (the lookup); the URL is not logged
-        await deps.authStore?.recordUsage([{ teamId, jobId: randomUUID(), credits: LOCKDOWN_MISS_CREDITS, at: deps.clock.now() }]);
+        await held.settle(LOCKDOWN_MISS_CREDITS, async (billed) => deps.authStore?.recordUsage([{ teamId, jobId: randomUUID(), credits: billed, at: deps.clock.now() }]));
       }
       throw apiError(pageErrorStatus(err.code), errorMessage(err), { code: errorCode(err) });
+    } finally {
+      held.release();
     }
   });
 

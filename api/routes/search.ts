@@ -7,6 +7,7 @@ import { validateBody } from "../validate.ts";
 import { scrapeSettings } from "../../pipeline/usecases/request-options.ts";
 import { searchWeb } from "../../pipeline/usecases/search-web.ts";
 import { errorMessage, invalidField, PageError } from "../../pipeline/runtime/errors.ts";
+import { billedLedger, UNLIMITED, withCreditCap } from "../../pipeline/usecases/credit-reservations.ts";
 
 const UNSUPPORTED = ["tbs", "location", "country", "categories"] as const;
 
@@ -29,16 +30,17 @@ export function searchRoutes(deps: ApiDeps): Router {
     if (!body.query.trim()) throw invalidField(["query"], "query must not be blank");
     if (body.includeDomains?.length && body.excludeDomains?.length) throw invalidField(["includeDomains"], "includeDomains and excludeDomains cannot both be given");
     const teamId = String(ctx.state.teamId);
-    await deps.access?.admit(teamId, 1);
     const scrape = body.scrapeOptions ? scrapeSettings(body.scrapeOptions, ["scrapeOptions"]) : undefined;
+    // 1 credit at least, held until billed; billed at most what the team has left (a PDF result parsed up to there)
+    const held = (await deps.access?.reserve(teamId, 1)) ?? UNLIMITED;
     try {
-      const result = await searchWeb({ ...deps, backend: deps.searchBackend }, {
+      const result = await searchWeb({ ...deps, backend: deps.searchBackend, authStore: billedLedger(held, deps.authStore) }, {
         query: body.query,
         limit: body.limit ?? 5,
         ...(body.includeDomains ? { includeDomains: body.includeDomains } : {}),
         ...(body.excludeDomains ? { excludeDomains: body.excludeDomains } : {}),
         timeoutMs: body.timeout ?? 60_000,
-        ...(scrape ? { scrape } : {}),
+        ...(scrape ? { scrape: withCreditCap(scrape, held.credits) } : {}),
         fetchTimeoutMs: config.fetchTimeoutMs,
         teamId,
       });
@@ -48,6 +50,8 @@ export function searchRoutes(deps: ApiDeps): Router {
       if (err.code === "SEARCH_TIMEOUT") throw apiError(408, errorMessage(err), { code: "SEARCH_TIMEOUT" });
       if (err.code === "SEARCH_BACKEND_ERROR") throw apiError(502, errorMessage(err), { code: "SEARCH_BACKEND_ERROR" });
       throw err;
+    } finally {
+      held.release();
     }
   });
 

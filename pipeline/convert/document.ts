@@ -127,9 +127,14 @@ export async function convertPdf(page: FetchedPage & { bytes: Uint8Array }, opti
     const document: PageDocument = { markdown: Buffer.from(page.bytes).toString("base64"), metadata: { ...meta, creditsUsed: 1 } };
     return { document, links: [], credits: 1 };
   }
-  const text = await pdfToMarkdown(page.bytes, options.pdf?.maxPages);
+  const creditPages = options.pdf?.creditPages ?? Infinity; // authentication on: the pages the job's credits pay for
+  const cap = Math.min(options.pdf?.maxPages ?? Infinity, creditPages);
+  const text = await pdfToMarkdown(page.bytes, cap < Infinity ? cap : undefined);
   const credits = Math.max(1, text.parsedPages);
   const document: PageDocument = { metadata: { ...(text.title ? { title: text.title } : {}), ...meta, numPages: text.numPages, creditsUsed: credits } };
+  if (text.parsedPages < text.numPages && text.parsedPages >= creditPages) {
+    document.warning = `PDF parsed up to page ${text.parsedPages} of ${text.numPages}: the team's credits left pay for ${creditPages} page${creditPages === 1 ? "" : "s"} (1 credit a page)`;
+  }
   const formats = new Set(options.formats);
   if (formats.has("markdown")) document.markdown = text.markdown;
   if (formats.has("html")) document.html = `<pre>${escapeHtml(text.markdown)}</pre>`;

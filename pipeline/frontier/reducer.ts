@@ -278,7 +278,8 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
       // a page stored just before a cancel is still returned by GET, so it counts and is billed
       const found = state.log.originals.get(msg.urlKey);
       setUrl(state, step, msg.urlKey, URL_STATE.done, depthOf(packed), found?.url ?? "", { reason: "fetched", from: found?.from ?? "" });
-      state.creditsUsed += msg.credits;
+      // authentication on: never more than the credits the team had left when the job started (its maxCredits)
+      state.creditsUsed = Math.min(state.creditsUsed + msg.credits, state.options.maxCredits ?? Infinity);
       state.tokensUsed += msg.tokens ?? 0;
       step.changed = true;
       finishIfIdle(state, step, now);

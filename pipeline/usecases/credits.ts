@@ -24,11 +24,31 @@ export async function creditsUsed(deps: CreditDeps, teamId: string): Promise<num
   return sumOf(await teamJobs(deps, teamId), "credits");
 }
 
-/** Credits left to a team (Infinity when its balance is unlimited or it has no team row, as with auth off). */
+/**
+ * Credits a team has committed: what its jobs used, plus what its running crawls and batches may still use (their
+ * `maxCredits`, the credits left when they started, minus what they used). The running crawls are read first, so a
+ * crawl that ends in between is counted by its budget and then by its use, never by neither.
+ */
+export async function creditsCommitted(deps: CreditDeps, teamId: string): Promise<number> {
+  const running = await deps.store.activeCrawls(teamId);
+  const [crawls, ledger] = await Promise.all([deps.store.usageByCrawl(teamId), deps.auth?.usage(teamId) ?? new Map<string, JobUsage>()]);
+  let sum = 0;
+  for (const usage of crawls.values()) sum += usage.credits;
+  for (const [job, usage] of ledger) if (!crawls.has(job)) sum += usage.credits;
+  for (const c of running) {
+    if (c.options.maxCredits !== undefined) sum += Math.max(0, c.options.maxCredits - (crawls.get(c.crawlId)?.credits ?? c.creditsUsed));
+  }
+  return sum;
+}
+
+/**
+ * Credits left to a team for a new job (Infinity when its balance is unlimited or it has no team row, as with auth
+ * off): its balance minus what it committed (creditsCommitted).
+ */
 export async function remainingCredits(deps: CreditDeps, teamId: string, teams: TeamRow[]): Promise<number> {
   const team = teams.find((t) => t.teamId === teamId);
   if (!team || team.credits < 0) return Infinity;
-  return Math.max(0, team.credits - (await creditsUsed(deps, teamId)));
+  return Math.max(0, team.credits - (await creditsCommitted(deps, teamId)));
 }
 
 /**

@@ -1,11 +1,14 @@
 // What a request may do on behalf of its team: its key's verification and the failed attempts of its address, credits
-// (402 when a job would exceed them), and the team list cache.
+// (402 when a job would exceed them; reserved before the job, settled after: credit-reservations.ts), and the team
+// list cache.
+import type { CrawlOptions } from "../../schemas/index.ts";
 import type { AuthStore, TeamRow } from "../store/auth-store.ts";
 import type { CrawlStore } from "../store/crawl-store.ts";
 import { TrawlError } from "../runtime/errors.ts";
 import { FailureLimiter } from "./auth-failures.ts";
 import { KeyVerifier } from "./key-verifier.ts";
 import { remainingCredits } from "./credits.ts";
+import { CreditReservations, UNLIMITED, withCreditCap, type Reservation } from "./credit-reservations.ts";
 
 export const INSUFFICIENT_CREDITS = "Insufficient credits to perform this request. For more credits, ask the operator of this Trawl instance to raise your team's balance (npx trawl teams credits).";
 
@@ -63,14 +66,47 @@ export class TeamAccess {
     return this.auth.recordUsage([{ teamId, jobId, credits, at: this.now() }]);
   }
 
+  /** Credits held by this process's running jobs (none once they ended: nothing leaks). */
+  readonly reservations = new CreditReservations();
+
+  /** Credits left to a new job: the balance minus what the team committed (credits.ts) and this process's holds. */
+  private async left(teamId: string): Promise<number> {
+    return (await this.remaining(teamId)) - this.reservations.heldBy(teamId);
+  }
+
+  /**
+   * Reserves the credits of a job that needs at least `required`: refused (CreditsError) when fewer are left, or none;
+   * else granted what is left (a PDF is parsed up to the pages they pay for), of which the job holds `required` while
+   * it runs (`holdAll`: all of it, a crawl's budget) and is billed at most what is left when it ends (settle()).
+   */
+  reserve(teamId: string, required: number, holdAll = false): Promise<Reservation> {
+    return this.reservations.exclusive(teamId, async () => {
+      const left = await this.left(teamId);
+      if (left === Infinity) return UNLIMITED;
+      if (left < required || left <= 0) throw new CreditsError();
+      return this.reservations.hold(teamId, left, holdAll ? left : required, () => this.left(teamId));
+    });
+  }
+
+  /**
+   * A crawl's or batch's credits (at least `required`: 1 for a crawl, one per URL for a batch): its `limit` is lowered
+   * to the credits left (the anchor's rule) and they become its budget (`maxCredits`: the frontier bills it no more;
+   * `pdf.creditPages`: a PDF is parsed up to there). The reservation holds them until the crawl record, which then
+   * holds them while the crawl runs, is written: settle it after the submit (and on every path).
+   */
+  async admitJob(teamId: string, options: CrawlOptions, required = 1): Promise<Reservation> {
+    const held = await this.reserve(teamId, required, true);
+    if (held.credits !== Infinity) Object.assign(options, withCreditCap(options, held.credits), { limit: Math.min(options.limit, held.credits), maxCredits: held.credits });
+    return held;
+  }
+
   /**
    * Refuses a job that needs `required` credits the team does not have. A job with a `limit` is lowered to the
-   * credits left when some are left (the anchor's rule); returns the limit to use.
+   * credits left when some are left (the anchor's rule); returns the limit to use. Holds nothing (reserve() does).
    */
   async admit(teamId: string, required: number, limit?: number): Promise<number | undefined> {
-    const left = await this.remaining(teamId);
-    if (limit !== undefined && left > 0) return Math.min(limit, left);
-    if (left < required || left <= 0) throw new CreditsError();
-    return limit;
+    const held = await this.reserve(teamId, limit !== undefined ? 1 : required);
+    held.release();
+    return limit !== undefined && held.credits !== Infinity ? Math.min(limit, held.credits) : limit;
   }
 }
