@@ -258,6 +258,9 @@ describe.each(MODES)("%s mode", (mode) => {
       for (const t of ["frontier.inbox", "fetch.tasks", "pages.fetched", "crawl.pages"]) expect(html).toContain(t);
       const json = await getJson(`${trawl.api}/admin/CHANGEME/queues.json`);
       expect(json.body.queues.find((q: any) => q.topic === "frontier.inbox" && q.group === "frontier").produced).toBeGreaterThan(0);
+      // dead letters by code (this process's; none in this crawl)
+      expect(html).toContain("Dead letters");
+      expect(json.body.deadLetters).toEqual(expect.any(Array));
       expect((await fetch(`${trawl.api}/admin/wrong-key/queues`)).status).toBe(404);
     });
   });
