@@ -100,7 +100,10 @@ const loadGuard = ({ config, log, metrics }: Wiring, stage: "fetch-render" | "re
   const cgroup = readCgroup();
   const source = loadSource(cgroup);
   // embedded mode uses no server: a Kafka or ClickHouse on the configured ports is someone else's
-  const own = new OwnServers({ endpoints: config.mode === "cluster" ? serverEndpoints(config) : [], chromiumPath: config.chromiumPath, sameCgroup: source.cpu === "cgroup" });
+  const own = new OwnServers({
+    endpoints: config.mode === "cluster" ? serverEndpoints(config) : [], chromiumPath: config.chromiumPath, sameCgroup: source.cpu === "cgroup",
+    onFound: (servers) => log.info({ stage, servers }, "load guard: Trawl's own servers on this machine (their CPU is not a neighbour's)"),
+  });
   const floor = Math.min(config.loadGuardMinConcurrency, ceiling);
   log.info({ stage, loadSource: source, cpuLimitCores: cgroup?.cpuLimitCores ?? null, memoryLimitBytes: cgroup?.memoryLimitBytes ?? null, floor, ceiling }, "load guard: MAX_CPU/MAX_RAM measure this load");
   const show = (s: LoadState) => {

@@ -74,10 +74,12 @@ describe("own servers on this machine", () => {
     children.push(browser);
     const hog = spawn(process.execPath, ["-e", "setTimeout(() => {}, 30000)"], { stdio: "ignore" });
     children.push(hog);
-    const own = new OwnServers({ endpoints: [], chromiumPath: "/usr/bin/chromium" });
     let found: number[] = [];
     for (let i = 0; i < 100 && found.length < 3; i++) {
       await new Promise((r) => setTimeout(r, 100));
+      const own = new OwnServers({ endpoints: [], chromiumPath: "/usr/bin/chromium" });
+      own.processes(); // starts the walk of the browser's processes, in the background
+      await own.walking;
       found = own.processes().filter((p) => p.what === "chromium").map((p) => p.pid);
     }
     expect(found).toContain(browser.pid); // the browser process itself (the script exec'd it)

@@ -10,8 +10,8 @@
 // may read are found (the same user, or root): a server run by another user, or behind a container's port proxy, stays
 // a neighbour. `sameCgroup`: only processes in this process's cgroup count (the load is then the cgroup's, and a
 // process outside it is not in that figure).
-import { readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
-import { readdir, readlink } from "node:fs/promises";
+import { readFileSync, readlinkSync, realpathSync } from "node:fs";
+import { readdir, readFile, readlink } from "node:fs/promises";
 import { networkInterfaces } from "node:os";
 import { basename } from "node:path";
 
@@ -19,6 +19,8 @@ import { basename } from "node:path";
 const TICKS_PER_S = 100;
 /** Listening sockets are matched to processes again this often (a server restarted, or started after Trawl). */
 const RESCAN_MS = 30_000;
+/** The processes under this process's Chromium are looked up again this often (renderers come and go with pages). */
+const TREE_MS = 5_000;
 
 export interface Endpoint {
   host: string;
@@ -103,31 +105,17 @@ const read = (file: string): string | null => {
     return null; // gone, or not ours to read
   }
 };
+const uptimeS = () => Number((read("/proc/uptime") ?? "0").split(" ")[0]) || 0;
 const statOf = (pid: number) => {
   const text = read(`/proc/${pid}/stat`);
   return text === null ? null : parseStat(text);
 };
 
 /** Direct children of a process (every thread's), from /proc/<pid>/task/<tid>/children. */
-function childrenOf(pid: number): number[] {
-  let tasks: string[];
-  try {
-    tasks = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return [];
-  }
-  return tasks.flatMap((tid) => (read(`/proc/${pid}/task/${tid}/children`) ?? "").split(" ").filter(Boolean).map(Number));
-}
-
-function descendants(pid: number): number[] {
-  const out: number[] = [];
-  const todo = [pid];
-  while (todo.length && out.length < 10_000) {
-    const p = todo.pop()!;
-    out.push(p);
-    todo.push(...childrenOf(p));
-  }
-  return out;
+async function childrenOf(pid: number): Promise<number[]> {
+  const tasks = await readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
+  const lists = await Promise.all(tasks.map((tid) => readFile(`/proc/${pid}/task/${tid}/children`, "utf8").catch(() => "")));
+  return lists.flatMap((l) => l.split(" ").filter(Boolean).map(Number));
 }
 
 const exeOf = (pid: number): string | null => {
@@ -169,9 +157,13 @@ export class OwnServers {
   private servers: OwnProcess[] = [];
   private scannedAt = -Infinity;
   private readonly last = new Map<number, number>();
-  private lastUptimeS = 0;
+  private sampled = false;
 
-  constructor(opts: { endpoints: Endpoint[]; chromiumPath: string; sameCgroup?: boolean; now?: () => number }) {
+  private readonly onFound: (servers: OwnProcess[]) => void;
+
+  /** `onFound`: called after a look-up that found other server processes than the previous one (for the log). */
+  constructor(opts: { endpoints: Endpoint[]; chromiumPath: string; sameCgroup?: boolean; now?: () => number; onFound?: (servers: OwnProcess[]) => void }) {
+    this.onFound = opts.onFound ?? (() => {});
     this.endpoints = opts.endpoints.filter((e) => isLocalHost(e.host));
     let chromium: string | null = null;
     try {
@@ -202,30 +194,69 @@ export class OwnServers {
         if (ports.has(s.port)) inodes.set(s.inode, this.endpoints.find((e) => e.port === s.port)!);
       }
     }
+    const key = (list: OwnProcess[]) => list.map((p) => `${p.what}:${p.pid}`).sort().join(",");
     this.scanning = holdersOf(inodes)
-      .then((found) => (this.servers = found), () => (this.servers = [])) // no /proc: none
+      .catch(() => []) // no /proc: none
+      .then((found) => {
+        const changed = key(found) !== key(this.servers);
+        this.servers = found;
+        if (changed) this.onFound(found);
+      })
       .finally(() => (this.scanning = null));
   }
 
   /** The scan under way, if any (tests wait for it). */
   scanning: Promise<unknown> | null = null;
 
-  /** Trawl's own processes now (besides this one): its Chromium's and its servers'. */
+  /** Trawl's own processes (besides this one): its Chromium's, looked up every TREE_MS, and its servers'. */
   processes(): OwnProcess[] {
-    if (this.now() - this.scannedAt >= RESCAN_MS) {
-      this.scannedAt = this.now();
+    const now = this.now();
+    if (now - this.scannedAt >= RESCAN_MS) {
+      this.scannedAt = now;
       this.scanServers();
     }
-    const out = [...this.servers];
-    for (const child of childrenOf(process.pid)) {
-      if (this.isChromium(child)) for (const pid of descendants(child)) out.push({ pid, what: "chromium" });
+    if (now - this.walkedAt >= TREE_MS && !this.walking) {
+      this.walkedAt = now;
+      const at = uptimeS();
+      this.walking = this.walkChromium()
+        .then((tree) => {
+          this.chromiumTree = tree;
+          this.previousWalkS = this.walkS;
+          this.walkS = at;
+        }, () => {})
+        .finally(() => (this.walking = null));
     }
+    const out = [...this.servers, ...this.chromiumTree];
     return this.cgroup === null ? out : out.filter((p) => read(`/proc/${p.pid}/cgroup`) === this.cgroup);
   }
 
+  /** Every process under a child of this process that runs Chromium (asynchronous: a browser has hundreds of threads). */
+  private async walkChromium(): Promise<OwnProcess[]> {
+    const tree: OwnProcess[] = [];
+    for (const child of await childrenOf(process.pid)) {
+      if (!this.isChromium(child)) continue;
+      const todo = [child];
+      while (todo.length && tree.length < 10_000) {
+        const pid = todo.pop()!;
+        tree.push({ pid, what: "chromium" });
+        todo.push(...(await childrenOf(pid)));
+      }
+    }
+    return tree;
+  }
+
+  /** The walk under way, if any (tests wait for it). */
+  walking: Promise<unknown> | null = null;
+  private chromiumTree: OwnProcess[] = [];
+  private walkedAt = -Infinity;
+  /** uptime at the last walk of the Chromium tree and at the one before (a process started since counts from its start) */
+  private walkS = 0;
+  private previousWalkS = 0;
+
   /** CPU seconds Trawl's own other processes used since the previous call. */
   cpuSecondsSince(): number {
-    const uptimeS = Number((read("/proc/uptime") ?? "0").split(" ")[0]) || 0;
+    const first = this.last.size === 0 && !this.sampled;
+    this.sampled = true;
     let used = 0;
     const seen = new Set<number>();
     for (const { pid } of this.processes()) {
@@ -233,12 +264,11 @@ export class OwnServers {
       seen.add(pid);
       const s = statOf(pid);
       if (!s) continue;
-      const before = this.last.get(pid) ?? (this.lastUptimeS > 0 && s.startS >= this.lastUptimeS ? 0 : s.cpuS);
+      const before = this.last.get(pid) ?? (!first && this.previousWalkS > 0 && s.startS >= this.previousWalkS ? 0 : s.cpuS);
       used += Math.max(0, s.cpuS - before);
       this.last.set(pid, s.cpuS);
     }
     for (const pid of this.last.keys()) if (!seen.has(pid)) this.last.delete(pid);
-    this.lastUptimeS = uptimeS;
     return used;
   }
 }
