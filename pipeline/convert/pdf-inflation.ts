@@ -1,13 +1,23 @@
-// A PDF's compressed streams can inflate to gigabytes (a 260 KB file with one FlateDecode stream of zeros took
-// pdfjs 14 s and 330 MB here for 256 MB). Before pdfjs sees a file, every zlib stream in it is inflated by zlib as a
-// stream, counting and discarding the output, nested Flate layers included, against one budget for the file.
-import { Readable } from "node:stream";
-import { createInflate } from "node:zlib";
+// A PDF's compressed streams can decode to gigabytes (a 260 KB file with one FlateDecode stream of zeros took pdfjs
+// 14 s and 330 MB here for 256 MB; four Flate layers, an LZW stream, a `stream` keyword followed by a lone CR each
+// cost seconds and gigabytes before this guard read streams as pdfjs does). Before pdfjs sees a file, every stream
+// pdfjs could read (pdf-objects.ts: every dictionary followed by `stream`, wherever it is) is decoded through its whole
+// filter chain by ports of pdfjs's own decoders (pdf-decoders.ts), from its first byte to the end of the file (so a
+// /Length or an `endstream` that lies changes nothing: each decoder stops at its own end marker), counting every
+// layer's output (nothing kept) against one budget for the file. A stream that may be an object stream (/N, /First) is
+// kept once decoded and searched for streams in turn. What cannot be decoded as pdfjs would (an indirect /Filter, a
+// predictor between two filters, a stream inside another object) is refused.
+import { brotliDecompressSync } from "node:zlib";
 import { PageError } from "../runtime/errors.ts";
+import { ascii85, asciiHex, ByteReader, type Chunks, flate, lzw, runLength } from "./pdf-decoders.ts";
+import { type Dict, findStreams, Name, type PdfStream, PdfUnaccountableError, Ref } from "./pdf-objects.ts";
 
-/** Largest total inflated size of a PDF's Flate streams. */
+/** Largest total decoded size of a PDF's streams, every filter layer counted. */
 export const PDF_MAX_INFLATED_BYTES = 128 * 1024 * 1024;
-const MAX_NESTING = 3;
+/** Object streams inside decoded object streams, at most. */
+const MAX_NESTING = 8;
+/** Decoded bytes between two turns of the event loop. */
+const YIELD_BYTES = 1024 * 1024;
 
 export class PdfTooLargeError extends PageError {
   constructor(message: string) {
@@ -15,65 +25,152 @@ export class PdfTooLargeError extends PageError {
   }
 }
 
-/** A zlib header (RFC 1950): deflate method, and the check bits make the 16-bit value a multiple of 31. */
-const zlibHeader = (b0: number | undefined, b1: number | undefined) =>
-  b0 !== undefined && b1 !== undefined && (b0 & 0x0f) === 8 && (b0 >> 4) <= 7 && ((b0 << 8) | b1) % 31 === 0;
-
-/** The data of every `stream … endstream` in the file. */
-function streams(bytes: Uint8Array): Uint8Array[] {
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
-  const out: Uint8Array[] = [];
-  const re = />>\s*stream\r?\n/g;
-  for (let m = re.exec(text); m; m = re.exec(text)) {
-    const start = m.index + m[0].length;
-    const end = text.indexOf("endstream", start);
-    if (end < 0) break;
-    out.push(bytes.subarray(start, end));
-    re.lastIndex = end;
-  }
-  return out;
+interface Budget {
+  left: number;
+  readonly max: number;
+  sinceYield: number;
 }
 
-/** Inflates `source`, counting output against `budget.left`; a zlib stream inside is inflated in turn. */
-async function inflatedSize(source: AsyncIterable<Buffer>, budget: { left: number; max: number }, depth: number): Promise<void> {
-  const z = createInflate();
-  const src = Readable.from(source);
-  src.on("error", (err) => z.destroy(err));
-  src.pipe(z);
-  const output = z[Symbol.asyncIterator]();
-  const first = await output.next().catch(() => ({ done: true as const, value: undefined }));
-  if (first.done) return;
-  const head = first.value as Buffer;
-  async function* rest(): AsyncGenerator<Buffer> {
-    yield head;
-    for (let r = await output.next(); !r.done; r = await output.next()) yield r.value as Buffer;
-  }
+type Stage = (input: ByteReader, last: boolean, budget: Budget) => Iterator<Uint8Array> | null;
+
+const brotli: Stage = (input, _last, budget) => {
+  const all: Uint8Array[] = [];
+  for (let c = input.bytes(1 << 20); c.length; c = input.bytes(1 << 20)) all.push(c);
   try {
-    if (depth < MAX_NESTING && zlibHeader(head[0], head[1])) {
-      await inflatedSize(rest(), budget, depth + 1);
-      return;
-    }
-    for await (const chunk of rest()) {
-      budget.left -= chunk.length;
-      if (budget.left < 0) throw new PdfTooLargeError(`PDF streams inflate to more than ${budget.max} bytes`);
-    }
+    return [brotliDecompressSync(Buffer.concat(all), { maxOutputLength: Math.max(1, budget.left + 1) })].values();
   } catch (err) {
-    if (err instanceof PdfTooLargeError) throw err;
-    // a corrupt stream: pdfjs reports it (or skips it) as it would have
-  } finally {
-    src.destroy();
-    z.destroy();
+    if ((err as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") throw new PdfTooLargeError(`PDF streams decode to more than ${budget.max} bytes`);
+    return null; // pdfjs fails on a broken Brotli stream too
+  }
+};
+
+/** The decoders pdfjs's Parser.makeFilter applies, by filter name; null: pdfjs does not decode it to read text. */
+function stageFor(name: string, params: unknown): Stage | "identity" | null {
+  switch (name) {
+    case "Fl":
+    case "FlateDecode":
+      return (input, last) => flate(input, !last);
+    case "LZW":
+    case "LZWDecode": {
+      let earlyChange = 1;
+      if (params instanceof Ref) throw new PdfUnaccountableError("an LZW stream's /DecodeParms is an indirect object");
+      if (params instanceof Map && params.has("EarlyChange")) {
+        const v = params.get("EarlyChange");
+        if (typeof v !== "number") throw new PdfUnaccountableError("an LZW stream's /EarlyChange is not a number");
+        earlyChange = v;
+      }
+      return (input) => lzw(input, earlyChange);
+    }
+    case "A85":
+    case "ASCII85Decode":
+      return (input) => ascii85(input);
+    case "AHx":
+    case "ASCIIHexDecode":
+      return (input) => asciiHex(input);
+    case "RL":
+    case "RunLengthDecode":
+      return (input) => runLength(input);
+    case "BrotliDecode":
+      return brotli;
+    // images: decoded only to be painted, never to read text
+    case "DCT":
+    case "DCTDecode":
+    case "JPX":
+    case "JPXDecode":
+    case "CCF":
+    case "CCITTFaxDecode":
+    case "JBIG2Decode":
+      return null;
+    default:
+      return "identity"; // Crypt without encryption, and names pdfjs does not know, pass the bytes on unchanged
   }
 }
 
-/** Rejects with PdfTooLargeError when the file's Flate streams inflate to more than `maxBytes` together. */
-export async function checkPdfInflation(bytes: Uint8Array, maxBytes = PDF_MAX_INFLATED_BYTES): Promise<void> {
-  const budget = { left: maxBytes, max: maxBytes };
-  for (const data of streams(bytes)) {
-    if (!zlibHeader(data[0], data[1])) continue;
-    async function* one(): AsyncGenerator<Buffer> {
-      yield Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+/** A predictor (PNG, TIFF) rewrites bytes without growing them: harmless last, unaccountable between two filters. */
+function hasPredictor(params: unknown): boolean {
+  if (params instanceof Ref) return true;
+  if (!(params instanceof Map)) return false;
+  const p = params.get("Predictor");
+  return p instanceof Ref || (typeof p === "number" && p > 1);
+}
+
+/** The stream's filter chain as pdfjs reads it (`F` before `Filter`, `DP` before `DecodeParms`), or null: no decoding. */
+function chain(dict: Dict): Stage[] | null {
+  const filter = dict.get("F") ?? dict.get("Filter");
+  const params = dict.get("DP") ?? dict.get("DecodeParms");
+  if (filter instanceof Ref) throw new PdfUnaccountableError("a stream's /Filter is an indirect object");
+  let names: Array<[string, unknown]>;
+  if (filter instanceof Name) names = [[filter.name, params]];
+  else if (Array.isArray(filter)) {
+    names = [];
+    for (const [i, f] of filter.entries()) {
+      if (f instanceof Ref) throw new PdfUnaccountableError("a stream's /Filter names an indirect object");
+      if (!(f instanceof Name)) return null; // pdfjs: "Bad filter name", the stream is not read
+      names.push([f.name, Array.isArray(params) ? params[i] : null]);
     }
-    await inflatedSize(one(), budget, 1);
+  } else return null;
+  const stages: Stage[] = [];
+  for (const [i, [name, p]] of names.entries()) {
+    const stage = stageFor(name, p);
+    if (stage === null) break;
+    if (stage === "identity") continue;
+    if (i < names.length - 1 && (name === "Fl" || name === "FlateDecode" || name === "LZW" || name === "LZWDecode") && hasPredictor(p)) {
+      throw new PdfUnaccountableError("a predictor between two filters");
+    }
+    stages.push(stage);
+  }
+  return stages;
+}
+
+function* counted(source: Iterator<Uint8Array>, budget: Budget): Generator<Uint8Array> {
+  for (let r = source.next(); !r.done; r = source.next()) {
+    budget.left -= r.value.length;
+    budget.sinceYield += r.value.length;
+    if (budget.left < 0) throw new PdfTooLargeError(`PDF streams decode to more than ${budget.max} bytes`);
+    yield r.value;
+  }
+}
+
+/** Decodes one stream to the end of `bytes` through its chain, counting; returns the output when `keep`. */
+async function decode(bytes: Uint8Array, stream: PdfStream, stages: Stage[], budget: Budget, keep: boolean): Promise<Uint8Array | null> {
+  let source: Chunks = [bytes.subarray(stream.dataStart)].values();
+  for (const [i, stage] of stages.entries()) {
+    const next = stage(new ByteReader(source), i === stages.length - 1, budget);
+    if (!next) return null;
+    source = counted(next, budget);
+  }
+  const kept: Uint8Array[] = [];
+  for (let r = source.next(); !r.done; r = source.next()) {
+    if (keep) kept.push(r.value);
+    if (budget.sinceYield > YIELD_BYTES) {
+      budget.sinceYield = 0;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+  return keep ? Buffer.concat(kept) : null;
+}
+
+async function scan(bytes: Uint8Array, budget: Budget, depth: number): Promise<void> {
+  if (depth > MAX_NESTING) throw new PdfUnaccountableError(`object streams nested more than ${MAX_NESTING} deep`);
+  for (const stream of findStreams(bytes)) {
+    const stages = chain(stream.dict);
+    if (!stages?.length) continue; // not decoded: its bytes are in `bytes`, already searched
+    // pdfjs reads any stream with integer /N and /First as an object stream, whose objects may be streams themselves
+    const objectStream = stream.dict.has("N") && stream.dict.has("First");
+    const decoded = await decode(bytes, stream, stages, budget, objectStream);
+    if (decoded) await scan(decoded, budget, depth + 1);
+  }
+}
+
+/**
+ * Rejects with PdfTooLargeError (SCRAPE_TOO_LARGE) when the file's streams decode to more than `maxBytes` together,
+ * and with SCRAPE_UNPARSEABLE when a stream cannot be decoded as pdfjs would decode it.
+ */
+export async function checkPdfInflation(bytes: Uint8Array, maxBytes = PDF_MAX_INFLATED_BYTES): Promise<void> {
+  try {
+    await scan(bytes, { left: maxBytes, max: maxBytes, sinceYield: 0 }, 0);
+  } catch (err) {
+    if (err instanceof PdfUnaccountableError) throw new PageError("SCRAPE_UNPARSEABLE", `PDF refused: ${err.message}, so its decoded size cannot be counted`);
+    throw err;
   }
 }
