@@ -82,6 +82,20 @@ describe("/v2/monitor", () => {
     await bad({ webhook: { url: "http://127.0.0.1:9/hook" } }, /ALLOW_LOCAL_WEBHOOKS/);
   });
 
+  it("refuses a cron that never runs (31 February) at create and update: a 400 naming schedule.cron", async () => {
+    const res = await call("POST", "/v2/monitor", { name: "never", schedule: { cron: "0 0 31 2 *" }, targets: crawlTarget });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ success: false, code: "BAD_REQUEST", details: [{ path: ["schedule", "cron"] }] });
+    expect(res.body.error).toMatch(/schedule\.cron: "0 0 31 2 \*" never runs in the next 10 years/);
+    const leap = await call("POST", "/v2/monitor", { name: "leap", schedule: { cron: "0 0 29 2 *", timezone: "Europe/Berlin" }, targets: crawlTarget });
+    expect(leap.status, JSON.stringify(leap.body)).toBe(200);
+    expect(leap.body.data.nextRunAt).toBe("2028-02-28T23:00:00.000Z");
+    const patched = await call("PATCH", `/v2/monitor/${leap.body.data.id}`, { schedule: { cron: "0 0 30 2 *" } });
+    expect(patched.status).toBe(400);
+    expect(patched.body.details).toMatchObject([{ path: ["schedule", "cron"] }]);
+    expect((await call("DELETE", `/v2/monitor/${leap.body.data.id}`)).status).toBe(200);
+  });
+
   it("pauses (no next run), resumes, deletes; a team has at most MONITOR_MAX_PER_TEAM monitors", async () => {
     const second = await call("POST", "/v2/monitor", { name: "prices", schedule: { intervalSeconds: 3600 }, targets: [{ type: "scrape", urls: ["https://example.com/price"] }] });
     expect(second.status).toBe(200);

@@ -1,8 +1,15 @@
-// Five-field cron expressions (minute hour day-of-month month day-of-week), pure: parse, then the next matching
-// minute after a time, in an IANA timezone. Fields take `*`, numbers, ranges `a-b`, steps `*/n` and `a-b/n`, lists
-// `a,b`, month and weekday names (JAN, MON), and 7 for Sunday. Day-of-month and day-of-week follow Vixie cron: when
-// both are restricted, a day matching either matches. Written here (≈100 lines, tested beside it) instead of a
-// dependency: the monitors need `next` and nothing else.
+// Five-field cron expressions (minute hour day-of-month month day-of-week), pure: parse, then the next (or latest)
+// matching minute around a time, in an IANA timezone. Fields take `*`, numbers, ranges `a-b`, steps `*/n` and `a-b/n`,
+// lists `a,b`, month and weekday names (JAN, MON), and 7 for Sunday. Day-of-month and day-of-week follow Vixie cron:
+// when both are restricted, a day matching either matches. Written here (tested beside it) instead of a dependency.
+//
+// The search walks the calendar by field (years, the expression's months, the days that match, then its hours and
+// minutes), not minute by minute: its cost is bounded by HORIZON_YEARS x 12 months x 31 days of arithmetic and a few
+// timezone look-ups per matching day, however rare the expression (31 February costs ~400 steps and no look-up).
+// Wall times and instants (cronie's rules for local-time changes): a wall time that a spring-forward change skips runs at
+// the first instant after the gap; a wall time that a fall-back change repeats runs once, at its first occurrence,
+// unless the minute or hour field starts with `*` (cronie's jobs "more frequent than hourly", scheduled by the clock):
+// those run at each real occurrence, so an every-15-minutes schedule keeps its rhythm through the repeated hour.
 import { RequestError } from "../runtime/errors.ts";
 
 export interface Cron {
@@ -13,8 +20,13 @@ export interface Cron {
   dow: Set<number>;
   domAny: boolean;
   dowAny: boolean;
+  /** the minute or hour field starts with `*`: each real occurrence of a repeated wall time runs */
+  wild: boolean;
   timezone: string;
 }
+
+/** How far the searches look: an expression that matches no minute this far ahead is refused (monitor-schedule.ts). */
+export const HORIZON_YEARS = 10;
 
 const MONTHS = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"];
 const DAYS = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"];
@@ -60,21 +72,8 @@ export function parseCron(expr: string, timezone = "UTC"): Cron {
   days.delete(7);
   return {
     minute: field(mi, 0, 59, null, 0, expr), hour: field(h, 0, 23, null, 0, expr), dom: field(dom, 1, 31, null, 0, expr),
-    month: field(mon, 1, 12, MONTHS, 1, expr), dow: days, domAny: dom === "*", dowAny: dow === "*", timezone,
+    month: field(mon, 1, 12, MONTHS, 1, expr), dow: days, domAny: dom === "*", dowAny: dow === "*", wild: mi.startsWith("*") || h.startsWith("*"), timezone,
   };
-}
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-/** The wall-clock fields of a time in a timezone. */
-function local(ms: number, timezone: string): { month: number; day: number; dow: number; hour: number; minute: number } {
-  let f = formatters.get(timezone);
-  if (!f) {
-    f = new Intl.DateTimeFormat("en-US", { timeZone: timezone, hourCycle: "h23", month: "numeric", day: "numeric", weekday: "short", hour: "numeric", minute: "numeric" });
-    formatters.set(timezone, f);
-  }
-  const p = Object.fromEntries(f.formatToParts(new Date(ms)).map((x) => [x.type, x.value]));
-  return { month: Number(p.month), day: Number(p.day), dow: DAYS.indexOf(String(p.weekday).toUpperCase()), hour: Number(p.hour), minute: Number(p.minute) };
 }
 
 /** Throws a 400 when the timezone is not one Intl knows. */
@@ -87,27 +86,153 @@ export function checkTimezone(timezone: string): void {
 }
 
 const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+const formatters = new Map<string, Intl.DateTimeFormat>();
 
-/** The first matching minute strictly after `after` (ms), or null within 5 years (e.g. 31 February). */
-export function nextCron(c: Cron, after: number): number | null {
-  let t = Math.floor(after / MINUTE) * MINUTE + MINUTE;
-  const end = after + 5 * 366 * 24 * 60 * MINUTE;
-  while (t <= end) {
-    const l = local(t, c.timezone);
-    const dayOk = c.domAny && c.dowAny ? true : c.domAny ? c.dow.has(l.dow) : c.dowAny ? c.dom.has(l.day) : c.dom.has(l.day) || c.dow.has(l.dow);
-    if (!c.month.has(l.month) || !dayOk) {
-      t += (24 * 60 - l.hour * 60 - l.minute) * MINUTE; // next local midnight (a DST day is re-checked there)
+/** The timezone's offset at an instant (local wall time minus UTC, ms): the one Intl look-up of the searches. */
+function offsetAt(ms: number, timezone: string): number {
+  let f = formatters.get(timezone);
+  if (!f) {
+    f = new Intl.DateTimeFormat("en-US", { timeZone: timezone, hourCycle: "h23", year: "numeric", month: "numeric", day: "numeric", hour: "numeric", minute: "numeric", second: "numeric" });
+    formatters.set(timezone, f);
+  }
+  const p: Record<string, number> = {};
+  for (const x of f.formatToParts(new Date(ms))) if (x.type !== "literal") p[x.type] = Number(x.value);
+  const wall = Date.UTC(p.year as number, (p.month as number) - 1, p.day, (p.hour as number) % 24, p.minute, p.second);
+  return wall - (ms - (((ms % 1000) + 1000) % 1000));
+}
+
+/**
+ * How the wall times of one local day map to instants: offset `a` before the instant `change`, `b` from it on (no
+ * change near the day: a === b). The window spans every instant whose local date can be this day (offsets -12 h..+14 h).
+ */
+interface DayZone { a: number; b: number; change: number }
+
+const zones = new Map<string, DayZone>();
+
+function dayZone(wallMidnight: number, timezone: string): DayZone {
+  const key = `${timezone} ${wallMidnight}`;
+  let z = zones.get(key);
+  if (!z) {
+    if (zones.size >= 4096) zones.clear();
+    z = findZone(wallMidnight, timezone);
+    zones.set(key, z);
+  }
+  return z;
+}
+
+function findZone(wallMidnight: number, timezone: string): DayZone {
+  let lo = wallMidnight - 15 * HOUR;
+  let hi = wallMidnight + 39 * HOUR;
+  const a = offsetAt(lo, timezone);
+  const b = offsetAt(hi, timezone);
+  if (a === b) return { a, b, change: Infinity };
+  // the first minute with the new offset (changes happen on whole minutes)
+  lo = Math.floor(lo / MINUTE) * MINUTE;
+  hi = Math.ceil(hi / MINUTE) * MINUTE;
+  while (hi - lo > MINUTE) {
+    const mid = lo + Math.floor((hi - lo) / MINUTE / 2) * MINUTE;
+    if (offsetAt(mid, timezone) === a) lo = mid;
+    else hi = mid;
+  }
+  return { a, b, change: hi };
+}
+
+/** The instants a wall time (ms, as if UTC) runs at: one; none in a gap but the gap's end; two in a repeat when wild. */
+function instants(wall: number, z: DayZone, wild: boolean): number[] {
+  if (z.change === Infinity) return [wall - z.a];
+  const before = wall - z.a;
+  const after = wall - z.b;
+  const beforeOk = before < z.change;
+  const afterOk = after >= z.change;
+  if (beforeOk && afterOk) return wild ? [before, after] : [before];
+  if (beforeOk) return [before];
+  if (afterOk) return [after];
+  return [z.change];
+}
+
+const sorted = (s: Set<number>, desc: boolean) => [...s].sort((x, y) => (desc ? y - x : x - y));
+
+function dayMatches(c: Cron, y: number, m: number, d: number): boolean {
+  if (c.domAny && c.dowAny) return true;
+  const dow = new Date(Date.UTC(y, m - 1, d)).getUTCDay();
+  if (c.domAny) return c.dow.has(dow);
+  if (c.dowAny) return c.dom.has(d);
+  return c.dom.has(d) || c.dow.has(dow);
+}
+
+const daysIn = (y: number, m: number) => new Date(Date.UTC(y, m, 0)).getUTCDate();
+
+/** The wall midnight (ms, as if UTC) of an instant's local date, `days` later. */
+function localMidnight(ms: number, timezone: string, days: number): number {
+  const wall = ms + offsetAt(ms, timezone);
+  return Math.floor(wall / DAY) * DAY + days * DAY;
+}
+
+/**
+ * Walks the local days from a wall midnight, forward or back, for at most HORIZON_YEARS, skipping months outside the
+ * expression at once; `visit` gets each matching day's wall midnight and answers a result to stop with.
+ */
+function walkDays(c: Cron, start: number, back: boolean, visit: (wallMidnight: number) => number | null | undefined): number | null {
+  const s = new Date(start);
+  const y0 = s.getUTCFullYear();
+  let [y, m, d] = [y0, s.getUTCMonth() + 1, s.getUTCDate()];
+  const step = back ? -1 : 1;
+  while (Math.abs(y - y0) <= HORIZON_YEARS) {
+    if (!c.month.has(m) || d < 1 || d > daysIn(y, m)) {
+      m += step;
+      if (m > 12) [y, m] = [y + 1, 1];
+      if (m < 1) [y, m] = [y - 1, 12];
+      d = back ? daysIn(y, m) : 1;
       continue;
     }
-    if (!c.hour.has(l.hour)) {
-      t += (60 - l.minute) * MINUTE;
-      continue;
+    if (dayMatches(c, y, m, d)) {
+      const found = visit(Date.UTC(y, m - 1, d));
+      if (found !== undefined) return found;
     }
-    if (!c.minute.has(l.minute)) {
-      t += MINUTE;
-      continue;
-    }
-    return t;
+    d += step;
   }
   return null;
+}
+
+/** The first matching minute strictly after `after` (ms), or null when none comes within HORIZON_YEARS. */
+export function nextCron(c: Cron, after: number): number | null {
+  const hours = sorted(c.hour, false);
+  const minutes = sorted(c.minute, false);
+  // from the day before: a fall-back change at midnight steps the local date back
+  return walkDays(c, localMidnight(after, c.timezone, -1), false, (midnight) => {
+    const z = dayZone(midnight, c.timezone);
+    let best = Infinity;
+    for (const h of hours) {
+      const last = instants(midnight + h * HOUR + 59 * MINUTE, z, c.wild);
+      if (Math.max(...last) <= after) continue; // the whole hour is before `after`
+      for (const mi of minutes) {
+        const at = instants(midnight + h * HOUR + mi * MINUTE, z, c.wild);
+        if ((at[0] as number) > best) return best; // every later wall time runs later still
+        for (const t of at) if (t > after && t < best) best = t;
+      }
+    }
+    return best === Infinity ? undefined : best;
+  });
+}
+
+/** The latest matching minute in (`floor`, `at`], or null (looked for back to `floor`, at most HORIZON_YEARS). */
+export function prevCron(c: Cron, at: number, floor = -Infinity): number | null {
+  const hours = sorted(c.hour, true);
+  const minutes = sorted(c.minute, true);
+  return walkDays(c, localMidnight(at, c.timezone, 1), true, (midnight) => {
+    if (midnight + DAY + 14 * HOUR <= floor) return null; // every instant of this day and before is at or before the floor
+    const z = dayZone(midnight, c.timezone);
+    let best = -Infinity;
+    for (const h of hours) {
+      if ((instants(midnight + h * HOUR, z, c.wild)[0] as number) > at) continue; // the whole hour is after `at`
+      for (const mi of minutes) {
+        const ts = instants(midnight + h * HOUR + mi * MINUTE, z, c.wild);
+        if ((ts[ts.length - 1] as number) < best) return best > floor ? best : null;
+        for (const t of ts) if (t <= at && t > best) best = t;
+      }
+    }
+    return best === -Infinity ? undefined : best > floor ? best : null;
+  });
 }

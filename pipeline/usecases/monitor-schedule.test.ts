@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { nextCron, parseCron } from "./cron.ts";
-import { dueTick, nextTick, planOf, shortestGap, textToCron } from "./monitor-schedule.ts";
+import { checkRuns, dueTick, nextTick, planOf, shortestGap, textToCron } from "./monitor-schedule.ts";
 
 const at = (iso: string) => Date.parse(iso);
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -92,6 +92,33 @@ describe("schedule", () => {
     // a yearly job after two years down: its latest tick, found before the last 8 days
     const yearly = planOf({ cron: "0 0 1 1 *" });
     expect(iso(dueTick(yearly, at("2024-06-01T00:00:00Z"), 0, at("2026-11-26T10:00:00Z")))).toBe("2026-01-01T00:00:00.000Z");
+  });
+
+  it("cron: a tick repeated by a fall-back change is due once, a skipped one at the gap's end", () => {
+    const plan = planOf({ cron: "30 2 * * *", timezone: "Europe/Berlin" });
+    const anchor = at("2027-10-01T00:00:00Z");
+    expect(iso(dueTick(plan, anchor, at("2027-10-30T00:30:00Z"), at("2027-10-31T00:31:00Z")))).toBe("2027-10-31T00:30:00.000Z");
+    // 02:30 CET (01:30Z) is the same wall time again: nothing is due after the 02:30 CEST run
+    expect(dueTick(plan, anchor, at("2027-10-31T00:30:00Z"), at("2027-10-31T01:31:00Z"))).toBeNull();
+    expect(iso(dueTick(plan, at("2027-03-01T00:00:00Z"), at("2027-03-27T01:30:00Z"), at("2027-03-28T01:00:00Z")))).toBe("2027-03-28T01:00:00.000Z");
+  });
+
+  it("refuses a schedule that never runs with a 400 naming its field", () => {
+    const now = at("2026-11-26T10:00:00Z");
+    for (const cron of ["0 0 31 2 *", "0 0 30 2 *", "0 0 31 4,6,9,11 *"]) {
+      let err: unknown;
+      try {
+        checkRuns({ cron }, planOf({ cron }), now);
+      } catch (e) {
+        err = e;
+      }
+      expect(err, cron).toMatchObject({ code: "BAD_REQUEST", issues: [{ path: ["schedule", "cron"] }] });
+      expect(String(err), cron).toMatch(/never runs in the next 10 years/);
+    }
+    // rare but valid: 29 February; and 31 February or a Monday (Vixie: either day field)
+    expect(() => checkRuns({ cron: "0 0 29 2 *" }, planOf({ cron: "0 0 29 2 *" }), now)).not.toThrow();
+    expect(() => checkRuns({ cron: "0 0 31 2 1" }, planOf({ cron: "0 0 31 2 1" }), now)).not.toThrow();
+    expect(() => checkRuns({ intervalSeconds: 600 }, planOf({ intervalSeconds: 600 }), now)).not.toThrow();
   });
 
   it("measures the shortest gap between ticks (for the minimum interval)", () => {

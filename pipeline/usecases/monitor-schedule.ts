@@ -1,7 +1,7 @@
 // When a monitor runs, pure. A schedule is a five-field cron expression, Firecrawl's schedule text (turned into cron
 // here), or a plain interval (Trawl's `intervalSeconds`, ticks at anchor + k × interval). Every replica that reads the
 // same monitor computes the same ticks, so a tick's time names the run (monitor id + tick -> the check's id).
-import { checkTimezone, nextCron, parseCron, type Cron } from "./cron.ts";
+import { checkTimezone, HORIZON_YEARS, nextCron, parseCron, prevCron, type Cron } from "./cron.ts";
 import { RequestError } from "../runtime/errors.ts";
 
 export interface ScheduleSpec {
@@ -66,8 +66,6 @@ export function nextTick(plan: Plan, anchor: number, after: number): number | nu
   return anchor + k * plan.everyMs;
 }
 
-const DAY = 86_400_000;
-
 /**
  * The tick to run now: the latest tick in (max(anchor, lastRun), now], or null. Ticks missed while nothing ran are
  * not run one by one: only the latest of them runs (once, on start).
@@ -79,14 +77,17 @@ export function dueTick(plan: Plan, anchor: number, lastRun: number, now: number
     const t = anchor + k * plan.everyMs;
     return k >= 1 && t > floor ? t : null;
   }
-  // cron: scan the last 8 days first (a long outage is not walked minute by minute), then what lies before them
-  const scan = (from: number, to: number): number | null => {
-    let found: number | null = null;
-    for (let t = nextCron(plan.cron, from); t !== null && t <= to; t = nextCron(plan.cron, t)) found = t;
-    return found;
-  };
-  const recent = Math.max(floor, now - 8 * DAY);
-  return scan(recent, now) ?? (recent > floor ? scan(floor, recent) : null);
+  // cron: one search back from now (by field, bounded), not a walk forward over every tick since the floor
+  return prevCron(plan.cron, now, floor);
+}
+
+/** A schedule that never runs (31 February) is refused: a 400 naming its field. */
+export function checkRuns(s: ScheduleSpec, plan: Plan, now: number): void {
+  if (nextTick(plan, now, now) !== null) return;
+  const field = s.cron !== undefined ? "cron" : "text";
+  throw new RequestError(`schedule.${field}: "${s.cron ?? s.text}" never runs in the next ${HORIZON_YEARS} years`, [
+    { code: "custom", path: ["schedule", field], message: `no matching time in the next ${HORIZON_YEARS} years (e.g. a day the month does not have)` },
+  ]);
 }
 
 /** The shortest gap between the next `n` ticks from `from` (checked against the minimum interval). */

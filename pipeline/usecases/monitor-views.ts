@@ -5,11 +5,14 @@ import type { CheckRow, MonitorRecord } from "../store/monitor-store.ts";
 import type { SnapshotStore } from "../store/snapshot-store.ts";
 import { TEAM_BYPASS } from "../runtime/constants.ts";
 import { nextTick, planOf } from "./monitor-schedule.ts";
+import type { MonitorTicks } from "./monitor-ticks.ts";
 import { definitionOf } from "./monitors.ts";
 
 export interface ViewDeps {
   store: CrawlStore;
   snapshots?: SnapshotStore;
+  /** the next ticks, remembered per monitor (a listing of 25 monitors does not search 25 schedules each time) */
+  ticks?: MonitorTicks;
 }
 
 const isoOrNull = (ms: number | null | undefined) => (ms ? new Date(ms).toISOString() : null);
@@ -54,7 +57,8 @@ export async function checkView(deps: ViewDeps, row: CheckRow): Promise<CheckVie
 export async function monitorView(deps: ViewDeps, m: MonitorRecord, checks: CheckRow[], now: number): Promise<Record<string, unknown>> {
   const def = definitionOf(m);
   const lastScheduled = checks.filter((c) => c.trigger === "scheduled").reduce((t, c) => Math.max(t, c.scheduledFor), 0);
-  const next = m.status === "active" ? nextTick(planOf(def.schedule), m.anchor, Math.max(now, lastScheduled)) : null;
+  const after = Math.max(now, lastScheduled);
+  const next = m.status !== "active" ? null : deps.ticks ? deps.ticks.next(m, after) : nextTick(planOf(def.schedule), m.anchor, after);
   const latest = checks.find((c) => c.outcome === "started");
   const last = latest ? await checkView(deps, latest) : null;
   return {

@@ -8,7 +8,7 @@ import { validator } from "../../schemas/index.ts";
 import { invalidField, RequestError } from "../runtime/errors.ts";
 import type { CheckRow, MonitorRecord, MonitorStore } from "../store/monitor-store.ts";
 import { checkStartUrl, checkWebhook } from "../url/start-url.ts";
-import { planOf, shortestGap } from "./monitor-schedule.ts";
+import { checkRuns, planOf, shortestGap } from "./monitor-schedule.ts";
 import { batchOptions, crawlOptions } from "./request-options.ts";
 import { submitBatch } from "./submit-batch.ts";
 import { ensureCrawl, type CrawlDeps } from "./submit-crawl.ts";
@@ -83,6 +83,7 @@ export function jobOf(monitorId: string, def: MonitorDefinition, cfg: MonitorSet
 /** A definition's own rules (the schema checked its shape): schedule, minimum interval, webhook, notifications, target. */
 export function checkDefinition(monitorId: string, def: MonitorDefinition, cfg: MonitorSettings, now: number): void {
   const plan = planOf(def.schedule);
+  checkRuns(def.schedule, plan, now);
   const gap = shortestGap(plan, now);
   if (gap < cfg.monitorMinIntervalMs) {
     throw invalidField(["schedule"], `runs ${Math.round(gap / 1000)} s apart; the minimum interval is ${Math.round(cfg.monitorMinIntervalMs / 1000)} s (MONITOR_MIN_INTERVAL_MS)`);
