@@ -81,7 +81,7 @@ export async function start(roles: readonly RoleName[], config: Config, log: Log
   const analyzer = providers.provider.name === "rules" ? RULES_ANALYZER : undefined;
   // without the convert role (an API process) the pool serves only /v2/scrape and extract jobs: workers start on first use
   const lazy = !roles.includes("convert");
-  const pool = needsPool ? new ConvertPool({ size: config.convertWorkers, timeoutMs: config.convertTimeoutMs, lazy, ...(analyzer ? { analyzer: analyzer.url } : {}) }) : null;
+  const pool = needsPool ? new ConvertPool({ size: config.convertWorkers, timeoutMs: config.convertTimeoutMs, heapMb: config.convertWorkerHeapMb, lazy, ...(analyzer ? { analyzer: analyzer.url } : {}) }) : null;
   const w: Wiring = { config, log, clock, infra, metrics, pool, ...(analyzer ? { analyze: analyzer.analyze } : {}), providers, runners: [], beforeStop: [], closers: [] };
   if (pool) w.closers.push(() => pool.close());
 

@@ -1,10 +1,11 @@
 // POST /v2/parse (Firecrawl v2): a multipart/form-data upload with a `file` part and an optional `options` part (JSON:
 // the scrape options a file can have) -> the file as a document, through the scrape use case without a fetch.
 import Router from "@koa/router";
+import type { Middleware } from "koa";
 import { randomUUID } from "node:crypto";
 import type { ScrapeOptions } from "../../schemas/index.ts";
 import type { ApiDeps } from "../deps.ts";
-import { apiError, badRequest } from "../errors.ts";
+import { apiError, badRequest, HttpError } from "../errors.ts";
 import { parseClientJson, readBytes } from "../body.ts";
 import { validateBody } from "../validate.ts";
 import { checkJobFields, scrapeSettings } from "../../pipeline/usecases/request-options.ts";
@@ -39,11 +40,46 @@ function parseOptions(text: string | File | null): ScrapeOptions {
   return options;
 }
 
+/** Seconds a client refused for PARSE_MAX_CONCURRENT is told to wait (a conversion takes up to CONVERT_TIMEOUT_MS). */
+const BUSY_RETRY_AFTER_S = 1;
+
+/**
+ * At most `max` uploads held at once by this process, from their first byte read to their answer (the body, its
+ * multipart copy and the conversion): one more is refused at once with 503 PARSE_BUSY and Retry-After, before its
+ * body is read, so that concurrent large uploads cannot fill the memory. Refused rather than queued: a queue would
+ * hold the client's connection for as long as the uploads before it take to convert (up to CONVERT_TIMEOUT_MS each).
+ */
+function uploadSlots(max: number): Middleware {
+  let held = 0;
+  return async (ctx, next) => {
+    if (!ctx.is("multipart/form-data")) return next(); // refused by the route (415), nothing held
+    if (held >= max) {
+      throw new HttpError(503, {
+        success: false, code: "PARSE_BUSY",
+        error: `This server is converting as many uploads as it takes at once (PARSE_MAX_CONCURRENT=${max}); retry after ${BUSY_RETRY_AFTER_S}s.`,
+      }, { "Retry-After": String(BUSY_RETRY_AFTER_S) });
+    }
+    held++;
+    try {
+      await next();
+    } finally {
+      held--;
+    }
+  };
+}
+
+/** The status of an upload whose conversion failed: too slow 408, too heavy for a worker's heap 413, else 500. */
+function failureStatus(code: string): number {
+  if (code === "SCRAPE_TIMEOUT" || code === "SCRAPE_CONVERT_TIMEOUT") return 408;
+  if (code === "SCRAPE_CONVERT_OUT_OF_MEMORY") return 413;
+  return 500;
+}
+
 export function parseRoutes(deps: ApiDeps): Router {
   const { config } = deps;
   const router = new Router();
 
-  router.post("/v2/parse", async (ctx) => {
+  router.post("/v2/parse", uploadSlots(config.parseMaxConcurrent), async (ctx) => {
     if (!ctx.is("multipart/form-data")) {
       throw apiError(415, `Content-Type must be multipart/form-data with a "file" part (got ${JSON.stringify(ctx.get("content-type") || "none")})`, { code: "UNSUPPORTED_MEDIA_TYPE" });
     }
@@ -74,7 +110,7 @@ export function parseRoutes(deps: ApiDeps): Router {
     } catch (err) {
       if (err instanceof UnsupportedFileError) throw apiError(415, err.message, { code: "SCRAPE_UNSUPPORTED_FILE_ERROR" });
       if (!(err instanceof PageError)) throw err;
-      throw apiError(err.code === "SCRAPE_TIMEOUT" || err.code === "SCRAPE_CONVERT_TIMEOUT" ? 408 : 500, errorMessage(err), { code: errorCode(err) });
+      throw apiError(failureStatus(err.code), errorMessage(err), { code: errorCode(err) });
     } finally {
       held.release();
     }

@@ -21,12 +21,13 @@ try {
   // not permitted (or not supported): the worker keeps the process's priority
 }
 
-// the page analyzer the composition root chose (ConvertPool's `analyzer`), loaded once per worker
-const analyzerUrl = (workerData as { analyzer?: string } | null)?.analyzer;
+// the page analyzer the composition root chose (ConvertPool's `analyzer`), loaded once per worker; the worker's heap
+// limit (ConvertPool's `heapMb`), which sizes what a DOCX may inflate to
+const { analyzer: analyzerUrl, heapMb } = (workerData as { analyzer?: string; heapMb?: number } | null) ?? {};
 const analyze = analyzerUrl ? ((await import(analyzerUrl)) as { analyze: PageAnalyzer }).analyze : undefined;
 
 parentPort?.on("message", (job: Job) => {
-  convertAny(job.page, job.options, analyze).then(
+  convertAny(job.page, job.options, analyze, heapMb).then(
     (result) => parentPort?.postMessage({ id: job.id, result }),
     (err: unknown) => parentPort?.postMessage({
       id: job.id, error: err instanceof Error ? err.message : String(err), ...(err instanceof PageError ? { code: err.code } : {}),

@@ -1,9 +1,10 @@
 // One way to turn a fetched page into a document, shared by the convert stage, POST /v2/scrape and the CLI:
-// in the worker pool when there is one (off the event loop, under CONVERT_TIMEOUT_MS), else on this thread.
+// in the worker pool when there is one (off the event loop, under CONVERT_TIMEOUT_MS and CONVERT_WORKER_HEAP_MB), else
+// on this thread.
 // Conversion failures become page errors with stable codes.
 import { errorMessage, PageError } from "../runtime/errors.ts";
 import { convertAny, type ConvertOptions, type Converted, type FetchedPage, type PageAnalyzer } from "./document.ts";
-import { ConvertFailedError, ConvertTimeoutError, type ConvertPool } from "./worker-pool.ts";
+import { ConvertFailedError, ConvertTimeoutError, OUT_OF_MEMORY, type ConvertPool } from "./worker-pool.ts";
 
 export type { ConvertOptions };
 export type Converter = (page: FetchedPage, options: ConvertOptions) => Promise<Converted>;
@@ -25,7 +26,7 @@ export function pageConverter(pool: ConvertPool | null, analyze?: PageAnalyzer):
     } catch (err) {
       if (err instanceof ConvertTimeoutError) throw new PageError("SCRAPE_CONVERT_TIMEOUT", errorMessage(err), { cause: err });
       if (err instanceof PageError) throw err;
-      if (err instanceof ConvertFailedError && err.code === "SCRAPE_TOO_LARGE") throw new PageError("SCRAPE_TOO_LARGE", err.message, { cause: err });
+      if (err instanceof ConvertFailedError && (err.code === "SCRAPE_TOO_LARGE" || err.code === OUT_OF_MEMORY)) throw new PageError(err.code, err.message, { cause: err });
       throw new PageError("SCRAPE_UNPARSEABLE", `could not convert the page: ${errorMessage(err)}`, { cause: err });
     }
   };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { convertPage } from "./document.ts";
+import { makeDocx } from "../../test/fixtures/docx.ts";
+import { convertAny, convertPage, DOCX_TYPE, docxBudgetBytes } from "./document.ts";
 import { metaKey } from "./html.ts";
 
 const page = (body: string, contentType = "text/html") => ({ url: "https://s.test/a/b", finalUrl: "https://s.test/a/b", statusCode: 200, contentType, body, scrapeId: "id-1" });
@@ -67,5 +68,24 @@ describe("content options", () => {
     expect(document.html).not.toContain("data:image");
     const kept = convertPage(page(html), { ...base, removeBase64Images: false });
     expect(kept.document.html).toContain("data:image/png;base64");
+  });
+});
+
+describe("convertAny: DOCX", () => {
+  const docxPage = (bytes: Buffer) => ({ ...page("", DOCX_TYPE), bytes });
+  const options = { formats: ["markdown" as const], onlyMainContent: true };
+
+  it("converts a DOCX page through mammoth and the HTML path", async () => {
+    const { document } = await convertAny(docxPage(makeDocx([{ heading: "Annual report" }, { para: "Revenue grew." }])), options);
+    expect(document.markdown).toBe("# Annual report\n\nRevenue grew.");
+    expect(document.metadata.contentType).toBe("text/html; charset=utf-8");
+  });
+
+  it("a DOCX past the budget of its worker's heap is too large, a file that is not one unparseable", async () => {
+    // 3 MiB of XML: within the budget of the default heap, past the one of a 64 MB worker (~1.3 MiB)
+    const docx = makeDocx([{ para: "x".repeat(3 * 1024 * 1024) }]);
+    expect(docxBudgetBytes(64)).toBeLessThan(3 * 1024 * 1024);
+    await expect(convertAny(docxPage(docx), options, undefined, 64)).rejects.toMatchObject({ code: "SCRAPE_TOO_LARGE" });
+    await expect(convertAny(docxPage(Buffer.from("not a zip")), options)).rejects.toMatchObject({ code: "SCRAPE_UNPARSEABLE" });
   });
 });

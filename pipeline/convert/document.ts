@@ -6,6 +6,7 @@ import { processHtml } from "./html.ts";
 import { renderMarkdown } from "./render-markdown.ts";
 import { pdfToMarkdown } from "./pdf.ts";
 import { STATUS_CODES } from "node:http";
+import { PageError } from "../runtime/errors.ts";
 
 export interface FetchedPage {
   url: string;
@@ -13,7 +14,7 @@ export interface FetchedPage {
   statusCode: number;
   contentType: string;
   body: string;
-  /** PDFs: the file's bytes */
+  /** PDFs and DOCX files: the file's bytes */
   bytes?: Uint8Array;
   scrapeId: string;
   /** set when the page cache was consulted (maxAge > 0) */
@@ -155,14 +156,65 @@ export function addLockdownCredits(converted: Converted, options: Pick<CrawlOpti
 /** The options that shape a document. */
 export type ConvertOptions = PageOptions & Pick<CrawlOptions, "pdf">;
 
-/** Any fetched page: PDFs through pdfjs, the rest through the HTML path; the page cache's verdict in metadata. */
 /** A PDF (its bytes fetched) is converted asynchronously (pdfjs awaits); every other page synchronously. */
 export function isPdfPage(page: FetchedPage): page is FetchedPage & { bytes: Uint8Array } {
   return page.bytes !== undefined && page.contentType === "application/pdf";
 }
 
-export async function convertAny(page: FetchedPage, options: ConvertOptions, analyze?: PageAnalyzer): Promise<Converted> {
-  const converted = isPdfPage(page) ? await convertPdf(page, options) : convertPage(page, options, analyze);
+export const DOCX_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
+
+/** A DOCX file (an upload: its bytes), converted to HTML by mammoth, then as an HTML page. */
+export function isDocxPage(page: FetchedPage): page is FetchedPage & { bytes: Uint8Array } {
+  return page.bytes !== undefined && page.contentType === DOCX_TYPE;
+}
+
+/**
+ * Heap bytes mammoth needs per byte of a DOCX's XML, for a document of ordinary shape (paragraphs of runs of a few words
+ * with their properties): 20 MiB of such XML converted in a worker of 1,024 MB, 40 MiB did not. XML denser in elements
+ * (one per character) needs ~5 times more and fails with SCRAPE_CONVERT_OUT_OF_MEMORY within the budget.
+ */
+const DOCX_HEAP_PER_XML_BYTE = 48;
+
+/**
+ * What a DOCX's entries may inflate to when it converts in a worker of `heapMb` (CONVERT_WORKER_HEAP_MB): past it
+ * the file is refused (SCRAPE_TOO_LARGE) before mammoth reads it. In-line conversion (no pool): as in a worker of
+ * the default 1,024 MB (~21 MiB).
+ */
+export const docxBudgetBytes = (heapMb = 1024): number => Math.floor((heapMb * 1024 * 1024) / DOCX_HEAP_PER_XML_BYTE);
+
+/** Pages converted asynchronously (a pool posts nothing behind them: see worker-pool.ts). */
+export const isAsyncPage = (page: FetchedPage): boolean => isPdfPage(page) || isDocxPage(page);
+
+/**
+ * A DOCX: mammoth's HTML through the HTML path, its warnings in the document's. mammoth is loaded with the first DOCX
+ * (a worker that never sees one does not load it). A file that is not a DOCX, or whose zip inflates past its budget,
+ * fails as unparseable or too large (a 400 on /v2/parse).
+ */
+async function convertDocx(page: FetchedPage & { bytes: Uint8Array }, options: ConvertOptions, analyze?: PageAnalyzer, heapMb?: number): Promise<Converted> {
+  const { DocxError, docxToHtml } = await import("./docx.ts");
+  let html: string;
+  let warnings: string[];
+  try {
+    ({ html, warnings } = await docxToHtml(Buffer.from(page.bytes.buffer, page.bytes.byteOffset, page.bytes.byteLength), docxBudgetBytes(heapMb)));
+  } catch (err) {
+    if (!(err instanceof DocxError)) throw err;
+    throw new PageError(/inflates to more than/.test(err.message) ? "SCRAPE_TOO_LARGE" : "SCRAPE_UNPARSEABLE", err.message, { cause: err });
+  }
+  const { bytes: _bytes, ...rest } = page;
+  const converted = convertPage({ ...rest, contentType: "text/html; charset=utf-8", body: html }, options, analyze);
+  if (warnings.length > 0) {
+    const note = `DOCX conversion: ${warnings.slice(0, 5).join("; ")}${warnings.length > 5 ? ` (+${warnings.length - 5} more)` : ""}`;
+    converted.document.warning = converted.document.warning ? `${String(converted.document.warning)} ${note}` : note;
+  }
+  return converted;
+}
+
+/**
+ * Any fetched page: PDFs through pdfjs, DOCX files through mammoth, the rest through the HTML path; the page cache's
+ * verdict in metadata. heapMb: the heap limit of the worker converting it (sizes the DOCX budget).
+ */
+export async function convertAny(page: FetchedPage, options: ConvertOptions, analyze?: PageAnalyzer, heapMb?: number): Promise<Converted> {
+  const converted = isPdfPage(page) ? await convertPdf(page, options) : isDocxPage(page) ? await convertDocx(page, options, analyze, heapMb) : convertPage(page, options, analyze);
   if (page.cacheState) {
     converted.document.metadata.cacheState = page.cacheState;
     if (page.cachedAt !== undefined) converted.document.metadata.cachedAt = new Date(page.cachedAt).toISOString();

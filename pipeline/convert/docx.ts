@@ -56,9 +56,12 @@ export async function checkZip(bytes: Buffer, budget = DOCX_MAX_INFLATED_BYTES):
   }
 }
 
-/** The DOCX as HTML (a whole document, so the HTML path finds its body) and mammoth's warnings. */
-export async function docxToHtml(bytes: Buffer): Promise<{ html: string; warnings: string[] }> {
-  await checkZip(bytes);
+/**
+ * The DOCX as HTML (a whole document, so the HTML path finds its body) and mammoth's warnings. `budget`: what its
+ * entries may inflate to (a convert worker's is sized to its heap: document.ts docxBudgetBytes).
+ */
+export async function docxToHtml(bytes: Buffer, budget = DOCX_MAX_INFLATED_BYTES): Promise<{ html: string; warnings: string[] }> {
+  await checkZip(bytes, budget);
   let result: Awaited<ReturnType<typeof mammoth.convertToHtml>>;
   try {
     result = await mammoth.convertToHtml({ buffer: bytes }, { externalFileAccess: false });

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { makePdf } from "../../test/fixtures/pdf.ts";
-import { ConvertFailedError, ConvertPool, ConvertTimeoutError } from "./worker-pool.ts";
+import { ConvertFailedError, ConvertPool, ConvertTimeoutError, OUT_OF_MEMORY } from "./worker-pool.ts";
 
 const options = { limit: 1, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown" as const], onlyMainContent: true };
 const page = (body: string, extra: object = {}) => ({ url: "https://s.test/a", finalUrl: "https://s.test/a", statusCode: 200, contentType: "text/html", body, scrapeId: "x", ...extra });
@@ -69,6 +69,25 @@ describe("ConvertPool", () => {
     }
     expect(pool.workers).toBe(2); // the default starts them at once
   }, 30_000);
+
+  it("a page that needs more heap than a worker has fails with SCRAPE_CONVERT_OUT_OF_MEMORY; the worker is replaced and the page behind it converted", async () => {
+    const small = new ConvertPool({ size: 1, timeoutMs: 120_000, heapMb: 64 });
+    try {
+      await small.convert(page("<p>warm</p>"), options);
+      // ~6 MB of small elements: a parsed tree of well over 64 MB (the same page converts with the default heap)
+      const heavy = "<main>" + "<div><p>Some text with <b>bold</b> and <a href='/x'>a link</a>.</p></div>".repeat(90_000) + "</main>";
+      const big = small.convert(page(heavy), options);
+      const behind = small.convert(page("<p>behind</p>"), options); // posted to the same worker, after the heavy page
+      const err = await big.then(() => null, (e: unknown) => e);
+      expect(err).toBeInstanceOf(ConvertFailedError);
+      expect((err as ConvertFailedError).code).toBe(OUT_OF_MEMORY);
+      expect((err as Error).message).toMatch(/64 MB heap/);
+      expect((await behind).document.markdown).toBe("behind");
+      expect(small.workers).toBe(1);
+    } finally {
+      await small.close();
+    }
+  }, 60_000);
 
   it("reports a page that cannot be converted", async () => {
     await expect(pool.convert(page("", { contentType: "application/pdf", bytes: new Uint8Array([1, 2, 3]) }), options)).rejects.toThrow(ConvertFailedError);

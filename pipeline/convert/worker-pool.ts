@@ -1,8 +1,10 @@
 // A pool of worker threads for conversion: parsing and rendering run off the event loop (the API and the other
 // stages of an embedded process stay responsive), and a page that takes longer than the time limit is abandoned
-// (its worker is terminated and replaced) instead of stalling the stage.
+// (its worker is terminated and replaced) instead of stalling the stage. Each worker has a heap limit: a page whose
+// conversion needs more (a DOCX of millions of tiny elements) ends its worker, fails with SCRAPE_CONVERT_OUT_OF_MEMORY,
+// and the worker is replaced; the process and the other pages never feel it.
 import { Worker } from "node:worker_threads";
-import { isPdfPage, type ConvertOptions, type Converted, type FetchedPage } from "./document.ts";
+import { isAsyncPage, type ConvertOptions, type Converted, type FetchedPage } from "./document.ts";
 
 interface Pending {
   id: number;
@@ -20,6 +22,8 @@ interface Slot {
   jobs: Pending[];
   /** The time limit of the first job, counted from when the worker started it (as far as this thread knows). */
   timer: NodeJS.Timeout | null;
+  /** Terminated on purpose or already handled as dead: its later 'error' or 'exit' concerns nobody. */
+  gone: boolean;
 }
 
 /**
@@ -30,11 +34,11 @@ interface Slot {
 const PAGES_AHEAD = 2;
 
 /**
- * A PDF converts asynchronously (pdfjs awaits): a page posted behind it would run while it waits, inside its time
- * limit, and a time-out or crash would be charged to the wrong page. Nothing is posted behind one; other pages convert
- * synchronously, so the worker's first page is always the one it is converting.
+ * A PDF or a DOCX converts asynchronously (pdfjs and mammoth await): a page posted behind it would run while it waits,
+ * inside its time limit, and a time-out or crash would be charged to the wrong page. Nothing is posted behind one;
+ * other pages convert synchronously, so the worker's first page is always the one it is converting.
  */
-const isAsync = (job: Pending): boolean => isPdfPage(job.page);
+const isAsync = (job: Pending): boolean => isAsyncPage(job.page);
 
 export class ConvertTimeoutError extends Error {}
 export class ConvertFailedError extends Error {
@@ -46,9 +50,13 @@ export class ConvertFailedError extends Error {
   }
 }
 
+/** The code of a page whose worker ran out of heap (its conversion needed more than heapMb). */
+export const OUT_OF_MEMORY = "SCRAPE_CONVERT_OUT_OF_MEMORY";
+
 export class ConvertPool {
   private readonly size: number;
   private readonly timeoutMs: number;
+  private readonly heapMb: number | undefined;
   private readonly slots: Slot[] = [];
   private readonly queue: Pending[] = [];
   private nextId = 1;
@@ -61,12 +69,14 @@ export class ConvertPool {
    * on every HTML page it parses, under the same time limit. A module, not a function: functions do not cross threads.
    */
   /**
-   * lazy: the workers start with the first page instead of at once (the API process converts only for /v2/scrape and
-   * extract jobs: two idle workers cost it ~60 MB of RSS).
+   * lazy: the workers start with the first page instead of at once (the API process converts only for /v2/scrape,
+   * /v2/parse and extract jobs: two idle workers cost it ~60 MB of RSS).
+   * heapMb: each worker's V8 heap limit (old and young generations together; undefined: V8's default, the process's).
    */
-  constructor(opts: { size: number; timeoutMs: number; analyzer?: string; lazy?: boolean }) {
+  constructor(opts: { size: number; timeoutMs: number; heapMb?: number; analyzer?: string; lazy?: boolean }) {
     this.size = Math.max(1, opts.size);
     this.timeoutMs = opts.timeoutMs;
+    this.heapMb = opts.heapMb;
     this.analyzer = opts.analyzer;
     if (!opts.lazy) this.start();
   }
@@ -80,17 +90,25 @@ export class ConvertPool {
     return this.slots.length;
   }
 
+  /** V8's young generation is a small, fixed share of the limit; the old generation gets the rest. */
+  private resourceLimits(): { maxOldGenerationSizeMb: number; maxYoungGenerationSizeMb: number } | undefined {
+    if (this.heapMb === undefined) return undefined;
+    const young = Math.max(4, Math.min(64, Math.floor(this.heapMb / 16)));
+    return { maxOldGenerationSizeMb: Math.max(16, this.heapMb - young), maxYoungGenerationSizeMb: young };
+  }
+
   private spawn(): Slot {
-    const worker = new Worker(new URL("./convert-worker.ts", import.meta.url), { workerData: { analyzer: this.analyzer } });
-    const slot: Slot = { worker, ready: false, jobs: [], timer: null };
+    const limits = this.resourceLimits();
+    const worker = new Worker(new URL("./convert-worker.ts", import.meta.url), { workerData: { analyzer: this.analyzer, heapMb: this.heapMb }, ...(limits ? { resourceLimits: limits } : {}) });
+    const slot: Slot = { worker, ready: false, jobs: [], timer: null, gone: false };
     worker.on("message", (msg: { id: number; result?: Converted; error?: string; code?: string; ready?: true }) => {
       if (msg.ready) {
         slot.ready = true;
         this.pump();
         return;
       }
-      // results come in order (nothing is posted behind a PDF, the only page converted asynchronously); matched by id
-      // all the same
+      // results come in order (nothing is posted behind a PDF or a DOCX, the pages converted asynchronously); matched
+      // by id all the same
       const at = slot.jobs.findIndex((j) => j.id === msg.id);
       if (at < 0) return;
       const job = slot.jobs.splice(at, 1)[0] as Pending;
@@ -99,14 +117,23 @@ export class ConvertPool {
       else job.resolve(msg.result as Converted);
       this.pump();
     });
-    worker.on("error", (err) => {
-      // the worker converts its pages in order: the one it crashed on is the first; the others go back to the queue
-      const job = slot.jobs.shift();
-      this.replace(slot);
-      job?.reject(new ConvertFailedError(`conversion worker crashed: ${err.message}`));
+    // the worker converts its pages in order: the one it died on is the first; the others go back to the queue
+    worker.on("error", (err: Error & { code?: string }) => {
+      if (err.code === "ERR_WORKER_OUT_OF_MEMORY") this.died(slot, new ConvertFailedError(`the conversion needed more memory than a convert worker has (${this.heapMb ?? "V8's default"} MB heap): ${err.message}`, OUT_OF_MEMORY));
+      else this.died(slot, new ConvertFailedError(`conversion worker crashed: ${err.message}`));
     });
+    // an exit nobody asked for (process.exit in a module, a native abort of the thread) without an 'error' first
+    worker.on("exit", (exitCode) => this.died(slot, new ConvertFailedError(`conversion worker exited (code ${exitCode})`)));
     worker.unref();
     return slot;
+  }
+
+  /** The slot's worker is gone: its current page fails with `err`, the worker is replaced. Once per worker. */
+  private died(slot: Slot, err: ConvertFailedError): void {
+    if (slot.gone) return;
+    const job = slot.jobs.shift();
+    this.replace(slot);
+    job?.reject(err);
   }
 
   private stopTimer(slot: Slot): void {
@@ -129,6 +156,7 @@ export class ConvertPool {
   /** Terminates the slot's worker and starts another; the pages it had not started go back to the front of the queue. */
   private replace(slot: Slot): void {
     this.stopTimer(slot);
+    slot.gone = true;
     const unstarted = slot.jobs.splice(0);
     void slot.worker.terminate();
     if (this.closed) {
@@ -166,6 +194,7 @@ export class ConvertPool {
     this.closed = true;
     const pending = [...this.queue.splice(0), ...this.slots.flatMap((slot) => {
       this.stopTimer(slot);
+      slot.gone = true;
       return slot.jobs.splice(0);
     })];
     for (const job of pending) job.reject(new Error("convert pool closed"));

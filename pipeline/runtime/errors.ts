@@ -19,6 +19,8 @@ export type ErrorCode =
   | "SCRAPE_CANCELLED"
   | "SCRAPE_UNPARSEABLE"
   | "SCRAPE_CONVERT_TIMEOUT"
+  // the page's conversion needed more heap than a convert worker has (CONVERT_WORKER_HEAP_MB)
+  | "SCRAPE_CONVERT_OUT_OF_MEMORY"
   | "SCRAPE_RACED_REDIRECT"
   | "SCRAPE_RETRY_AFTER_TOO_LONG"
   | "SCRAPE_ACTION_ERROR"

@@ -2,15 +2,13 @@
 // fetch. The file's kind comes from its name, then its content type, then its first bytes; kinds Firecrawl parses
 // and Trawl does not (.doc, .odt, .rtf, .xlsx, .xls) and unknown kinds are refused by name (HTTP 415).
 import { randomUUID } from "node:crypto";
-import type { Converted, FetchedPage } from "../convert/document.ts";
-import { DocxError, docxToHtml } from "../convert/docx.ts";
+import { DOCX_TYPE, type Converted, type FetchedPage } from "../convert/document.ts";
 import { decodeBody } from "../fetch-render/charset.ts";
 import { invalidField, PageError } from "../runtime/errors.ts";
 import { scrapePage, type ScrapeDeps, type ScrapeOptions } from "./scrape-page.ts";
 
 export type FileKind = "pdf" | "docx" | "html";
 
-const DOCX_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
 const BY_EXTENSION: Record<string, FileKind> = { pdf: "pdf", docx: "docx", html: "html", htm: "html", xhtml: "html" };
 const BY_TYPE: Record<string, FileKind> = { "application/pdf": "pdf", [DOCX_TYPE]: "docx", "text/html": "html", "application/xhtml+xml": "html" };
 /** Kinds Firecrawl's /parse takes that this server does not convert. */
@@ -39,34 +37,26 @@ export function fileKind(file: UploadedFile): FileKind {
   throw new UnsupportedFileError(`cannot tell what kind of file "${file.filename}" is (${type || "no content type"}); supported: ${SUPPORTED_FILES}`);
 }
 
-/** The uploaded file as a document, billed as a scrape (a PDF by its pages). `metadata.sourceFile` names the file. */
+/**
+ * The uploaded file as a document, billed as a scrape (a PDF by its pages). `metadata.sourceFile` names the file.
+ * Every kind converts through deps.convert: in the convert workers' pool (off the event loop, under the time and heap
+ * limits of a worker) when the process has one.
+ */
 export async function parseFile(deps: ScrapeDeps, file: UploadedFile, options: ScrapeOptions, timeoutMs: number): Promise<Converted> {
   const kind = fileKind(file);
   const url = `file:///${encodeURIComponent(file.filename)}`;
   const page: FetchedPage = { url, finalUrl: url, statusCode: 200, contentType: "text/html; charset=utf-8", body: "", scrapeId: randomUUID() };
-  let warnings: string[] = [];
   if (kind === "pdf") Object.assign(page, { contentType: "application/pdf", bytes: file.bytes });
-  else if (kind === "html") page.body = decodeBody(file.bytes, file.contentType);
-  else {
-    try {
-      ({ html: page.body, warnings } = await docxToHtml(file.bytes));
-    } catch (err) {
-      if (err instanceof DocxError) throw invalidField(["file"], err.message);
-      throw err;
-    }
-  }
+  else if (kind === "docx") Object.assign(page, { contentType: DOCX_TYPE, bytes: file.bytes });
+  else page.body = decodeBody(file.bytes, file.contentType);
   let converted: Converted;
   try {
     converted = await scrapePage(deps, url, options, timeoutMs, { fetched: page });
   } catch (err) {
-    // a file pdfjs (or the HTML path) cannot read is the caller's input, not a server failure
+    // a file pdfjs, mammoth (or the HTML path) cannot read is the caller's input, not a server failure
     if (err instanceof PageError && (err.code === "SCRAPE_UNPARSEABLE" || err.code === "SCRAPE_TOO_LARGE")) throw invalidField(["file"], `cannot convert "${file.filename}": ${err.message}`);
     throw err;
   }
   converted.document.metadata.sourceFile = file.filename;
-  if (warnings.length > 0) {
-    const note = `DOCX conversion: ${warnings.slice(0, 5).join("; ")}${warnings.length > 5 ? ` (+${warnings.length - 5} more)` : ""}`;
-    converted.document.warning = converted.document.warning ? `${String(converted.document.warning)} ${note}` : note;
-  }
   return converted;
 }
