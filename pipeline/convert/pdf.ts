@@ -12,7 +12,8 @@ export interface PdfText {
 }
 
 export async function pdfToMarkdown(bytes: Uint8Array, maxPages?: number, maxInflatedBytes = PDF_MAX_INFLATED_BYTES): Promise<PdfText> {
-  await checkPdfInflation(bytes, maxInflatedBytes); // a decompression bomb fails here (SCRAPE_TOO_LARGE), before pdfjs
+  // a decompression bomb fails here (SCRAPE_TOO_LARGE), and a stream the guard cannot decode as pdfjs would (SCRAPE_UNPARSEABLE), before pdfjs
+  await checkPdfInflation(bytes, maxInflatedBytes);
   // pdfjs refuses Buffer and takes ownership of (detaches) what it is given: hand it a copy
   const task = getDocument({ data: new Uint8Array(bytes), disableFontFace: true, useSystemFonts: false, verbosity: 0 });
   const doc = await task.promise;
