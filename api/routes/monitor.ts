@@ -10,7 +10,9 @@ import { checkWebhookUrl } from "../webhook-url.ts";
 import { validateBody } from "../validate.ts";
 import { jobId, pagination } from "./crawl.ts";
 import type { MonitorRecord, MonitorStore } from "../../pipeline/store/monitor-store.ts";
-import { checkDefinition, definitionOf, jobRequest, runCheck, runningCheck, type MonitorDefinition, type MonitorDeps } from "../../pipeline/usecases/monitors.ts";
+import { checkDefinition, definitionOf, jobRequest, type MonitorDefinition, type MonitorDeps } from "../../pipeline/usecases/monitors.ts";
+import { runNow, withoutNewChecks } from "../../pipeline/usecases/monitor-claim.ts";
+import { MonitorTicks } from "../../pipeline/usecases/monitor-ticks.ts";
 import { checkView, monitorView } from "../../pipeline/usecases/monitor-views.ts";
 import { removedDocuments } from "../../pipeline/usecases/crawl-status.ts";
 
@@ -42,7 +44,8 @@ export function monitorRoutes(deps: ApiDeps): Router {
     return m;
   }
 
-  const view = async (m: MonitorRecord) => monitorView(deps, m, await store().listChecks(m.monitorId), now());
+  const ticks = new MonitorTicks();
+  const view = async (m: MonitorRecord) => monitorView({ ...deps, ticks }, m, await store().listChecks(m.monitorId), now());
 
   router.post("/v2/monitor", async (ctx) => {
     const body = validateBody<MonitorRequest>("monitor-request", ctx.state.body);
@@ -81,7 +84,9 @@ export function monitorRoutes(deps: ApiDeps): Router {
     // ticks count from a resume or a new schedule: the ticks of a pause are not run when it ends
     const rescheduled = (next === "active" && m.status !== "active") || JSON.stringify(def.schedule) !== JSON.stringify(before.schedule);
     const updated: MonitorRecord = { ...m, name: name ?? m.name, status: next, body: JSON.stringify(def), version: Math.max(t, m.version + 1), updatedAt: t, anchor: rescheduled ? t : m.anchor };
-    await store().saveMonitor(updated);
+    // a pause waits for a tick being started, and no tick starts once it is written
+    if (m.status === "active" && next !== "active") await withoutNewChecks(mdeps(), m, () => store().saveMonitor(updated));
+    else await store().saveMonitor(updated);
     deps.log.info({ monitorId: m.monitorId, status: next, rescheduled }, "monitor updated");
     ctx.body = { success: true, data: await view(updated) };
   });
@@ -89,16 +94,17 @@ export function monitorRoutes(deps: ApiDeps): Router {
   router.delete("/v2/monitor/:id", async (ctx) => {
     const m = await own(ctx);
     const t = now();
-    await store().saveMonitor({ ...m, status: "deleted", version: Math.max(t, m.version + 1), updatedAt: t });
+    await withoutNewChecks(mdeps(), m, () => store().saveMonitor({ ...m, status: "deleted", version: Math.max(t, m.version + 1), updatedAt: t }));
     deps.log.info({ monitorId: m.monitorId }, "monitor deleted");
     ctx.body = { success: true };
   });
 
   router.post("/v2/monitor/:id/run", async (ctx) => {
     const m = await own(ctx);
-    if (await runningCheck(mdeps(), m.monitorId)) throw apiError(409, "A monitor check is already running");
-    const checkId = randomUUID();
-    await runCheck(mdeps(), m, checkId, "manual", now());
+    // a claim: of concurrent runs (any API process, with or without authentication) one starts a check
+    const started = await runNow(mdeps(), m);
+    if (started.checkId === null) throw apiError(409, "A monitor check is already running");
+    const checkId = started.checkId;
     const row = (await store().listChecks(m.monitorId)).find((c) => c.checkId === checkId);
     const { job: _job, ...data } = await checkView(deps, row ?? { monitorId: m.monitorId, checkId, teamId: m.teamId, trigger: "manual", scheduledFor: now(), createdAt: now(), outcome: "started" });
     ctx.body = { success: true, id: checkId, data };

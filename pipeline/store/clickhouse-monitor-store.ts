@@ -1,9 +1,24 @@
 // ClickHouse adapter of the MonitorStore port. monitors: ReplacingMergeTree(version), read with argMax so that the
 // latest version wins before a merge too; monitor_checks: one row per check (two replicas firing the same tick write
 // the same key; reads group by it). Neither table is partitioned by day: schedules outlive the results' retention.
+// monitor_claims: one row per claim of a monitor's next check (and one per claim given up), not partitioned either.
+//
+// A claim without compare-and-set (ClickHouse 18.16 has none): insert, wait CLAIM_SETTLE_MS from the claim's time,
+// read the claims of the same monitor and `after`: the earliest (time, random id) not given up wins; every other claim
+// is given up (a row with released = 1), and so is one whose insert took CLAIM_SETTLE_MS or more. Two winners cannot
+// be: if P's claim is earlier than Q's and Q won, Q read (at q.at + SETTLE or later, so at p.at + SETTLE or later)
+// without seeing P's claim, so P's insert returned after p.at + SETTLE, and P gave up. Needs the claimers' clocks to
+// agree (one host's, or NTP's milliseconds against 500 ms) and a read to see every insert that returned before it
+// started (one server; with replicas, insert_quorum).
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { ClickHouseClient } from "./clickhouse.ts";
-import type { CheckRow, MonitorRecord, MonitorStatus, MonitorStore } from "./monitor-store.ts";
+import { CLAIM_LAPSE_MS, type CheckRow, type MonitorRecord, type MonitorStatus, type MonitorStore } from "./monitor-store.ts";
 import { raw, sql } from "./sql.ts";
+
+/** How long a claim waits before reading the others back; a claim whose insert takes this long gives up. */
+export const CLAIM_SETTLE_MS = 500;
+const CLAIM_COLUMNS = ["monitor_id", "after_check", "check_id", "claim_id", "at", "released"];
 
 const COLUMNS = ["monitor_id", "version", "team_id", "name", "status", "body", "anchor", "created_at", "updated_at"];
 const CHECK_COLUMNS = ["monitor_id", "check_id", "team_id", "run_trigger", "scheduled_for", "created_at", "outcome"];
@@ -19,9 +34,11 @@ const toRecord = (r: Row): MonitorRecord => ({
 
 export class ClickHouseMonitorStore implements MonitorStore {
   private readonly ch: ClickHouseClient;
+  private readonly now: () => number;
 
-  constructor(ch: ClickHouseClient) {
+  constructor(ch: ClickHouseClient, now: () => number = Date.now) {
     this.ch = ch;
+    this.now = now;
   }
 
   async saveMonitor(r: MonitorRecord): Promise<void> {
@@ -60,6 +77,30 @@ export class ClickHouseMonitorStore implements MonitorStore {
       WHERE monitor_id IN (${ids}) AND run_trigger = 'scheduled' GROUP BY monitor_id`);
     for (const r of rows) out.set(r.monitor_id, Number(r.last));
     return out;
+  }
+
+  async claimCheck(monitorId: string, after: string, checkId: string): Promise<string | null> {
+    const claimId = randomUUID();
+    const at = this.now();
+    await this.ch.insert("monitor_claims", CLAIM_COLUMNS, [[monitorId, after, checkId, claimId, at, 0]]);
+    if (this.now() >= at + CLAIM_SETTLE_MS) {
+      await this.releaseCheck(monitorId, after, claimId);
+      return null;
+    }
+    await sleep(at + CLAIM_SETTLE_MS - this.now() + 1); // a timer may fire up to a millisecond early
+    const rows = await this.ch.query<{ claim_id: string; at: unknown; released: unknown }>(sql`SELECT claim_id, at, released FROM ${raw(this.ch.table("monitor_claims"))}
+      WHERE monitor_id = ${monitorId} AND after_check = ${after} AND at >= ${at - CLAIM_LAPSE_MS}`);
+    const released = new Set(rows.filter((r) => Number(r.released) === 1).map((r) => r.claim_id));
+    const live = rows.filter((r) => Number(r.released) === 0 && !released.has(r.claim_id)).map((r) => ({ id: r.claim_id, at: Number(r.at) }));
+    live.sort((a, b) => a.at - b.at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    if (live[0]?.id === claimId) return claimId;
+    // a claim that lost is given up too: left, it would be the earliest once the winner's is released (its check skipped)
+    await this.releaseCheck(monitorId, after, claimId);
+    return null;
+  }
+
+  async releaseCheck(monitorId: string, after: string, claimId: string): Promise<void> {
+    await this.ch.insert("monitor_claims", CLAIM_COLUMNS, [[monitorId, after, "", claimId, this.now(), 1]]);
   }
 
   async close(): Promise<void> {}

@@ -111,6 +111,11 @@ export function migrations(db: string): string[] {
     `CREATE TABLE IF NOT EXISTS ${db}.monitor_checks (
       monitor_id String, check_id String, team_id String, run_trigger String, scheduled_for UInt64, created_at UInt64, outcome String
     ) ENGINE = ReplacingMergeTree(created_at) ORDER BY (monitor_id, check_id)`,
+    // claims of a monitor's next check (clickhouse-monitor-store.ts) and the claims given up (released = 1): a row or
+    // two per check and API replica, like monitor_checks; not results, no retention
+    `CREATE TABLE IF NOT EXISTS ${db}.monitor_claims (
+      monitor_id String, after_check String, check_id String, claim_id String, at UInt64, released UInt8
+    ) ENGINE = MergeTree() ORDER BY (monitor_id, after_check, at)`,
   ];
 }
 

@@ -31,4 +31,24 @@ describe("embedded monitor store", () => {
     expect((await store.getMonitor("m1"))?.status).toBe("deleted");
     await store.close();
   });
+
+  it("claims a monitor's next check once: later claimers of the same `after` get null until it is released or lapses", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "trawl-monitors-"));
+    dirs.push(dir);
+    let now = 1_000;
+    const store = await EmbeddedMonitorStore.open(dir, () => now);
+    const claims = await Promise.all(Array.from({ length: 10 }, (_, i) => store.claimCheck("m1", "c0", `check-${i}`)));
+    expect(claims.filter((c) => c !== null)).toHaveLength(1);
+    const won = claims.find((c) => c !== null) as string;
+    expect(await store.claimCheck("m1", "c1", "next")).not.toBeNull(); // another `after`: another claim
+    expect(await store.claimCheck("m2", "c0", "x")).not.toBeNull(); // another monitor
+    await store.releaseCheck("m1", "c0", "not-the-claim"); // only the holder releases
+    expect(await store.claimCheck("m1", "c0", "again")).toBeNull();
+    await store.releaseCheck("m1", "c0", won);
+    const second = await store.claimCheck("m1", "c0", "again");
+    expect(second).not.toBeNull();
+    now += 60_000; // a claim whose holder never wrote its check lapses
+    expect(await store.claimCheck("m1", "c0", "late")).not.toBeNull();
+    await store.close();
+  });
 });

@@ -2,6 +2,7 @@
 // writes a version with status "deleted"); a check is one run of it, whose id is also the id of the crawl or batch it
 // ran (a scheduled check's id is derived from the monitor and the tick, so replicas that fire the same tick write
 // the same row and start the same job). Adapters: EmbeddedMonitorStore (monitors.jsonl) and ClickHouseMonitorStore.
+import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { AppendLog, readLines } from "../runtime/append-log.ts";
 
@@ -46,8 +47,21 @@ export interface MonitorStore {
   listChecks(monitorId: string): Promise<CheckRow[]>;
   /** The latest scheduled tick run by each monitor (absent: none yet). */
   lastScheduled(monitorIds: string[]): Promise<Map<string, number>>;
+  /**
+   * Claims the check that follows `after` (the monitor's latest started check, "" before the first) for `checkId`,
+   * atomically across callers and processes: of the callers claiming the same monitor and `after` at once, at most one
+   * gets a claim id (run the check, then keep the claim: the started check's row moves `after` on), the others null
+   * (another check holds it, or the claim could not be decided: try again later). A claim not released lapses after
+   * CLAIM_LAPSE_MS (a caller that died before writing its check's row).
+   */
+  claimCheck(monitorId: string, after: string, checkId: string): Promise<string | null>;
+  /** Gives a claim up (its check did not start): the next claim of the same `after` can win. */
+  releaseCheck(monitorId: string, after: string, claimId: string): Promise<void>;
   close(): Promise<void>;
 }
+
+/** How long a claim holds when its check's row never comes (the claimer died in between). */
+export const CLAIM_LAPSE_MS = 60_000;
 
 type Line = { t: "monitor"; r: MonitorRecord } | { t: "check"; c: CheckRow };
 
@@ -56,13 +70,17 @@ export class EmbeddedMonitorStore implements MonitorStore {
   private readonly log: AppendLog;
   private readonly monitors = new Map<string, MonitorRecord>();
   private readonly checks = new Map<string, Map<string, CheckRow>>();
+  /** claims by monitor and `after`: one process owns the embedded store, so a test-and-set in memory is atomic */
+  private readonly claims = new Map<string, { claimId: string; at: number }>();
+  private readonly now: () => number;
 
-  private constructor(dir: string) {
+  private constructor(dir: string, now: () => number) {
     this.log = new AppendLog(join(dir, "store", "monitors.jsonl"));
+    this.now = now;
   }
 
-  static async open(dir: string): Promise<EmbeddedMonitorStore> {
-    const store = new EmbeddedMonitorStore(dir);
+  static async open(dir: string, now: () => number = Date.now): Promise<EmbeddedMonitorStore> {
+    const store = new EmbeddedMonitorStore(dir, now);
     for await (const { line } of readLines(store.log.path)) store.apply(JSON.parse(line) as Line);
     return store;
   }
@@ -112,6 +130,21 @@ export class EmbeddedMonitorStore implements MonitorStore {
       for (const c of this.checks.get(id)?.values() ?? []) if (c.trigger === "scheduled" && c.scheduledFor > (out.get(id) ?? -1)) out.set(id, c.scheduledFor);
     }
     return out;
+  }
+
+  async claimCheck(monitorId: string, after: string, _checkId: string): Promise<string | null> {
+    const now = this.now();
+    for (const [k, c] of this.claims) if (now - c.at >= CLAIM_LAPSE_MS) this.claims.delete(k);
+    const key = `${monitorId}\n${after}`;
+    if (this.claims.has(key)) return null;
+    const claimId = randomUUID();
+    this.claims.set(key, { claimId, at: now });
+    return claimId;
+  }
+
+  async releaseCheck(monitorId: string, after: string, claimId: string): Promise<void> {
+    const key = `${monitorId}\n${after}`;
+    if (this.claims.get(key)?.claimId === claimId) this.claims.delete(key);
   }
 
   async close(): Promise<void> {
