@@ -8,6 +8,9 @@
 # servers as replicas of one shard of the cluster TRAWL_CLICKHOUSE_CLUSTER (trawl), each in .infra/clickhouse/replica-<i>
 # with the ports above + i - 1 (and TRAWL_CLICKHOUSE_INTERSERVER_PORT, 19009, + i - 1 for replication); `up` prints
 # the CLICKHOUSE_URL and CLICKHOUSE_CLUSTER to use, and starts again only the replicas that are not running.
+# `up` refuses a count of replicas other than the one these scripts run (down, then up, goes from one to the other),
+# and a replica's port held by a process they did not start. `down` stops every server they started (and ZooKeeper),
+# whatever the variables; `status` lists each one with its role and port.
 source "$(dirname "$0")/lib.sh"
 HOST=127.0.0.1
 REPLICAS="${TRAWL_CLICKHOUSE_REPLICAS:-1}"
@@ -29,6 +32,18 @@ select_replica() {
 replica_name() { if ((REPLICA == 0)); then echo clickhouse; else echo "clickhouse replica $REPLICA"; fi; }
 replica_ids() { if ((REPLICAS == 1)); then echo 0; else seq 1 "$REPLICAS"; fi; }
 select_replica "$(replica_ids | head -1)"
+# the number of servers `up` last started here (1: one server without a cluster; N > 1: N replicas)
+LAYOUT="$INFRA_DIR/clickhouse/layout"
+
+# layout_name N: what N servers are, in words.
+layout_name() { if (($1 == 1)); then echo "one server (no cluster)"; else echo "$1 replicas of one shard"; fi; }
+
+# running_layout: the layout of the servers these scripts started that run now (0: none runs).
+running_layout() {
+  if pid_alive "$INFRA_DIR/clickhouse/clickhouse.pid"; then echo 1; return; fi
+  if (($(alive_count "$INFRA_DIR"/clickhouse/replica-*/clickhouse.pid) == 0)); then echo 0; return; fi
+  if [[ -f "$LAYOUT" ]]; then cat "$LAYOUT"; else find "$INFRA_DIR/clickhouse" -maxdepth 1 -name 'replica-*' -type d | wc -l; fi
+}
 
 install() {
   ((REPLICAS == 1)) || bash "$(dirname "$0")/zookeeper.sh" install
@@ -133,7 +148,25 @@ password_xml() {
 }
 
 up() {
-  local i urls=()
+  local i urls=() have
+  have=$(running_layout)
+  if ((have > 0 && have != REPLICAS)); then
+    log "clickhouse: TRAWL_CLICKHOUSE_REPLICAS=$REPLICAS asks for $(layout_name "$REPLICAS"), but these scripts run $(layout_name "$have") in $INFRA_DIR/clickhouse: not mixing them"
+    log "clickhouse: to go from one to the other: npm run infra -- down clickhouse (stops every server these scripts started, whatever the variables), then TRAWL_CLICKHOUSE_REPLICAS=$REPLICAS npm run infra -- up clickhouse; Trawl creates its tables on the new servers when it starts (the rows of the old ones are not carried over)"
+    return 1
+  fi
+  # a replica's port held by a process these scripts did not start: refused before anything starts
+  if ((REPLICAS > 1)); then
+    for i in $(replica_ids); do
+      select_replica "$i"
+      if ! pid_alive "$PIDFILE" && port_busy "$HOST" "$HTTP_PORT"; then
+        log "$(replica_name): $HOST:$HTTP_PORT is in use by a process these scripts did not start; a replica must be started by them (its cluster configuration: ZooKeeper, macros, the cluster's hosts): stop that process, or set TRAWL_CLICKHOUSE_HTTP_PORT to the first of $REPLICAS free ports"
+        return 1
+      fi
+    done
+  fi
+  mkdir -p "$INFRA_DIR/clickhouse"
+  echo "$REPLICAS" >"$LAYOUT"
   if ((REPLICAS > 1)); then bash "$(dirname "$0")/zookeeper.sh" up || return; fi
   for i in $(replica_ids); do
     select_replica "$i"
@@ -150,7 +183,14 @@ up() {
 up_one() {
   local name; name=$(replica_name)
   if pid_alive "$PIDFILE"; then log "$name: already running on $HOST:$HTTP_PORT"; return 0; fi
-  if port_busy "$HOST" "$HTTP_PORT"; then adopt_or_refuse clickhouse "$HOST:$HTTP_PORT" TRAWL_CLICKHOUSE_HTTP_PORT clickhouse_identity; return; fi
+  if port_busy "$HOST" "$HTTP_PORT"; then
+    # a replica must be one of ours: its configuration (ZooKeeper, macros, the cluster's hosts) makes it a replica
+    if ((REPLICA > 0)); then
+      log "$name: $HOST:$HTTP_PORT is in use by a process these scripts did not start; a replica must be started by them (its cluster configuration): stop that process, or set TRAWL_CLICKHOUSE_HTTP_PORT to the first of $REPLICAS free ports"
+      return 1
+    fi
+    adopt_or_refuse clickhouse "$HOST:$HTTP_PORT" TRAWL_CLICKHOUSE_HTTP_PORT clickhouse_identity; return
+  fi
   need_free clickhouse "$HOST" "$TCP_PORT" TRAWL_CLICKHOUSE_TCP_PORT
   ((REPLICA == 0)) || need_free clickhouse "$HOST" "$INTERSERVER_PORT" TRAWL_CLICKHOUSE_INTERSERVER_PORT
   if [ -n "$HTTPS_PORT" ]; then
@@ -177,15 +217,41 @@ clickhouse_identity() {
 
 clickhouse_ready() { [[ "$(curl -s -m 5 "http://$HOST:$HTTP_PORT/ping" 2>/dev/null)" == "Ok." ]]; }
 
+# found_servers: "NAME|ROLE|PIDFILE|HTTP PORT" of every server these scripts configured here (whatever the variables).
+found_servers() {
+  local d i cluster
+  if [[ -f "$INFRA_DIR/clickhouse/config.xml" ]]; then
+    echo "clickhouse|one server, no cluster|$INFRA_DIR/clickhouse/clickhouse.pid|$(xml_value "$INFRA_DIR/clickhouse/config.xml" http_port)"
+  fi
+  for d in "$INFRA_DIR"/clickhouse/replica-*; do
+    [[ -f "$d/config.xml" ]] || continue
+    i=${d##*-}
+    cluster=$(sed -n 's:.*<remote_servers><\([A-Za-z0-9_]*\)>.*:\1:p' "$d/config.xml" | head -1)
+    echo "clickhouse replica $i|replica r$i of shard 1 of cluster $cluster|$d/clickhouse.pid|$(xml_value "$d/config.xml" http_port)"
+  done
+}
+
 down() {
-  local i
-  for i in $(replica_ids); do select_replica "$i"; stop_pid "$PIDFILE" "$(replica_name)"; done
-  if ((REPLICAS > 1)); then bash "$(dirname "$0")/zookeeper.sh" down; fi
+  local name role pidfile port any=0
+  while IFS='|' read -r name role pidfile port; do
+    any=1
+    stop_pid "$pidfile" "$name"
+  done < <(found_servers)
+  ((any)) || log "clickhouse: not running (started by us)"
+  if [[ -f "$INFRA_DIR/zookeeper/zookeeper.pid" ]]; then bash "$(dirname "$0")/zookeeper.sh" down; fi
+  rm -f "$LAYOUT"
 }
 status() {
-  local i
-  for i in $(replica_ids); do select_replica "$i"; print_status "$(replica_name)" "$PIDFILE" "$HOST:$HTTP_PORT"; done
-  if ((REPLICAS > 1)); then bash "$(dirname "$0")/zookeeper.sh" status; fi
+  local name role pidfile port any=0
+  while IFS='|' read -r name role pidfile port; do
+    any=1
+    print_role "$name" "$role" "$pidfile" "$HOST:$port"
+  done < <(found_servers)
+  if ((!any)); then
+    local i
+    for i in $(replica_ids); do select_replica "$i"; print_role "$(replica_name)" "$( ((i == 0)) && echo "one server, no cluster" || echo "replica r$i of shard 1 of cluster $CLUSTER")" "$PIDFILE" "$HOST:$HTTP_PORT"; done
+  fi
+  if [[ -d "$INFRA_DIR/zookeeper" ]] || ((REPLICAS > 1)); then bash "$(dirname "$0")/zookeeper.sh" status; fi
 }
 
 "${1:-status}"

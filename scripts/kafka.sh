@@ -15,6 +15,9 @@
 # a directory of its own, $TRAWL_INFRA_DIR/kafka-<version>, so that a second broker of another version can run beside.
 # TRAWL_KAFKA_PROPS: more server properties (`key=value` pairs separated by spaces), after and over the ones above;
 # fault tests shorten leader.imbalance.check.interval.seconds, for one.
+# `up` refuses a number of nodes other than the one these scripts run (down, then up, goes from one to the other);
+# `down` (no NODE) stops every broker they started here, of every version, whatever the variables; `status` lists each
+# with its role and port.
 source "$(dirname "$0")/lib.sh"
 VERSION="${TRAWL_KAFKA_VERSION:-4.4.0}"
 KDIR="$INFRA_DIR/kafka${TRAWL_KAFKA_VERSION:+-$TRAWL_KAFKA_VERSION}"
@@ -152,7 +155,23 @@ PROPS
   fi
 }
 
+# running_nodes DIR: how many nodes the brokers these scripts started in DIR run as now (0: none runs).
+running_nodes() {
+  local dir=$1
+  if pid_alive "$dir/kafka.pid"; then echo 1; return; fi
+  if (($(alive_count "$dir"/node*/kafka.pid) == 0)); then echo 0; return; fi
+  if [[ -f "$dir/layout" ]]; then cat "$dir/layout"; else find "$dir" -maxdepth 1 -name 'node*' -type d | wc -l; fi
+}
+
 up() {
+  local have; have=$(running_nodes "$BASE_KDIR")
+  if ((have > 0 && have != NODES)); then
+    log "kafka: TRAWL_KAFKA_NODES=$NODES asks for $NODES node(s), but these scripts run $have in $BASE_KDIR: not mixing them"
+    log "kafka: to go from one to the other: npm run infra -- down kafka (stops every broker these scripts started, whatever the variables), then TRAWL_KAFKA_NODES=$NODES npm run infra -- up kafka; the new brokers start with empty topics (Trawl creates its own at start)"
+    return 1
+  fi
+  mkdir -p "$BASE_KDIR"
+  echo "$NODES" >"$BASE_KDIR/layout"
   if ((NODES > 1)); then up_nodes "$@"; return; fi
   if pid_alive "$PIDFILE"; then log "kafka: already running on $HOST:$PORT"; return 0; fi
   if port_busy "$HOST" "$PORT"; then adopt_or_refuse kafka "$HOST:$PORT" TRAWL_KAFKA_PORT kafka_identity; return; fi
@@ -185,14 +204,50 @@ kafka_identity() {
 
 kafka_ready() { grep -q "Kafka Server started" "$KDIR/logs/server.log" 2>/dev/null && port_busy "$HOST" "$PORT"; }
 
+# found_brokers: "NAME|ROLE|PIDFILE|PORT" of every broker these scripts configured under $INFRA_DIR, of every version.
+found_brokers() {
+  local d n version
+  for d in "$INFRA_DIR"/kafka "$INFRA_DIR"/kafka-*; do
+    [[ -d $d ]] || continue
+    version=${d##*/kafka}; version=${version#-}
+    if [[ -f "$d/server.properties" ]]; then
+      echo "kafka${version:+ $version}|broker and controller, one node|$d/kafka.pid|$(broker_port "$d/server.properties")"
+    fi
+    for n in "$d"/node*; do
+      [[ -f "$n/server.properties" ]] || continue
+      echo "kafka${version:+ $version} node ${n##*/node}|broker and controller, node ${n##*/node} of $(find "$d" -maxdepth 1 -name 'node*' -type d | wc -l)|$n/kafka.pid|$(broker_port "$n/server.properties")"
+    done
+  done
+}
+
+# broker_port FILE: the PLAINTEXT port of a server.properties these scripts wrote.
+broker_port() { sed -n 's/^listeners=.*PLAINTEXT:\/\/[^:]*:\([0-9]*\).*/\1/p' "$1" 2>/dev/null | head -1 || true; }
+
 down() {
+  # one node of several (fault tests)
+  if [[ -n ${1:-} ]]; then each_node "$1" term_node; each_node "$1" stop_node; return; fi
+  local name role pidfile port any=0
   # every node is told first: the last one stopped alone has no quorum left and waits out its shutdown (30 s, then -9)
-  if ((NODES > 1)); then each_node "${1:-}" term_node; each_node "${1:-}" stop_node; return; fi
-  stop_pid "$PIDFILE" kafka
+  while IFS='|' read -r name role pidfile port; do
+    if pid_alive "$pidfile"; then kill "$(cat "$pidfile")" 2>/dev/null || true; fi
+  done < <(found_brokers)
+  while IFS='|' read -r name role pidfile port; do
+    any=1
+    stop_pid "$pidfile" "$name"
+  done < <(found_brokers)
+  ((any)) || log "kafka: not running (started by us)"
+  rm -f "$INFRA_DIR"/kafka/layout "$INFRA_DIR"/kafka-*/layout
 }
 status() {
-  if ((NODES > 1)); then each_node "${1:-}" status_node; return; fi
-  print_status kafka "$PIDFILE" "$HOST:$PORT"
+  if [[ -n ${1:-} ]]; then each_node "$1" status_node; return; fi
+  local name role pidfile port any=0
+  while IFS='|' read -r name role pidfile port; do
+    any=1
+    print_role "$name" "$role" "$pidfile" "$HOST:$port"
+  done < <(found_brokers)
+  if ((!any)); then
+    if ((NODES > 1)); then each_node "" status_node; else print_role kafka "broker and controller, one node" "$PIDFILE" "$HOST:$PORT"; fi
+  fi
 }
 
 # ---- several nodes (TRAWL_KAFKA_NODES > 1) ----

@@ -114,3 +114,18 @@ wait_ready() {
 print_status() {
   if pid_alive "$2"; then echo "$1: running (pid $(cat "$2")) on $3"; else echo "$1: stopped (would run on $3)"; fi
 }
+
+# print_role NAME ROLE PIDFILE WHERE: one line of `status`: the server, its role, whether it runs, its address.
+print_role() {
+  if pid_alive "$3"; then echo "$1 [$2]: running (pid $(cat "$3")) on $4"; else echo "$1 [$2]: stopped (would run on $4)"; fi
+}
+
+# alive_count PIDFILE...: how many of these files name a live process.
+alive_count() {
+  local n=0 f
+  for f in "$@"; do if pid_alive "$f"; then n=$((n + 1)); fi; done
+  echo "$n"
+}
+
+# xml_value FILE TAG: the text of the first <TAG>…</TAG> of FILE (a port of a configuration these scripts wrote).
+xml_value() { sed -n "s:.*<$2>\([^<]*\)</$2>.*:\1:p" "$1" 2>/dev/null | head -1; }

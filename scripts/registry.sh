@@ -43,6 +43,6 @@ registry_ready() {
 }
 
 down() { stop_pid "$PIDFILE" registry; }
-status() { print_status registry "$PIDFILE" "http://$HOST:$PORT/apis/ccompat/v7"; }
+status() { print_role registry "schema registry (Apicurio, Confluent-compatible API)" "$PIDFILE" "http://$HOST:$PORT/apis/ccompat/v7"; }
 
 "${1:-status}"

@@ -47,6 +47,9 @@ up() {
 }
 
 down() { stop_pid "$PIDFILE" zookeeper; }
-status() { print_status zookeeper "$PIDFILE" "$HOST:$PORT"; }
+status() {
+  local port; port=$(sed -n 's/^clientPort=//p' "$ZDIR/zoo.cfg" 2>/dev/null || true)
+  print_role zookeeper "coordination of the ClickHouse replicas" "$PIDFILE" "$HOST:${port:-$PORT}"
+}
 
 "${1:-status}"

@@ -49,7 +49,8 @@ describe("infra scripts on a busy port", () => {
       expect(r.code, r.output).not.toBe(0);
       expect(r.output).toContain(`127.0.0.1:${strangerPort} is in use by a process that is not ${service}`);
       expect(r.output).toContain(`set ${PORT_VAR[service]} to a free port`);
-      expect((await script(service, "status", { [PORT_VAR[service]]: String(strangerPort) })).output).toContain(`${service}: stopped`);
+      // status: the server, its role in brackets, stopped
+      expect((await script(service, "status", { [PORT_VAR[service]]: String(strangerPort) })).output).toMatch(new RegExp(`^${service} \\[[^\\]]+\\]: stopped`, "m"));
     });
 
     it(`${service}: uses the real ${service} already running on its port as is (identity checked)`, async () => {
