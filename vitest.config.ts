@@ -8,7 +8,7 @@ import { defineConfig } from "vitest/config";
  * one after another on this 2-core machine.
  */
 const ALONE = [
-  "broker-loss", "clickhouse-cluster", "clickhouse-heal", "clickhouse-tls", "cluster-faults", "commit-rejoin", "crash-embedded", "extract-crash",
+  "broker-loss", "clickhouse-cluster", "clickhouse-heal", "clickhouse-tls", "cluster-faults", "commit-rejoin", "crash-embedded", "extract-crash", "infra-layout",
   "kafka-fetch", "kafka-security", "kafka-three-brokers", "load-guard-hog", "record-framing", "reissue", "render-crash", "restart", "schemathesis",
   "team-concurrency", "webhook-isolation",
 ].map((name) => `test/integration/${name}.test.ts`);
