@@ -158,17 +158,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     return out;
   }
 
-  /** A page fetch runs in a slot of the load guard (ended when its fetch, retries included, is done). */
   private async fetchPage(task: FetchTask): Promise<Emission[]> {
-    const release = await this.deps.load?.admit();
-    try {
-      return await this.fetchAdmitted(task);
-    } finally {
-      release?.();
-    }
-  }
-
-  private async fetchAdmitted(task: FetchTask): Promise<Emission[]> {
     const { deps } = this;
     const renderMode = deps.renderMode ?? "never";
     const crawlDelayMs = await this.checkRobots(task, task.url);
@@ -195,6 +185,8 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     let tries = 0;
     const fetchOnce = async () => {
       tries++;
+      // each attempt runs in a slot of the load guard (waits for the host, a Retry-After or a retry's backoff hold none)
+      const release = await deps.load?.admit();
       const ticket = deps.hosts.start(host);
       const sent = performance.now();
       try {
@@ -206,6 +198,8 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
         const wait = err instanceof PageError ? err.retryAfterMs : undefined;
         if (wait !== undefined && wait > 0) deps.politeness.holdFor(hostKey, Math.min(wait, deps.retryAfterMaxMs));
         throw err;
+      } finally {
+        release?.();
       }
     };
     const fetchWithRetries = () => retry(
