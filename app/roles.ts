@@ -114,7 +114,7 @@ const loadGuard = ({ config, log, metrics }: Wiring, stage: "fetch-render" | "re
   const share = (x: number | undefined) => +(x ?? 0).toFixed(2);
   return new LoadGuard({
     limits: { floor, ceiling, maxCpu: config.maxCpu, maxRam: config.maxRam },
-    sample: systemSampler(cgroup, () => own.cpuSecondsSince()),
+    sample: systemSampler(cgroup, undefined, () => own.cpuSecondsSince()),
     onChange: (c) => {
       show(c);
       const { sample: s } = c;
@@ -291,7 +291,7 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
   });
   // monitors: every API replica polls for due ticks; a tick's check id is fixed, so its job starts once
   const scheduler = new MonitorScheduler({
-    store: infra.store, bus: infra.bus, clock, log, monitors: infra.monitors, config, ...(access ? { admit: (team, n, limit) => access.admit(team, n, limit) } : {}),
+    store: infra.store, bus: infra.bus, clock, log, monitors: infra.monitors, config, ...(access ? { admit: (team, n, limit, budget) => access.admit(team, n, limit, budget) } : {}),
   });
   scheduler.start(config.monitorPollMs);
   w.closers.unshift(() => scheduler.stop());

@@ -32,7 +32,7 @@ describe("systemSampler", () => {
 
   it("adds the CPU of Trawl's own servers to its own share", () => {
     let serverS = 0;
-    const sample = systemSampler(null, () => serverS);
+    const sample = systemSampler(null, undefined, () => serverS);
     serverS = 0.5; // half a CPU second since the previous sample
     const s = sample();
     expect(s.servers).toBeGreaterThan(0);

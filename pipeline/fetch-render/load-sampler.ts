@@ -26,7 +26,7 @@ export function loadSource(cgroup: Cgroup | null): { cpu: "cgroup" | "machine"; 
  * process's cgroup sets them, else the whole machine's (like the anchor's self-hosted workers). `servers`: CPU seconds
  * Trawl's own other processes used since its previous call (OwnServers.cpuSecondsSince).
  */
-export function systemSampler(cgroup: Cgroup | null = readCgroup(), servers: () => number = () => 0, now = () => performance.now()): () => LoadSample {
+export function systemSampler(cgroup: Cgroup | null = readCgroup(), now = () => performance.now(), servers: () => number = () => 0): () => LoadSample {
   const source = loadSource(cgroup);
   let last = snapshot();
   let lastUs = cgroup?.cpuUsageUs() ?? null;
