@@ -26,7 +26,7 @@ export function monitorRoutes(deps: ApiDeps): Router {
     return deps.monitors;
   };
   const access = deps.access;
-  const mdeps = (): MonitorDeps => ({ ...deps, monitors: store(), ...(access ? { admit: (team: string, n: number, limit?: number) => access.admit(team, n, limit) } : {}) });
+  const mdeps = (): MonitorDeps => ({ ...deps, monitors: store(), ...(access ? { admit: (...args: Parameters<NonNullable<MonitorDeps["admit"]>>) => access.admit(...args) } : {}) });
   const now = () => deps.clock.now();
 
   /** Every rule of a definition: its job's request against the crawl or batch schema, the webhook URL, the schedule. */

@@ -38,7 +38,8 @@ describe("CreditReservations", () => {
   });
 
   it("caps PDF pages at the credits, except for an unlimited job or PDFs returned as base64", () => {
-    expect(withCreditCap({ formats: [] }, 3)).toEqual({ formats: [], pdf: { parse: true, creditPages: 3 } });
+    const options: { formats: string[]; pdf?: { parse: boolean; creditPages?: number } } = { formats: [] };
+    expect(withCreditCap(options, 3)).toEqual({ formats: [], pdf: { parse: true, creditPages: 3 } });
     expect(withCreditCap({ pdf: { parse: true, maxPages: 10 } }, 3)).toEqual({ pdf: { parse: true, maxPages: 10, creditPages: 3 } });
     expect(withCreditCap({ pdf: { parse: false } }, 3)).toEqual({ pdf: { parse: false } });
     expect(withCreditCap({}, Infinity)).toEqual({});

@@ -10,6 +10,9 @@ import { KeyVerifier } from "./key-verifier.ts";
 import { remainingCredits } from "./credits.ts";
 import { CreditReservations, UNLIMITED, withCreditCap, type Reservation } from "./credit-reservations.ts";
 
+/** How long admit() holds a monitor check's budget: its crawl record is written right after (then it holds it). */
+const BUDGET_HANDOVER_MS = 10_000;
+
 export const INSUFFICIENT_CREDITS = "Insufficient credits to perform this request. For more credits, ask the operator of this Trawl instance to raise your team's balance (npx trawl teams credits).";
 
 /** A job that would exceed the team's credits (HTTP 402). */
@@ -102,9 +105,16 @@ export class TeamAccess {
 
   /**
    * Refuses a job that needs `required` credits the team does not have. A job with a `limit` is lowered to the
-   * credits left when some are left (the anchor's rule); returns the limit to use. Holds nothing (reserve() does).
+   * credits left when some are left (the anchor's rule); returns the limit to use. Holds nothing, unless `budget` (a
+   * monitor check's crawl or batch) is given the credits left as admitJob() gives them: they are then held for
+   * BUDGET_HANDOVER_MS, by when the caller wrote the crawl record that holds them while it runs.
    */
-  async admit(teamId: string, required: number, limit?: number): Promise<number | undefined> {
+  async admit(teamId: string, required: number, limit?: number, budget?: CrawlOptions): Promise<number | undefined> {
+    if (budget) {
+      const held = await this.admitJob(teamId, budget, limit !== undefined ? 1 : required);
+      setTimeout(() => void held.settle(0), BUDGET_HANDOVER_MS).unref();
+      return limit !== undefined ? budget.limit : limit;
+    }
     const held = await this.reserve(teamId, limit !== undefined ? 1 : required);
     held.release();
     return limit !== undefined && held.credits !== Infinity ? Math.min(limit, held.credits) : limit;

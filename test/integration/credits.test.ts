@@ -87,6 +87,19 @@ describe.each(MODES)("credits with authentication on (%s)", (mode) => {
     expect(await used(key)).toBeLessThanOrEqual(5);
   });
 
+  it("keeps a monitor check's crawl of PDFs within the credits the team had", async () => {
+    const key = await team(4);
+    const target = { type: "crawl", url: `${site.origin}/docs/`, crawlOptions: { limit: 10, sitemap: "skip" } };
+    const created = await call("POST", "/v2/monitor", key, { name: "pdfs", schedule: { cron: "0 0 1 1 *" }, targets: [target] });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const run = await call("POST", `/v2/monitor/${created.body.data.id}/run`, key);
+    expect(run.status, JSON.stringify(run.body)).toBe(200);
+    const done = await crawlEnd(key, run.body.id);
+    expect(done.creditsUsed).toBeGreaterThan(0);
+    expect(done.creditsUsed).toBeLessThanOrEqual(4); // HTML 1 + two PDFs of 3 pages: 7 without a budget
+    expect(await used(key)).toBeLessThanOrEqual(4);
+  });
+
   it("lets 20 concurrent jobs spend no more than the balance together", async () => {
     const key = await team(5);
     expect(await used(key)).toBe(0); // the key verified (and cached): the 20 jobs are not spaced by its hashing
@@ -103,10 +116,12 @@ describe.each(MODES)("credits with authentication on (%s)", (mode) => {
 
   it("gives a failed job's credits back: after failed scrapes and uploads the whole balance is still there", async () => {
     const key = await team(2);
-    const failed = await Promise.all([
-      ...Array.from({ length: 4 }, () => call("POST", "/v2/scrape", key, { url: "http://127.0.0.1:1/", timeout: 5000 })),
-      ...Array.from({ length: 4 }, () => parse(key, Buffer.from("%PDF-1.4\nnot a pdf at all\n%%EOF\n"))),
-    ]);
+    // one after the other: 2 credits let 2 jobs run at once, each holding 1 while it runs
+    const failed = [];
+    for (let i = 0; i < 3; i++) {
+      failed.push(await call("POST", "/v2/scrape", key, { url: "http://127.0.0.1:1/", timeout: 5000 }));
+      failed.push(await parse(key, Buffer.from("%PDF-1.4\nnot a pdf at all\n%%EOF\n")));
+    }
     for (const f of failed) expect(f.status, JSON.stringify(f.body)).toBeGreaterThanOrEqual(400);
     expect(failed.map((f) => f.status)).not.toContain(402);
     expect(await used(key)).toBe(0);

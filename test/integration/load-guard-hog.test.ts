@@ -72,7 +72,8 @@ describe("embedded mode: a CPU hog on every core beside Trawl", () => {
     const quiet = await crawl100();
     expect(quiet.completed).toBe(100);
     // a figure for the note, not an assertion (this machine is shared)
-    console.log(`load-guard-hog: 100 pages with a hog on ${cpus().length} cores: ${busy.seconds.toFixed(1)} s; hog stopped: ${quiet.seconds.toFixed(1)} s`);
+    const limit = gauge(during, "trawl_load_guard_limit", 'stage="fetch-render"');
+    console.log(`load-guard-hog: 100 pages with a hog on ${cpus().length} cores: ${busy.seconds.toFixed(1)} s (fetch-render limit after it: ${limit}); hog stopped: ${quiet.seconds.toFixed(1)} s`);
   });
 });
 
