@@ -13,7 +13,7 @@ import type { PageAnalyzer } from "../pipeline/convert/document.ts";
 import { ExtractJsonProcessor } from "../pipeline/extract-json/extract-json.ts";
 import type { Providers } from "../pipeline/extract-json/providers.ts";
 import { FetchRenderProcessor } from "../pipeline/fetch-render/fetch-render.ts";
-import { LOAD_REASONS, LoadGuard, loadSource, systemSampler, type LoadReason, type LoadState } from "../pipeline/fetch-render/load-guard.ts";
+import { changeLogger, LOAD_REASONS, LoadGuard, loadSource, systemSampler, type LoadReason, type LoadState } from "../pipeline/fetch-render/load-guard.ts";
 import { OwnServers, serverEndpoints } from "../pipeline/fetch-render/own-servers.ts";
 import { readCgroup } from "../pipeline/fetch-render/cgroup.ts";
 import { Politeness } from "../pipeline/fetch-render/politeness.ts";
@@ -112,6 +112,7 @@ const loadGuard = ({ config, log, metrics }: Wiring, stage: "fetch-render" | "re
   };
   show({ limit: ceiling, reason: "none" });
   const share = (x: number | undefined) => +(x ?? 0).toFixed(2);
+  const level = changeLogger();
   return new LoadGuard({
     limits: { floor, ceiling, maxCpu: config.maxCpu, maxRam: config.maxRam },
     sample: systemSampler(cgroup, undefined, () => own.cpuSecondsSince()),
@@ -119,9 +120,8 @@ const loadGuard = ({ config, log, metrics }: Wiring, stage: "fetch-render" | "re
       show(c);
       const { sample: s } = c;
       const fields = { stage, reason: c.reason, limit: c.limit, from: c.previous.limit, floor, ceiling, cpu: share(s.cpu), trawlCpu: share(s.own), ownServersCpu: share(s.servers), ram: share(s.ram), maxCpu: config.maxCpu ?? "auto", maxRam: config.maxRam, source };
-      // the log says each change of reason once; the limit's steps within one are at debug level (and in /metrics)
-      if (c.reason === c.previous.reason) log.debug(fields, "load guard: limit");
-      else log[c.reason === "none" ? "info" : "warn"](fields, LOAD_MESSAGES[c.reason]);
+      // the log says each change of reason once; the limit's steps within one, and flaps, are at debug level (and in /metrics)
+      log[level(c)](fields, c.reason === c.previous.reason ? "load guard: limit" : LOAD_MESSAGES[c.reason]);
     },
   });
 };
@@ -294,7 +294,9 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
     store: infra.store, bus: infra.bus, clock, log, monitors: infra.monitors, config, ...(access ? { admit: (team, n, limit, budget) => access.admit(team, n, limit, budget) } : {}),
   });
   scheduler.start(config.monitorPollMs);
-  w.closers.unshift(() => scheduler.stop());
+  // stopped with the consume loops, before the bus and store close (as a closer it polled on while they closed: a tick
+  // fired then could not be queued, its crawl was marked failed, and the next start wrote the tick's check for it)
+  w.runners.push({ stop: () => scheduler.stop() });
   const server = createServer(app.callback());
   const sockets = process.platform === "linux" ? config.apiAcceptSockets : 1;
   const closeListeners = await listenApi(server, { port: config.port, host: config.host, sockets });

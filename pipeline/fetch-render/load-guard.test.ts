@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { adapt, LoadGuard, type LoadChange, type LoadLimits, type LoadSample, type LoadState } from "./load-guard.ts";
+import { adapt, changeLogger, LoadGuard, LOG_QUIET_MS, type LoadChange, type LoadLimits, type LoadSample, type LoadState } from "./load-guard.ts";
 
 const at = (cpu: number, own: number, ram = 0.3): LoadSample => ({ cpu, own, ram });
 const AUTO: LoadLimits = { floor: 2, ceiling: 16, maxCpu: null, maxRam: 0.8 };
@@ -133,5 +133,26 @@ describe("LoadGuard", () => {
     stop.abort();
     (await held)();
     expect(guard.current()).toEqual({ limit: 0, reason: "memory", running: 0 });
+  });
+});
+
+describe("changeLogger: the reason in the log once per change, not at every flap", () => {
+  it("warns on a new reason, says the return once, and keeps a flapping guard at debug", () => {
+    let now = 0;
+    const level = changeLogger(() => now);
+    const change = (from: LoadState, to: LoadState): LoadChange => ({ ...to, previous: from, sample: at(1, 0.8) });
+    const down = change(FULL, { limit: 15, reason: "neighbours" });
+    const up = change({ limit: 15, reason: "neighbours" }, FULL);
+    expect(level(down)).toBe("warn");
+    expect(level(change({ limit: 15, reason: "neighbours" }, { limit: 13, reason: "neighbours" }))).toBe("debug"); // a step
+    expect(level(up)).toBe("info");
+    // at the edge: 16 -> 15 -> 16 every few seconds for a minute
+    const flaps: string[] = [];
+    for (now = 2000; now < LOG_QUIET_MS; now += 2000) flaps.push(level(down), level(up));
+    expect(new Set(flaps)).toEqual(new Set(["debug"]));
+    // a minute after the last warning it is news again; memory is another reason
+    now = LOG_QUIET_MS + 1;
+    expect(level(down)).toBe("warn");
+    expect(level(change(FULL, { limit: 0, reason: "memory" }))).toBe("warn");
   });
 });

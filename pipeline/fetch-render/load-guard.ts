@@ -165,3 +165,25 @@ export class LoadGuard {
     };
   }
 }
+
+/** A reason logged again within this time after its last warning is a flap of the same episode (logged at debug). */
+export const LOG_QUIET_MS = 60_000;
+
+/**
+ * The level of the log line of a change: a new reason is a warning, the return to the stage's concurrency is info,
+ * steps within a reason are debug. A guard at the edge of its entitlement flaps (16 -> 15 -> 16 every few seconds):
+ * a reason warned about less than LOG_QUIET_MS ago, and the return that follows it, go to debug.
+ */
+export function changeLogger(nowMs: () => number = Date.now): (c: LoadChange) => "warn" | "info" | "debug" {
+  const warnedAt = new Map<LoadReason, number>();
+  let quiet = false;
+  return (c) => {
+    if (c.reason === c.previous.reason) return "debug";
+    if (c.reason === "none") return quiet ? "debug" : "info";
+    const last = warnedAt.get(c.reason);
+    quiet = last !== undefined && nowMs() - last < LOG_QUIET_MS;
+    if (quiet) return "debug";
+    warnedAt.set(c.reason, nowMs());
+    return "warn";
+  };
+}
