@@ -66,6 +66,27 @@ export class SchemaMissingError extends InfrastructureError {
   }
 }
 
+/** Server answers that waiting cures, by code, as `REPLICA_AWAY` (read from the `clickhouse` package's error's `code`: it
+ * keeps only the text after "Code: N," in the message), and TOO_MANY_PARTS (252, merges catch up),
+ * TOO_MANY_SIMULTANEOUS_QUERIES (202), SOCKET_TIMEOUT (209) and NETWORK_ERROR (210) between servers. */
+const AWAY_CODES = new Set([242, 225, 999, 319, 252, 202, 209, 210]);
+const BUSY = /\bCode: (252|202|209|210)\b/;
+
+/**
+ * What a failed request says: `schema-missing` (81 UNKNOWN_DATABASE, 60 UNKNOWN_TABLE: retried, the server healed),
+ * `away` (the server is unreachable or cannot serve now: retried, on the next replica first), or `refused` (the
+ * statement or its data: another replica would refuse it too; a bug, dead-lettered).
+ */
+export function failureKind(err: unknown): { kind: "schema-missing"; code: number } | { kind: "away" | "refused" } {
+  const message = err instanceof Error ? err.message : String(err);
+  const raw = (err as { code?: unknown })?.code;
+  const code = Number(raw);
+  const missing = code === 81 || code === 60 ? code : Number(SCHEMA_MISSING.exec(message)?.[1] ?? 0);
+  if (missing) return { kind: "schema-missing", code: missing };
+  if (RETRIABLE_NET.test(message) || REPLICA_AWAY.test(message) || BUSY.test(message) || AWAY_CODES.has(code) || String(raw ?? "").startsWith("E")) return { kind: "away" };
+  return { kind: "refused" };
+}
+
 /** What the client knows of one server of CLICKHOUSE_URL (for /health and /metrics). */
 export type ServerState = "up" | "away" | "missing-schema" | "catching-up";
 
@@ -117,6 +138,7 @@ export class ClickHouseClient {
   readonly failovers = { count: 0 };
   private readonly opts: ClickHouseOptions;
   private healer: Healer | undefined;
+  private readonly single = new Map<string, ClickHouseClient>();
 
   constructor(opts: ClickHouseOptions) {
     const urls = clickHouseUrls(opts.url);
@@ -253,9 +275,14 @@ export class ClickHouseClient {
     return this.endpoints.map((e) => ({ url: e.url, state: e.state }));
   }
 
-  /** A client of one server of this one's (same database, cluster and credentials), for checks and heals of that server. */
+  /**
+   * A client of one server of this one's (same database, cluster and credentials), for checks and heals of that
+   * server; one per server (its HTTPS agent keeps its connections).
+   */
   forServer(url: string): ClickHouseClient {
-    return new ClickHouseClient({ ...this.opts, url });
+    let one = this.single.get(url);
+    if (!one) this.single.set(url, (one = new ClickHouseClient({ ...this.opts, url })));
+    return one;
   }
 
   /** `db.table` for a table of Trawl's database. */
@@ -267,13 +294,9 @@ export class ClickHouseClient {
     const refused = tlsOrAuthFailure(err, url, this.caFile, what);
     if (refused) return refused;
     const message = err instanceof Error ? err.message : String(err);
-    const code = Number((err as { code?: unknown })?.code);
-    const missing = code === 81 || code === 60 ? code : Number(SCHEMA_MISSING.exec(message)?.[1] ?? 0);
-    if (missing) return new SchemaMissingError(`clickhouse ${what} failed on ${url} (its schema is missing): ${message}`, url, missing, err);
-    // 60 UNKNOWN_TABLE: a migration renaming a table (clickhouse-retention.ts) between its two steps; nothing was written
-    if (RETRIABLE_NET.test(message) || REPLICA_AWAY.test(message) || (err as { code?: string })?.code?.toString().startsWith("E") || Number((err as { code?: unknown })?.code) === 60) {
-      return new InfrastructureError("STORE_UNAVAILABLE", `clickhouse ${what} failed: ${message}`, err);
-    }
+    const kind = failureKind(err);
+    if (kind.kind === "schema-missing") return new SchemaMissingError(`clickhouse ${what} failed on ${url} (its schema is missing): ${message}`, url, kind.code, err);
+    if (kind.kind === "away") return new InfrastructureError("STORE_UNAVAILABLE", `clickhouse ${what} failed: ${message}`, err);
     return new TrawlError("BUG", `clickhouse ${what} failed: ${message}`, { cause: err });
   }
 

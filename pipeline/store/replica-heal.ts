@@ -20,6 +20,8 @@ export const WATCH_EVERY_MS = 5_000;
 const CATCH_UP_POLL_MS = 500;
 /** … this long (then it serves again whatever it has fetched: a replica that never catches up is an operator's matter). */
 const CATCH_UP_MAX_MS = 10 * 60_000;
+/** A replica whose absolute_delay is below this has updated its queue at least once (replicates). */
+const ACTIVE_DELAY_S = 24 * 3600;
 
 /** One server of CLICKHOUSE_URL as /health and /metrics show it. */
 export interface ReplicaStatus {
@@ -71,13 +73,26 @@ async function createReplicaTable(one: ClickHouseClient, statement: string): Pro
   }
 }
 
-/** Waits until the replica of `one` has fetched what its queue holds for Trawl's tables (or CATCH_UP_MAX_MS). */
+/**
+ * Waits until the replica of `one` has fetched every part of Trawl's tables that the replication log names (or
+ * CATCH_UP_MAX_MS): once each table replicates (an ATTACHed replica takes its place only when the lost server's
+ * ZooKeeper session has expired; until then its absolute_delay is the time since 1970, its queue never updated),
+ * `SYSTEM SYNC REPLICA` pulls the log into the table's queue and waits for the queue to empty. (Before, system.replicas
+ * said "queue 0, not read-only" and SYNC REPLICA returned at once: the replica served without the parts.)
+ */
 async function caughtUp(one: ClickHouseClient): Promise<boolean> {
   const until = Date.now() + CATCH_UP_MAX_MS;
   while (Date.now() < until) {
-    const [r] = await one.query<{ tables: number; queue: number; readonly: number; delay: number }>(sql`SELECT count() AS tables, sum(queue_size) AS queue,
-      sum(is_readonly) AS readonly, max(absolute_delay) AS delay FROM system.replicas WHERE database = ${one.database}`).catch(() => []);
-    if (r && Number(r.tables) > 0 && Number(r.queue) === 0 && Number(r.readonly) === 0 && Number(r.delay) <= 5) return true;
+    const tables = await one.query<{ table: string; ready: number }>(sql`SELECT table,
+      is_readonly = 0 AND is_session_expired = 0 AND absolute_delay < ${ACTIVE_DELAY_S} AS ready FROM system.replicas WHERE database = ${one.database}`).catch(() => []);
+    if (tables.length > 0 && tables.every((t) => Number(t.ready) === 1)) {
+      try {
+        for (const t of tables) await one.exec(raw(`SYSTEM SYNC REPLICA ${one.table(t.table)}`));
+        return true;
+      } catch {
+        // not yet (a table still taking its place): again below
+      }
+    }
     await sleep(CATCH_UP_POLL_MS);
   }
   return false;
