@@ -33,8 +33,9 @@ export function searchRoutes(deps: ApiDeps): Router {
     const scrape = body.scrapeOptions ? scrapeSettings(body.scrapeOptions, ["scrapeOptions"]) : undefined;
     // 1 credit at least, held until billed; billed at most what the team has left (a PDF result parsed up to there)
     const held = (await deps.access?.reserve(teamId, 1)) ?? UNLIMITED;
+    let billed: number | undefined;
     try {
-      const result = await searchWeb({ ...deps, backend: deps.searchBackend, authStore: billedLedger(held, deps.authStore) }, {
+      const result = await searchWeb({ ...deps, backend: deps.searchBackend, authStore: billedLedger(held, deps.authStore, (n) => (billed = n)) }, {
         query: body.query,
         limit: body.limit ?? 5,
         ...(body.includeDomains ? { includeDomains: body.includeDomains } : {}),
@@ -44,7 +45,7 @@ export function searchRoutes(deps: ApiDeps): Router {
         fetchTimeoutMs: config.fetchTimeoutMs,
         teamId,
       });
-      ctx.body = { success: true, data: { web: result.web }, warning: backendNote, id: result.id, creditsUsed: result.creditsUsed };
+      ctx.body = { success: true, data: { web: result.web }, warning: backendNote, id: result.id, creditsUsed: billed ?? result.creditsUsed };
     } catch (err) {
       if (!(err instanceof PageError)) throw err;
       if (err.code === "SEARCH_TIMEOUT") throw apiError(408, errorMessage(err), { code: "SEARCH_TIMEOUT" });

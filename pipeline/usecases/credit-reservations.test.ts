@@ -51,6 +51,9 @@ describe("CreditReservations", () => {
     const ledger = { recordUsage: async (rows: { credits: number }[]) => void written.push(...rows.map((x) => x.credits)) };
     await billedLedger(r.hold("t", 2, 1, async () => 1), ledger)?.recordUsage([{ teamId: "t", jobId: "j", credits: 12, at: 0 }]);
     expect(written).toEqual([2]);
+    const heard: number[] = [];
+    await billedLedger(r.hold("t", 5, 1, async () => 0), ledger, (n) => heard.push(n))?.recordUsage([{ teamId: "t", jobId: "k", credits: 3, at: 0 }]);
+    expect(heard).toEqual([1]);
     expect(r.total()).toBe(0);
     expect(billedLedger(UNLIMITED, ledger)).toBe(ledger);
   });

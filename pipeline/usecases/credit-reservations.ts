@@ -97,12 +97,18 @@ export function withCreditCap<T extends { pdf?: { parse: boolean; maxPages?: num
   return { ...options, pdf: { ...(options.pdf ?? { parse: true }), creditPages: credits } };
 }
 
-/** A ledger (a use case's own, as map and search write it) whose rows are billed through the job's reservation. */
-export function billedLedger(held: Reservation, ledger: Pick<AuthStore, "recordUsage"> | undefined): Pick<AuthStore, "recordUsage"> | undefined {
+/**
+ * A ledger (a use case's own, as map and search write it) whose rows are billed through the job's reservation;
+ * `billed` hears what each row was billed.
+ */
+export function billedLedger(held: Reservation, ledger: Pick<AuthStore, "recordUsage"> | undefined, billed?: (credits: number) => void): Pick<AuthStore, "recordUsage"> | undefined {
   if (!ledger || held === UNLIMITED) return ledger;
   return {
     async recordUsage(rows) {
-      for (const row of rows) await held.settle(row.credits, (credits) => ledger.recordUsage([{ ...row, credits }]));
+      for (const row of rows) {
+        const credits = await held.settle(row.credits, (n) => ledger.recordUsage([{ ...row, credits: n }]));
+        billed?.(credits);
+      }
     },
   };
 }

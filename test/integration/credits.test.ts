@@ -114,6 +114,15 @@ describe.each(MODES)("credits with authentication on (%s)", (mode) => {
     expect(statuses).toContain(402);
   });
 
+  it("lets concurrent maps spend no more than the balance", async () => {
+    const key = await team(2);
+    expect(await used(key)).toBe(0);
+    const maps = await Promise.all(Array.from({ length: 8 }, () => call("POST", "/v2/map", key, { url: `${site.origin}/docs/`, sitemap: "skip" })));
+    expect(maps.every((m) => m.status === 200 || m.status === 402), JSON.stringify(maps.map((m) => m.status))).toBe(true);
+    expect(await used(key)).toBe(maps.filter((m) => m.status === 200).length);
+    expect(await used(key)).toBeLessThanOrEqual(2);
+  });
+
   it("gives a failed job's credits back: after failed scrapes and uploads the whole balance is still there", async () => {
     const key = await team(2);
     // one after the other: 2 credits let 2 jobs run at once, each holding 1 while it runs
