@@ -64,6 +64,9 @@ interface PageRouting {
   signal: AbortSignal;
 }
 
+/** Playwright's refusal to read a page that is navigating (a meta refresh or a script moved it on meanwhile). */
+const NAVIGATING = /is navigating and changing the content|Execution context was destroyed/;
+
 /** The browser went away under a page: the page is tried once more on a new one. */
 class BrowserLost extends Error {}
 
@@ -318,13 +321,7 @@ export class ChromiumRenderer implements Renderer {
     await page.waitForLoadState("networkidle", { timeout: Math.min(left(), 3000) }).catch((err: unknown) => this.log.debug({ url: req.url, err: errorMessage(err) }, "network not idle; going on"));
     if (req.waitForMs) await page.waitForTimeout(Math.min(req.waitForMs, left()));
     const actions = req.actions?.length ? await runActions(page, req.actions, deadline) : undefined;
-    await page.waitForLoadState("load", { timeout: left() }); // a script may have navigated
-    if (page.url().startsWith("chrome-error:")) {
-      // a later navigation (meta refresh, script) failed: the browser shows its error page, which is not the site's
-      const refused = navigationRefusal(traffic);
-      throw refused ? refusalError(refused) : new PageError("SCRAPE_CONNECTION_ERROR", "the page navigated to an address that could not be loaded", { retriable: true });
-    }
-    const body = await page.content();
+    const { body, url } = await this.settledContent(page, traffic, left);
     if (Buffer.byteLength(body) > this.opts.maxBytes) throw new PageError("SCRAPE_TOO_LARGE", `rendered page larger than ${this.opts.maxBytes} bytes`);
     const screenshot = req.screenshot ? await screenshotOf(page, req.screenshot) : undefined;
     const branding = req.branding ? await brandingOf(page) : undefined;
@@ -333,10 +330,36 @@ export class ChromiumRenderer implements Renderer {
     for (const r of traffic.refused) this.opts.metrics?.renderRefused.inc({ reason: r.kind === "ad" || r.kind === "private" ? r.kind : "other" });
     this.log.debug({ url: req.url, requests: traffic.requests, refused: traffic.refused.length, adsBlocked, bytes: traffic.bytes }, "page rendered");
     return {
-      url: req.url, finalUrl: page.url(), statusCode: response?.status() ?? 200, contentType, body,
+      url: req.url, finalUrl: url, statusCode: response?.status() ?? 200, contentType, body,
       ...(screenshot ? { screenshot } : {}), ...(branding ? { branding } : {}), ...(actions ? { actions } : {}),
       ...(traffic.refused.length ? { refused: traffic.refused.map(({ url, reason }) => ({ url, reason })) } : {}),
     };
+  }
+
+  /**
+   * The page's HTML and address once it stays put. A script or meta refresh may navigate while the page is read
+   * (Playwright then refuses to read it): the read waits for the new document (up to 2 s), three times at most. A navigation that
+   * failed (the browser shows its error page, which is not the site's) fails the page with what refused it.
+   */
+  private async settledContent(page: Page, traffic: PageTraffic, left: () => number): Promise<{ body: string; url: string }> {
+    for (let tries = 1; ; tries++) {
+      await page.waitForLoadState("load", { timeout: left() }); // a script may have navigated
+      let body: string | undefined;
+      try {
+        body = await page.content();
+      } catch (err) {
+        if (!NAVIGATING.test(errorMessage(err))) throw err;
+        if (tries >= 3) throw new PageError("SCRAPE_SITE_ERROR", "the page kept navigating while it was read", { cause: err });
+        // the old document still counts as loaded until the new one commits: wait for the new one (bounded)
+        await page.waitForEvent("domcontentloaded", { timeout: Math.min(left(), 2000) }).catch(() => undefined);
+      }
+      const url = page.url(); // after the read: a navigation that ended during it is seen
+      if (url.startsWith("chrome-error:")) {
+        const refused = navigationRefusal(traffic);
+        throw refused ? refusalError(refused) : new PageError("SCRAPE_CONNECTION_ERROR", "the page navigated to an address that could not be loaded", { retriable: true });
+      }
+      if (body !== undefined) return { body, url };
+    }
   }
 
   async close(): Promise<void> {

@@ -3,8 +3,9 @@
 // Pages open popups on load, through a target=_blank link an action clicks, and towards a private listener and
 // another host (window.open, a form aimed at a new window, a blank window sent away, a link clicked by script). Each
 // page converts, no popup asks anything of anyone (the listeners count TCP accepts: zero), a crawl of them goes
-// through the render role, and the next scrape works. Last, `trawl all --embedded` as its own process scrapes the
-// window.open page and is still there to answer.
+// through the render role, and the next scrape works. A page whose script navigates while the renderer reads it is
+// read where it went (Playwright's refusal to read a navigating page was a 500 / a dead-lettered page). Last,
+// `trawl all --embedded` as its own process scrapes the window.open page and is still there to answer.
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -79,6 +80,13 @@ describe.each(MODES)("popups (%s mode)", (mode) => {
     await scrape("/popups-elsewhere", { waitFor: 500 });
     await new Promise((r) => setTimeout(r, 100)); // a connection still on its way is counted
     expectNoPopupTraffic(w);
+  });
+
+  it("a page that navigates while it is read is read where it went (not a 500: Playwright refuses to read a navigating page)", async () => {
+    const doc = await postJson(`${trawl.api}/v2/scrape`, { url: `${w.site.origin}/moves-on`, actions: [{ type: "executeJavascript", script: `setTimeout(() => { location.href = "/moved-here"; }, 30)` }] });
+    expect(doc.status, JSON.stringify(doc.body).slice(0, 500)).toBe(200);
+    expect(doc.body.data.markdown).toContain("MOVED HERE");
+    expect(doc.body.data.metadata.url).toBe(`${w.site.origin}/moved-here`);
   });
 
   it("a crawl of the popup pages goes through the render role and completes; the next scrape works", async () => {
