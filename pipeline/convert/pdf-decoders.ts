@@ -34,6 +34,11 @@ export class ByteReader {
   }
   /** Up to `n` bytes (fewer at the end). */
   bytes(n: number): Uint8Array {
+    if (this.fill() && this.chunk.length - this.at >= n) {
+      const slice = this.chunk.subarray(this.at, this.at + n);
+      this.at += n;
+      return slice;
+    }
     const out = new Uint8Array(n);
     let got = 0;
     while (got < n && this.fill()) {
@@ -300,11 +305,11 @@ export function* lzw(input: ByteReader, earlyChange: number): Generator<Uint8Arr
   }
 }
 
-/** pdfjs's AsciiHexStream: hex digits, anything else skipped, `>` ends. */
+/** pdfjs's AsciiHexStream: hex digits, anything else skipped, `>` ends (read 256 bytes at a time, not 8,000: same output). */
 export function* asciiHex(input: ByteReader): Generator<Uint8Array> {
   let firstDigit = -1;
   for (;;) {
-    const bytes = input.bytes(8000);
+    const bytes = input.bytes(256);
     if (!bytes.length) return;
     const out = new Uint8Array((bytes.length + 1) >> 1);
     let n = 0;

@@ -206,4 +206,18 @@ describe("the PDF guard decodes streams as pdfjs does (issue 50, finding 4)", ()
     const nested = pdfWith(latin1(`<< /Filter /LZWDecode /X << /Length 1 >> stream\nx\nendstream >>\nstream\nxx\nendstream`));
     await expect(checkPdfInflation(new Uint8Array(nested))).rejects.toMatchObject({ code: "SCRAPE_UNPARSEABLE" });
   }, 60_000);
+
+  it("bounds its own reading: files made to be re-read, or read to the end by every stream, are refused", async () => {
+    const refused = { code: "SCRAPE_UNPARSEABLE" };
+    // every `obj` starts an unterminated string: each candidate object would read to the end of the file
+    await expect(checkPdfInflation(new Uint8Array(Buffer.alloc(1 << 20, "obj<</a (")))).rejects.toMatchObject(refused);
+    // a chain of `<<` in key position, and of nested values
+    await expect(checkPdfInflation(new Uint8Array(Buffer.alloc(1 << 20, "obj<<")))).rejects.toMatchObject(refused);
+    await expect(checkPdfInflation(new Uint8Array(Buffer.alloc(1 << 20, "obj<</a[")))).rejects.toMatchObject(refused);
+    // many streams whose decoder reads on to the end of the file (ASCII85 stops only at `~`)
+    await expect(checkPdfInflation(new Uint8Array(Buffer.alloc(1 << 20, "1 0 obj<</F/A85>>stream\n")))).rejects.toMatchObject({ code: expect.stringMatching(/SCRAPE_UNPARSEABLE|SCRAPE_TOO_LARGE/) });
+    // while many short streams that end where they should cost about their length
+    const many = Buffer.concat(Array.from({ length: 5000 }, (_, i) => latin1(`${i + 10} 0 obj\n<< /Length 20 /Filter /FlateDecode >>\nstream\n${deflateSync(latin1("BT (x) Tj ET")).toString("latin1")}\nendstream\nendobj\n`)));
+    await expect(checkPdfInflation(new Uint8Array(pdfWith(stream("/Filter /FlateDecode", deflateSync(TEXT)), [many.toString("latin1")])))).resolves.toBeUndefined();
+  }, 60_000);
 });

@@ -1,16 +1,17 @@
 // A PDF's compressed streams can decode to gigabytes (a 260 KB file with one FlateDecode stream of zeros took pdfjs
 // 14 s and 330 MB here for 256 MB; four Flate layers, an LZW stream, a `stream` keyword followed by a lone CR each
 // cost seconds and gigabytes before this guard read streams as pdfjs does). Before pdfjs sees a file, every stream
-// pdfjs could read (pdf-objects.ts: every dictionary followed by `stream`, wherever it is) is decoded through its whole
-// filter chain by ports of pdfjs's own decoders (pdf-decoders.ts), from its first byte to the end of the file (so a
-// /Length or an `endstream` that lies changes nothing: each decoder stops at its own end marker), counting every
-// layer's output (nothing kept) against one budget for the file. A stream that may be an object stream (/N, /First) is
-// kept once decoded and searched for streams in turn. What cannot be decoded as pdfjs would (an indirect /Filter, a
-// predictor between two filters, a stream inside another object) is refused.
+// pdfjs could read (pdf-objects.ts: the object after any `obj` keyword, when it is a dictionary followed by `stream`)
+// is decoded through its whole filter chain by ports of pdfjs's own decoders (pdf-decoders.ts), from its first byte
+// to the end of the file (so a /Length or an `endstream` that lies changes nothing: each decoder stops at its own end
+// marker), counting every layer's output (nothing kept) against one budget for the file. A stream that may be an
+// object stream (/N, /First) is kept once decoded and its objects searched in turn. Reading itself is bounded (4
+// bytes read per byte of input): a file crafted to be re-read is refused, not read for minutes. What cannot be decoded
+// as pdfjs would (an indirect /Filter, a predictor between two filters, a stream inside another object) is refused.
 import { brotliDecompressSync } from "node:zlib";
 import { PageError } from "../runtime/errors.ts";
 import { ascii85, asciiHex, ByteReader, type Chunks, flate, lzw, runLength } from "./pdf-decoders.ts";
-import { type Dict, findStreams, Name, type PdfStream, PdfUnaccountableError, Ref } from "./pdf-objects.ts";
+import { type Dict, findStreams, Name, objectStarts, objectStreamStarts, type PdfStream, PdfUnaccountableError, Ref, spend, type Work } from "./pdf-objects.ts";
 
 /** Largest total decoded size of a PDF's streams, every filter layer counted. */
 export const PDF_MAX_INFLATED_BYTES = 128 * 1024 * 1024;
@@ -29,7 +30,11 @@ interface Budget {
   left: number;
   readonly max: number;
   sinceYield: number;
+  /** Bytes read (lexed, or fed to a first decoder), bounded linearly in the bytes to read. */
+  work: Work;
 }
+/** Reading work allowed per byte of the file (and of each decoded object stream): legitimate files need about 2. */
+const WORK_PER_BYTE = 4;
 
 type Stage = (input: ByteReader, last: boolean, budget: Budget) => Iterator<Uint8Array> | null;
 
@@ -132,8 +137,20 @@ function* counted(source: Iterator<Uint8Array>, budget: Budget): Generator<Uint8
 }
 
 /** Decodes one stream to the end of `bytes` through its chain, counting; returns the output when `keep`. */
+/**
+ * The data from `start` to the end, counted as reading work (a decoder that never ends costs its input), in chunks
+ * growing from 64 bytes to 64 KiB so that a short stream costs about its own length.
+ */
+function* raw(bytes: Uint8Array, start: number, work: Work): Generator<Uint8Array> {
+  for (let at = start, size = 64; at < bytes.length; at += size, size = Math.min(size * 2, 65536)) {
+    const chunk = bytes.subarray(at, Math.min(bytes.length, at + size));
+    spend(work, chunk.length);
+    yield chunk;
+  }
+}
+
 async function decode(bytes: Uint8Array, stream: PdfStream, stages: Stage[], budget: Budget, keep: boolean): Promise<Uint8Array | null> {
-  let source: Chunks = [bytes.subarray(stream.dataStart)].values();
+  let source: Chunks = raw(bytes, stream.dataStart, budget.work);
   for (const [i, stage] of stages.entries()) {
     const next = stage(new ByteReader(source), i === stages.length - 1, budget);
     if (!next) return null;
@@ -150,15 +167,17 @@ async function decode(bytes: Uint8Array, stream: PdfStream, stages: Stage[], bud
   return keep ? Buffer.concat(kept) : null;
 }
 
-async function scan(bytes: Uint8Array, budget: Budget, depth: number): Promise<void> {
+/** Every stream read from `starts` in `bytes` decoded and counted; an object stream's objects in turn. */
+async function scan(bytes: Uint8Array, starts: number[], budget: Budget, depth: number): Promise<void> {
   if (depth > MAX_NESTING) throw new PdfUnaccountableError(`object streams nested more than ${MAX_NESTING} deep`);
-  for (const stream of findStreams(bytes)) {
+  budget.work.left += WORK_PER_BYTE * bytes.length;
+  for (const stream of findStreams(bytes, starts, budget.work)) {
     const stages = chain(stream.dict);
     if (!stages?.length) continue; // not decoded: its bytes are in `bytes`, already searched
     // pdfjs reads any stream with integer /N and /First as an object stream, whose objects may be streams themselves
     const objectStream = stream.dict.has("N") && stream.dict.has("First");
     const decoded = await decode(bytes, stream, stages, budget, objectStream);
-    if (decoded) await scan(decoded, budget, depth + 1);
+    if (decoded) await scan(decoded, objectStreamStarts(stream.dict, decoded, budget.work), budget, depth + 1);
   }
 }
 
@@ -168,7 +187,8 @@ async function scan(bytes: Uint8Array, budget: Budget, depth: number): Promise<v
  */
 export async function checkPdfInflation(bytes: Uint8Array, maxBytes = PDF_MAX_INFLATED_BYTES): Promise<void> {
   try {
-    await scan(bytes, { left: maxBytes, max: maxBytes, sinceYield: 0 }, 0);
+    const budget = { left: maxBytes, max: maxBytes, sinceYield: 0, work: { left: 16 << 20 } };
+    await scan(bytes, objectStarts(bytes), budget, 0);
   } catch (err) {
     if (err instanceof PdfUnaccountableError) throw new PageError("SCRAPE_UNPARSEABLE", `PDF refused: ${err.message}, so its decoded size cannot be counted`);
     throw err;

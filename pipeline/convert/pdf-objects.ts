@@ -1,10 +1,10 @@
 // Finds the streams pdfjs could read in a PDF (or in a decoded object stream), as pdfjs's own lexer and parser would
-// read them (pdfjs-dist's src/core/parser.js, Lexer and Parser, mirrored here for dictionaries only). A stream is a
-// dictionary followed by the `stream` keyword; pdfjs reaches objects through the xref table, a reconstruction scan
-// or an object stream's offsets, any of which an attacker controls, so EVERY `<<` in the bytes is tried as the start of
-// a dictionary (memoised per position, so the whole scan stays linear). The data starts after the end of line that
-// follows `stream` (CR, LF or CRLF, whatever precedes it on that line, as Lexer.skipToNextLine does); where it ends is
-// left to the decoders (/Length and `endstream` can both lie).
+// read them (pdfjs-dist's src/core/parser.js, Lexer and Parser, mirrored here for dictionaries only). pdfjs reads an
+// object after `num gen obj` (where an xref entry or its reconstruction scan points: both attacker-controlled, so
+// every `obj` keyword in the bytes is taken) or at an object stream's offsets; the object is a stream when it is a
+// dictionary followed by the `stream` keyword. The data starts after the end of line that follows `stream` (CR, LF or
+// CRLF, whatever precedes it on that line, as Lexer.skipToNextLine does); where it ends is left to the decoders
+// (/Length and `endstream` can both lie). Dictionaries are memoised per position, and all reading is counted (Work).
 
 export class PdfUnaccountableError extends Error {}
 
@@ -25,8 +25,17 @@ export class Ref {
 }
 class Cmd {
   readonly cmd: string;
-  constructor(cmd: string) {
+  private constructor(cmd: string) {
     this.cmd = cmd;
+  }
+  private static readonly known = new Map<string, Cmd>();
+  static get(cmd: string): Cmd {
+    let c = Cmd.known.get(cmd);
+    if (!c) {
+      c = new Cmd(cmd);
+      if (Cmd.known.size < 1000) Cmd.known.set(cmd, c);
+    }
+    return c;
   }
 }
 export type Dict = Map<string, Value>;
@@ -49,8 +58,20 @@ const hexDigit = (ch: number) => (ch >= 0x30 && ch <= 0x39 ? ch & 0x0f : (ch >= 
 const MAX_DEPTH = 1000;
 
 /** pdfjs's Lexer, as a pure function of a position: the token there and the position after it. */
-function lex(b: Uint8Array, start: number): [Token, number] {
-  const at = (i: number) => (i < b.length ? b[i]! : -1);
+/** Reading work (bytes lexed, bytes fed to decoders) left for one file: a bound linear in its size. */
+export interface Work {
+  left: number;
+}
+export const spend = (work: Work, n: number): void => {
+  work.left -= n;
+  if (work.left < 0) throw new PdfUnaccountableError("it takes too long to read");
+};
+
+let lexed: Uint8Array = new Uint8Array(0); // the buffer lex() is reading (synchronously, one call at a time)
+const at = (i: number): number => (i < lexed.length ? lexed[i]! : -1);
+
+function lex(buffer: Uint8Array, start: number): [Token, number] {
+  lexed = buffer;
   let p = start;
   let comment = false;
   for (;;) {
@@ -133,23 +154,23 @@ function lex(b: Uint8Array, start: number): [Token, number] {
       return [new Name(name), p];
     }
     case 0x5b:
-      return [new Cmd("["), p + 1];
+      return [Cmd.get("["), p + 1];
     case 0x5d:
-      return [new Cmd("]"), p + 1];
+      return [Cmd.get("]"), p + 1];
     case 0x7b:
-      return [new Cmd("{"), p + 1];
+      return [Cmd.get("{"), p + 1];
     case 0x7d:
-      return [new Cmd("}"), p + 1];
+      return [Cmd.get("}"), p + 1];
     case 0x3c:
-      if (at(p + 1) === 0x3c) return [new Cmd("<<"), p + 2];
+      if (at(p + 1) === 0x3c) return [Cmd.get("<<"), p + 2];
       for (p++; at(p) >= 0; p++) if (at(p) === 0x3e) return ["", p + 1];
       return ["", p];
     case 0x3e:
-      return at(p + 1) === 0x3e ? [new Cmd(">>"), p + 2] : [new Cmd(">"), p + 1];
+      return at(p + 1) === 0x3e ? [Cmd.get(">>"), p + 2] : [Cmd.get(">"), p + 1];
     case 0x29:
       throw new FormatError("illegal character");
   }
-  if ((ch < 0x20 || ch > 0x7f) && at(p + 1) >= 0x20 && at(p + 1) <= 0x7f) return [new Cmd(String.fromCharCode(ch)), p + 1];
+  if ((ch < 0x20 || ch > 0x7f) && at(p + 1) >= 0x20 && at(p + 1) <= 0x7f) return [Cmd.get(String.fromCharCode(ch)), p + 1];
   let word = String.fromCharCode(ch);
   while ((ch = at(++p)) >= 0 && !special[ch]) {
     if (word.length === 128) throw new FormatError("command token too long");
@@ -158,7 +179,7 @@ function lex(b: Uint8Array, start: number): [Token, number] {
   if (word === "true") return [true, p];
   if (word === "false") return [false, p];
   if (word === "null") return [null, p];
-  return [new Cmd(word), p];
+  return [Cmd.get(word), p];
 }
 
 const isCmd = (t: Token, cmd: string) => t instanceof Cmd && t.cmd === cmd;
@@ -166,19 +187,17 @@ const isCmd = (t: Token, cmd: string) => t instanceof Cmd && t.cmd === cmd;
 /** Parses the bytes of one PDF buffer: dictionaries memoised by position (null: pdfjs would fail there). */
 class Parser {
   private readonly dicts = new Map<number, [Dict, number] | null>();
-  /** Bytes lexed so far, against a bound linear in the size (candidates that re-read the same bytes are refused). */
-  private work = 0;
-  private readonly maxWork: number;
   private readonly b: Uint8Array;
-  constructor(b: Uint8Array) {
+  private readonly work: Work;
+  constructor(b: Uint8Array, work: Work) {
     this.b = b;
-    this.maxWork = 64 * b.length + (16 << 20);
+    this.work = work;
   }
 
+  /** A token, its cost counted (candidates that re-read the same bytes end in a refusal, not in quadratic time). */
   lex(pos: number): [Token, number] {
     const r = lex(this.b, pos);
-    this.work += r[1] - pos + 1;
-    if (this.work > this.maxWork) throw new PdfUnaccountableError("its objects take too long to read");
+    spend(this.work, r[1] - pos + 1);
     return r;
   }
 
@@ -243,6 +262,16 @@ class Parser {
           result = [d, next];
           break;
         }
+        if (isCmd(t, "<<")) {
+          // a `<<` where a key should be is skipped; the tokens after it are the body of the dictionary that starts
+          // there, already read (memoised) or read once now: a chain of them costs its length, not its square
+          if (depth > MAX_DEPTH) throw new PdfUnaccountableError("objects nested more than 1000 deep");
+          const rest = this.dict(p, depth + 1);
+          if (!rest) throw new FormatError("bad dictionary");
+          for (const [k, v] of rest[0]) d.set(k, v);
+          result = [d, rest[1]];
+          break;
+        }
         if (!(t instanceof Name)) {
           p = next;
           continue;
@@ -270,22 +299,66 @@ function nextLine(b: Uint8Array, p: number): number {
   return b.length;
 }
 
-/** Every stream pdfjs could read in `b`: each `<<` tried as a dictionary followed by the `stream` keyword. */
-export function findStreams(b: Uint8Array): PdfStream[] {
-  const parser = new Parser(b);
-  const found: PdfStream[] = [];
-  for (let i = b.indexOf(0x3c); i >= 0 && i + 1 < b.length; i = b.indexOf(0x3c, i + 1)) {
-    if (b[i + 1] !== 0x3c) continue;
-    const d = parser.dict(i);
-    if (!d) continue;
-    let keyword: [Token, number];
-    try {
-      keyword = parser.lex(d[1]);
-    } catch (err) {
-      if (err instanceof FormatError) continue;
-      throw err;
-    }
-    if (isCmd(keyword[0], "stream")) found.push({ dict: d[0], dataStart: nextLine(b, keyword[1]) });
+/**
+ * Where pdfjs starts reading objects in a file: after each `obj` keyword (an xref entry or pdfjs's reconstruction scan
+ * points at `num gen obj`; every `obj` in the bytes is taken, wherever it is).
+ */
+export function objectStarts(bytes: Uint8Array): number[] {
+  const starts: number[] = [];
+  const obj = Buffer.from("obj");
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let i = view.indexOf(obj); i >= 0; i = view.indexOf(obj, i + 1)) {
+    const before = i > 0 ? bytes[i - 1]! : 0x20;
+    const after = i + 3 < bytes.length ? bytes[i + 3]! : 0x20;
+    // the keyword alone: ended by a white space or delimiter, not the tail of a longer word (`endobj`, a name)
+    if (!special[after]) continue;
+    if (!special[before] && !(before >= 0x30 && before <= 0x39)) continue;
+    starts.push(i + 3);
   }
-  return found;
+  return starts;
+}
+
+/**
+ * Where pdfjs reads the objects of an object stream (XRef.fetchCompressed): `/N` pairs of integers (number, offset)
+ * from its start, each object at `/First` + offset. N and First must be direct integers here.
+ */
+export function objectStreamStarts(dict: Dict, decoded: Uint8Array, work: Work): number[] {
+  const n = dict.get("N");
+  const first = dict.get("First");
+  if (!Number.isInteger(n) || !Number.isInteger(first)) throw new PdfUnaccountableError("an object stream's /N or /First is not a direct integer");
+  const parser = new Parser(decoded, work);
+  const starts: number[] = [];
+  let p = 0;
+  try {
+    for (let i = 0; i < (n as number); i++) {
+      const [num, afterNum] = parser.lex(p);
+      const [offset, afterOffset] = parser.lex(afterNum);
+      if (!Number.isInteger(num) || !Number.isInteger(offset)) return []; // pdfjs fails the object stream
+      starts.push((first as number) + (offset as number));
+      p = afterOffset;
+    }
+  } catch (err) {
+    if (err instanceof FormatError) return [];
+    throw err;
+  }
+  return starts.filter((s) => s >= 0 && s < decoded.length);
+}
+
+/** The streams pdfjs would find reading an object at each of `starts` in `b`: a dictionary followed by `stream`. */
+export function* findStreams(b: Uint8Array, starts: number[], work: Work): Generator<PdfStream> {
+  const parser = new Parser(b, work);
+  for (const start of starts) {
+    let found: PdfStream | null = null;
+    try {
+      const [first, afterFirst] = parser.lex(start);
+      if (!isCmd(first, "<<")) continue;
+      const d = parser.dict(afterFirst - 2);
+      if (!d) continue;
+      const [keyword, afterKeyword] = parser.lex(d[1]);
+      if (isCmd(keyword, "stream")) found = { dict: d[0], dataStart: nextLine(b, afterKeyword) };
+    } catch (err) {
+      if (!(err instanceof FormatError)) throw err;
+    }
+    if (found) yield found;
+  }
 }
