@@ -203,6 +203,8 @@ describe("the PDF guard decodes streams as pdfjs does (issue 50, finding 4)", ()
     await expect(checkPdfInflation(new Uint8Array(indirect))).rejects.toMatchObject({ code: "SCRAPE_UNPARSEABLE" });
     const predictorBetween = pdfWith(stream("/Filter [/FlateDecode /FlateDecode] /DecodeParms [<< /Predictor 12 /Columns 4 >> null]", layers(TEXT, 2)));
     await expect(checkPdfInflation(new Uint8Array(predictorBetween))).rejects.toMatchObject({ code: "SCRAPE_UNPARSEABLE" });
+    const predictorThenImage = pdfWith(stream("/Filter [/FlateDecode /DCTDecode] /DecodeParms [<< /Predictor 12 /Columns 4 >> null]", deflateSync(TEXT)));
+    await expect(checkPdfInflation(new Uint8Array(predictorThenImage))).resolves.toBeUndefined();
     const nested = pdfWith(latin1(`<< /Filter /LZWDecode /X << /Length 1 >> stream\nx\nendstream >>\nstream\nxx\nendstream`));
     await expect(checkPdfInflation(new Uint8Array(nested))).rejects.toMatchObject({ code: "SCRAPE_UNPARSEABLE" });
   }, 60_000);

@@ -115,13 +115,13 @@ function chain(dict: Dict): Stage[] | null {
     }
   } else return null;
   const stages: Stage[] = [];
-  for (const [i, [name, p]] of names.entries()) {
+  let predictor = false;
+  for (const [name, p] of names) {
     const stage = stageFor(name, p);
     if (stage === null) break;
     if (stage === "identity") continue;
-    if (i < names.length - 1 && (name === "Fl" || name === "FlateDecode" || name === "LZW" || name === "LZWDecode") && hasPredictor(p)) {
-      throw new PdfUnaccountableError("a predictor between two filters");
-    }
+    if (predictor) throw new PdfUnaccountableError("a predictor between two filters");
+    predictor = (name === "Fl" || name === "FlateDecode" || name === "LZW" || name === "LZWDecode") && hasPredictor(p);
     stages.push(stage);
   }
   return stages;
