@@ -7,7 +7,7 @@
 // (its routes, the context's events) goes through the page's PageGuard: an error there fails that page
 // (SCRAPE_BROWSER_ERROR), never the process. Popups are closed as they open and every request of theirs is refused.
 import { existsSync } from "node:fs";
-import { chromium, devices, type Browser, type BrowserServer, type Page, type Route, type WebSocketRoute } from "playwright-core";
+import { chromium, devices, errors, type Browser, type BrowserServer, type Page, type Route, type WebSocketRoute } from "playwright-core";
 import { errorCode, errorMessage, PageError } from "../runtime/errors.ts";
 import type { Logger } from "../runtime/logger.ts";
 import { BrowserNetwork, PageTraffic, type Refusal } from "./browser-network.ts";
@@ -260,9 +260,13 @@ export class ChromiumRenderer implements Renderer {
         timer = setTimeout(() => reject(new PageError("SCRAPE_TIMEOUT", `the page was not rendered within ${req.timeoutMs} ms`, { retriable: true })), req.timeoutMs);
       });
       return await Promise.race([this.load(page, req, deadline, traffic), timedOut, guard.failed]);
-    } catch (err) {
+    } catch (caught) {
       abort.abort();
-      if (gone(live, err)) throw this.lost(live, err);
+      if (gone(live, caught)) throw this.lost(live, caught);
+      // a Playwright wait bounded by the page's deadline ran out (it may come before the page's own timer)
+      const err = caught instanceof errors.TimeoutError
+        ? new PageError("SCRAPE_TIMEOUT", `the page was not rendered within ${req.timeoutMs} ms (${errorMessage(caught).split("\n")[0]})`, { retriable: true, cause: caught })
+        : caught;
       if (err instanceof PageError && err.code === "SCRAPE_TIMEOUT" && (await this.replaceIfHung(live))) throw new BrowserLost("hung");
       throw err;
     } finally {

@@ -89,6 +89,12 @@ describe.each(MODES)("popups (%s mode)", (mode) => {
     expect(doc.body.data.metadata.url).toBe(`${w.site.origin}/moved-here`);
   });
 
+  it("a page that moves on to a document whose load never ends times out as a page (408), not as a 500", async () => {
+    const res = await postJson(`${trawl.api}/v2/scrape`, { url: `${w.site.origin}/moves-to-hang`, waitFor: 100, timeout: 6000 });
+    expect(res.status, JSON.stringify(res.body).slice(0, 500)).toBe(408);
+    expect(res.body.code).toBe("SCRAPE_TIMEOUT");
+  });
+
   it("a crawl of the popup pages goes through the render role and completes; the next scrape works", async () => {
     // the crawler itself leaves the popups' targets alone (excludePaths), so that any visit to them is a popup's
     const res = await postJson(`${trawl.api}/v2/crawl`, { url: `${w.site.origin}/open-on-load`, limit: 10, crawlEntireDomain: true, excludePaths: ["^/popup-"], scrapeOptions: { waitFor: 200 } });
