@@ -4,7 +4,8 @@
 // another host (window.open, a form aimed at a new window, a blank window sent away, a link clicked by script). Each
 // page converts, no popup asks anything of anyone (the listeners count TCP accepts: zero), a crawl of them goes
 // through the render role, and the next scrape works. A page whose script navigates while the renderer reads it is
-// read where it went (Playwright's refusal to read a navigating page was a 500 / a dead-lettered page). Last,
+// read where it went (Playwright's refusal to read a navigating page was a 500 / a dead-lettered page), and one that
+// moves on to a document whose load never ends times out as a page (Playwright's own time-out was a 500). Last,
 // `trawl all --embedded` as its own process scrapes the window.open page and is still there to answer.
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
