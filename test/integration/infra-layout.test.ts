@@ -7,7 +7,7 @@
 //   TRAWL_CLICKHOUSE_REPLICAS said 2);
 // - `status` lists each server with its role and port.
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
@@ -40,6 +40,7 @@ afterAll(async () => {
   // whatever a failed assertion left running (down stops everything of a directory)
   for (const dir of dirs) {
     await script({ TRAWL_INFRA_DIR: dir }, "clickhouse", "down");
+    await script({ TRAWL_INFRA_DIR: dir }, "kafka", "down");
     rmSync(dir, { recursive: true, force: true });
   }
 }, 120_000);
@@ -75,4 +76,29 @@ it("refuses another replica count, refuses a replica port it did not start, stop
   expect(foreign.err).toContain(`clickhouse replica 1: 127.0.0.1:${http} is in use by a process these scripts did not start`);
   expect(foreign.err).not.toContain("using it as is");
   expect(foreign.out).not.toContain("CLICKHOUSE_URL=");
+}, 180_000);
+
+it("kafka: refuses another node count, says how to go from one to the other, stops its broker on down whatever the variables", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "trawl-infra-layout-"));
+  dirs.push(dir);
+  // Kafka's jars are installed once per machine: reused, as own-infra.ts does
+  const libs = join(process.env.TRAWL_INFRA_DIR ?? join(root, ".infra"), "kafka", "libs");
+  if (existsSync(join(libs, ".complete"))) {
+    mkdirSync(join(dir, "kafka"), { recursive: true });
+    symlinkSync(libs, join(dir, "kafka", "libs"));
+  }
+  const port = await freePortRun(6, 19740, 19800);
+  const env = { TRAWL_INFRA_DIR: dir, TRAWL_KAFKA_PORT: String(port), TRAWL_KAFKA_CONTROLLER_PORT: String(port + 1), TRAWL_KAFKA_NODES: "", TRAWL_KAFKA_VERSION: "" };
+  const up = await script(env, "kafka", "up");
+  expect(up.code, up.err).toBe(0);
+  const three = await script({ ...env, TRAWL_KAFKA_NODES: "3" }, "kafka", "up");
+  expect(three.code, three.err).not.toBe(0);
+  expect(three.err).toContain("TRAWL_KAFKA_NODES=3 asks for 3 node(s), but these scripts run 1");
+  expect(three.err).toContain("npm run infra -- down kafka");
+  const status = await script({ ...env, TRAWL_KAFKA_NODES: "3" }, "kafka", "status");
+  expect(status.out).toMatch(new RegExp(`^kafka \\[broker and controller, one node\\]: running \\(pid \\d+\\) on 127\\.0\\.0\\.1:${port}$`, "m"));
+  const down = await script({ ...env, TRAWL_KAFKA_NODES: "3" }, "kafka", "down");
+  expect(down.code, down.err).toBe(0);
+  expect(down.err).toContain("kafka: stopped");
+  expect((await script(env, "kafka", "status")).out).toContain("kafka [broker and controller, one node]: stopped");
 }, 180_000);
