@@ -172,6 +172,7 @@ describe("the PDF guard decodes streams as pdfjs does (issue 50, finding 4)", ()
     ["ASCIIHex around Flate", pdfWith(stream("/Filter [/ASCIIHexDecode /FlateDecode]", latin1(deflateSync(TEXT).toString("hex") + ">")))],
     ["ASCII85 around LZW", pdfWith(stream("/Filter [/A85 /LZW]", ascii85(lzwEncode(TEXT))))],
     ["RunLength around Flate", pdfWith(stream("/Filter [/RunLengthDecode /Fl]", runLength(deflateSync(TEXT))))],
+    ["`4 0.obj` as the object header (pdfjs reads `0.` as the number 0)", Buffer.from(pdfWith(stream("/Filter /LZWDecode", lzwEncode(TEXT))).toString("latin1").replace("4 0 obj", "4 0.obj"), "latin1")],
     ["a hex-escaped filter name", pdfWith(stream("/Filter /Fl#61teDecode", deflateSync(TEXT)))],
     // a stored block holding "endstream" first: pdfjs trusts /Length (`endstream` is where it points), a scan for `endstream` stops early
     ["an `endstream` inside the data", pdfWith(stream("/Filter /FlateDecode", Buffer.concat([latin1("\x78\x9c"), Buffer.from([0, 13, 0, 0xf2, 0xff]), latin1("endstream end"), deflateRawSync(TEXT)])))],

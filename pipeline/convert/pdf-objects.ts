@@ -308,12 +308,10 @@ export function objectStarts(bytes: Uint8Array): number[] {
   const obj = Buffer.from("obj");
   const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   for (let i = view.indexOf(obj); i >= 0; i = view.indexOf(obj, i + 1)) {
-    const before = i > 0 ? bytes[i - 1]! : 0x20;
+    // ended by a white space or a delimiter; whatever precedes it (`0.obj` is `0.` then `obj` to pdfjs's lexer, and
+    // a start too many only costs a token)
     const after = i + 3 < bytes.length ? bytes[i + 3]! : 0x20;
-    // the keyword alone: ended by a white space or delimiter, not the tail of a longer word (`endobj`, a name)
-    if (!special[after]) continue;
-    if (!special[before] && !(before >= 0x30 && before <= 0x39)) continue;
-    starts.push(i + 3);
+    if (special[after]) starts.push(i + 3);
   }
   return starts;
 }
