@@ -30,6 +30,11 @@ export async function creditsUsed(deps: CreditDeps, teamId: string): Promise<num
  * crawl that ends in between is counted by its budget and then by its use, never by neither.
  */
 export async function creditsCommitted(deps: CreditDeps, teamId: string): Promise<number> {
+  return (await committed(deps, teamId)).credits;
+}
+
+/** creditsCommitted, and the ids of the team's crawls and batches in the crawl store. */
+async function committed(deps: CreditDeps, teamId: string): Promise<{ credits: number; crawls: ReadonlySet<string> }> {
   const running = await deps.store.activeCrawls(teamId);
   const [crawls, ledger] = await Promise.all([deps.store.usageByCrawl(teamId), deps.auth?.usage(teamId) ?? new Map<string, JobUsage>()]);
   let sum = 0;
@@ -38,17 +43,19 @@ export async function creditsCommitted(deps: CreditDeps, teamId: string): Promis
   for (const c of running) {
     if (c.options.maxCredits !== undefined) sum += Math.max(0, c.options.maxCredits - (crawls.get(c.crawlId)?.credits ?? c.creditsUsed));
   }
-  return sum;
+  return { credits: sum, crawls: new Set([...crawls.keys(), ...running.map((c) => c.crawlId)]) };
 }
 
 /**
  * Credits left to a team for a new job (Infinity when its balance is unlimited or it has no team row, as with auth
- * off): its balance minus what it committed (creditsCommitted).
+ * off): its balance minus what it committed (creditsCommitted). `stored` hears the ids of its crawls in the store.
  */
-export async function remainingCredits(deps: CreditDeps, teamId: string, teams: TeamRow[]): Promise<number> {
+export async function remainingCredits(deps: CreditDeps, teamId: string, teams: TeamRow[], stored?: (crawls: ReadonlySet<string>) => void): Promise<number> {
   const team = teams.find((t) => t.teamId === teamId);
   if (!team || team.credits < 0) return Infinity;
-  return Math.max(0, team.credits - (await creditsCommitted(deps, teamId)));
+  const { credits, crawls } = await committed(deps, teamId);
+  stored?.(crawls);
+  return Math.max(0, team.credits - credits);
 }
 
 /**

@@ -30,9 +30,9 @@ export interface MonitorDeps extends CrawlDeps {
   config: MonitorSettings;
   /**
    * With authentication on: the team's credits (TeamAccess.admit; throws CreditsError when none are left); `budget`:
-   * the job's options, given the credits left as its budget (maxCredits).
+   * the job's options, given the credits left as its budget (maxCredits), and its crawl id.
    */
-  admit?: (teamId: string, required: number, limit?: number, budget?: CrawlOptions) => Promise<number | undefined>;
+  admit?: (teamId: string, required: number, limit?: number, budget?: { options: CrawlOptions; crawlId: string }) => Promise<number | undefined>;
 }
 
 /** The history a monitor compares with: the changeTracking tag the user gave, else one of its own. */
@@ -138,8 +138,8 @@ export async function runCheck(deps: MonitorDeps, m: MonitorRecord, checkId: str
   // credits, as POST /v2/crawl and /v2/batch/scrape check them (a crawl's limit lowered to the credits left)
   if (!existing && deps.admit) {
     try {
-      if (job.kind === "crawl") job.options.limit = (await deps.admit(m.teamId, job.options.limit, job.options.limit, job.options)) ?? job.options.limit;
-      else await deps.admit(m.teamId, job.urls.length, undefined, job.options);
+      if (job.kind === "crawl") job.options.limit = (await deps.admit(m.teamId, job.options.limit, job.options.limit, { options: job.options, crawlId: checkId })) ?? job.options.limit;
+      else await deps.admit(m.teamId, job.urls.length, undefined, { options: job.options, crawlId: checkId });
     } catch (err) {
       if (!(err instanceof CreditsError) || trigger === "manual") throw err;
       await deps.monitors.saveCheck({ ...row, createdAt: deps.clock.now(), outcome: "no_credits" });

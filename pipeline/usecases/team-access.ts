@@ -10,8 +10,11 @@ import { KeyVerifier } from "./key-verifier.ts";
 import { remainingCredits } from "./credits.ts";
 import { CreditReservations, UNLIMITED, withCreditCap, type Reservation } from "./credit-reservations.ts";
 
-/** How long admit() holds a monitor check's budget: its crawl record is written right after (then it holds it). */
-const BUDGET_HANDOVER_MS = 10_000;
+/**
+ * The longest admit() holds a monitor check's budget: until its crawl record is in the store (which then holds it),
+ * or this long when the record never comes (the submit failed).
+ */
+const BUDGET_HANDOVER_MS = 60_000;
 
 export const INSUFFICIENT_CREDITS = "Insufficient credits to perform this request. For more credits, ask the operator of this Trawl instance to raise your team's balance (npx trawl teams credits).";
 
@@ -56,7 +59,19 @@ export class TeamAccess {
   }
 
   remaining(teamId: string): Promise<number> {
-    return this.teamList(teamId).then((teams) => remainingCredits({ store: this.store, auth: this.auth }, teamId, teams));
+    return this.teamList(teamId).then((teams) => remainingCredits({ store: this.store, auth: this.auth }, teamId, teams, (crawls) => this.handedOver(crawls)));
+  }
+
+  /** Budgets admit() holds for crawls not yet in the store, by crawl id. */
+  private readonly handovers = new Map<string, Reservation>();
+
+  /** Drops the holds of crawls whose records are in the store now (they hold their budgets themselves). */
+  private handedOver(stored: ReadonlySet<string>): void {
+    for (const [id, held] of this.handovers) {
+      if (!stored.has(id)) continue;
+      this.handovers.delete(id);
+      held.release();
+    }
   }
 
   /** The team's balance (-1: unlimited; undefined: no such team, e.g. "bypass"). */
@@ -106,14 +121,21 @@ export class TeamAccess {
   /**
    * Refuses a job that needs `required` credits the team does not have. A job with a `limit` is lowered to the
    * credits left when some are left (the anchor's rule); returns the limit to use. Holds nothing, unless `budget` (a
-   * monitor check's crawl or batch) is given the credits left as admitJob() gives them: they are then held for
-   * BUDGET_HANDOVER_MS, by when the caller wrote the crawl record that holds them while it runs.
+   * monitor check's crawl or batch, and its id) is given the credits left as admitJob() gives them: they are then held
+   * until the crawl record, which holds them while it runs, is in the store (at most BUDGET_HANDOVER_MS).
    */
-  async admit(teamId: string, required: number, limit?: number, budget?: CrawlOptions): Promise<number | undefined> {
+  async admit(teamId: string, required: number, limit?: number, budget?: { options: CrawlOptions; crawlId: string }): Promise<number | undefined> {
     if (budget) {
-      const held = await this.admitJob(teamId, budget, limit !== undefined ? 1 : required);
-      setTimeout(() => void held.settle(0), BUDGET_HANDOVER_MS).unref();
-      return limit !== undefined ? budget.limit : limit;
+      const held = await this.admitJob(teamId, budget.options, limit !== undefined ? 1 : required);
+      if (held.credits !== Infinity) {
+        this.handovers.get(budget.crawlId)?.release();
+        this.handovers.set(budget.crawlId, held);
+        setTimeout(() => {
+          if (this.handovers.get(budget.crawlId) === held) this.handovers.delete(budget.crawlId);
+          void held.settle(0);
+        }, BUDGET_HANDOVER_MS).unref();
+      }
+      return limit !== undefined ? budget.options.limit : limit;
     }
     const held = await this.reserve(teamId, limit !== undefined ? 1 : required);
     held.release();
