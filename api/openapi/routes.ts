@@ -106,11 +106,12 @@ export const routeDocs: RouteDoc[] = [
     responses: {
       200: { description: "the file's document (`metadata.sourceFile` names it)", body: "api-bodies#ScrapeResult" },
       400: error("no file part, options that are not JSON or not scrape options (`BAD_REQUEST`), options a file cannot have (`PARSE_UNSUPPORTED_OPTIONS`), or a file that cannot be read as its kind"),
-      413: error("the upload is larger than PARSE_MAX_BYTES"),
+      413: error("the upload is larger than PARSE_MAX_BYTES, or its conversion needed more than a convert worker's heap (`SCRAPE_CONVERT_OUT_OF_MEMORY`, CONVERT_WORKER_HEAP_MB)"),
       415: error("not multipart/form-data, or a kind of file this server does not convert (`SCRAPE_UNSUPPORTED_FILE_ERROR`)"),
       ...CREDITS,
       408: error("the conversion took longer than its time limit"),
       ...SERVER,
+      503: error("this process already holds PARSE_MAX_CONCURRENT uploads (`PARSE_BUSY`, `Retry-After`), or a dependency (store, bus) is unavailable; retry"),
     },
   },
   {
