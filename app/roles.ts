@@ -267,6 +267,7 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
   const access = config.useDbAuthentication ? new TeamAccess({
     store: infra.store, auth: infra.auth, cacheTtlMs: config.authCacheTtlMs, now: () => clock.now(),
     hashConcurrency: config.authHashConcurrency, failureLimit: config.authFailureLimit, failureWindowMs: config.authFailureWindowMs,
+    budgetPerPage: config.creditBudgetPerPage,
   }) : undefined;
   if (access) log.info({ cacheTtlMs: config.authCacheTtlMs }, "authentication on: every /v2 request needs a team's API key");
   else log.warn("USE_DB_AUTHENTICATION is false: authentication is bypassed, every request is accepted");

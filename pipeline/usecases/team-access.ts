@@ -34,13 +34,18 @@ export class TeamAccess {
   private readonly auth: AuthStore;
   private readonly cacheTtlMs: number;
   private readonly now: () => number;
+  /** CREDIT_BUDGET_PER_PAGE: a crawl's or batch's budget is at most this many credits per page of its `limit`. */
+  private readonly budgetPerPage: number;
   private teams: { list: TeamRow[]; until: number } = { list: [], until: 0 };
 
   constructor(deps: {
     store: CrawlStore; auth: AuthStore; cacheTtlMs: number; now: () => number;
     /** AUTH_HASH_CONCURRENCY, AUTH_FAILURE_LIMIT (0: none) and AUTH_FAILURE_WINDOW_MS; defaults: 1, none. */
     hashConcurrency?: number; failureLimit?: number; failureWindowMs?: number;
+    /** CREDIT_BUDGET_PER_PAGE (default 10) */
+    budgetPerPage?: number;
   }) {
+    this.budgetPerPage = deps.budgetPerPage ?? 10;
     this.store = deps.store;
     this.auth = deps.auth;
     this.cacheTtlMs = deps.cacheTtlMs;
@@ -95,25 +100,29 @@ export class TeamAccess {
   /**
    * Reserves the credits of a job that needs at least `required`: refused (CreditsError) when fewer are left, or none;
    * else granted what is left (a PDF is parsed up to the pages they pay for), of which the job holds `required` while
-   * it runs (`holdAll`: all of it, a crawl's budget) and is billed at most what is left when it ends (settle()).
+   * it runs, and is billed at most what is left when it ends (settle()). `budget`: a crawl's or batch's, granted at
+   * most that many of the credits left and holding all it is granted while it runs.
    */
-  reserve(teamId: string, required: number, holdAll = false): Promise<Reservation> {
+  reserve(teamId: string, required: number, budget?: number): Promise<Reservation> {
     return this.reservations.exclusive(teamId, async () => {
       const left = await this.left(teamId);
       if (left === Infinity) return UNLIMITED;
       if (left < required || left <= 0) throw new CreditsError();
-      return this.reservations.hold(teamId, left, holdAll ? left : required, () => this.left(teamId));
+      const granted = budget === undefined ? left : Math.min(left, Math.max(required, budget));
+      return this.reservations.hold(teamId, granted, budget === undefined ? required : granted, () => this.left(teamId));
     });
   }
 
   /**
    * A crawl's or batch's credits (at least `required`: 1 for a crawl, one per URL for a batch): its `limit` is lowered
-   * to the credits left (the anchor's rule) and they become its budget (`maxCredits`: the frontier bills it no more;
+   * to the credits left (the anchor's rule), and the credits left (for a crawl, up to CREDIT_BUDGET_PER_PAGE per page
+   * of that limit, so that a small crawl does not hold a large balance from the team's other jobs) become its budget (`maxCredits`: the frontier bills it no more;
    * `pdf.creditPages`: a PDF is parsed up to there). The reservation holds them until the crawl record, which then
    * holds them while the crawl runs, is written: settle it after the submit (and on every path).
    */
   async admitJob(teamId: string, options: CrawlOptions, required = 1): Promise<Reservation> {
-    const held = await this.reserve(teamId, required, true);
+    // a batch keeps every credit left as its budget: URLs appended to it later are billed within that budget
+    const held = await this.reserve(teamId, required, options.kind === "batch" ? Infinity : options.limit * this.budgetPerPage);
     if (held.credits !== Infinity) Object.assign(options, withCreditCap(options, held.credits), { limit: Math.min(options.limit, held.credits), maxCredits: held.credits });
     return held;
   }
