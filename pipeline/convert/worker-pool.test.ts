@@ -89,6 +89,22 @@ describe("ConvertPool", () => {
     }
   }, 60_000);
 
+  it("a worker that converted a big input is replaced once idle (V8 would keep the memory it took)", async () => {
+    const recycling = new ConvertPool({ size: 1, timeoutMs: 120_000, heapMb: 1024 });
+    try {
+      await recycling.convert(page("<p>warm</p>"), options);
+      expect(recycling.replaced).toBe(0);
+      // ~4.5 MB of small elements: past RECYCLE_INPUT_BYTES (4 MiB)
+      const big = "<main>" + "<div><p>Some text with <b>bold</b> and <a href='/x'>a link</a>.</p></div>".repeat(65_000) + "</main>";
+      expect((await recycling.convert(page(big), options)).document.markdown).toContain("Some text with **bold**");
+      expect(recycling.replaced).toBe(1);
+      expect((await recycling.convert(page("<p>next</p>"), options)).document.markdown).toBe("next");
+      expect(recycling.replaced).toBe(1); // a small page: the worker stays
+    } finally {
+      await recycling.close();
+    }
+  }, 60_000);
+
   it("reports a page that cannot be converted", async () => {
     await expect(pool.convert(page("", { contentType: "application/pdf", bytes: new Uint8Array([1, 2, 3]) }), options)).rejects.toThrow(ConvertFailedError);
   });

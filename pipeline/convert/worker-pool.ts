@@ -4,7 +4,7 @@
 // conversion needs more (a DOCX of millions of tiny elements) ends its worker, fails with SCRAPE_CONVERT_OUT_OF_MEMORY,
 // and the worker is replaced; the process and the other pages never feel it.
 import { Worker } from "node:worker_threads";
-import { isAsyncPage, type ConvertOptions, type Converted, type FetchedPage } from "./document.ts";
+import { isAsyncPage, isDocxPage, type ConvertOptions, type Converted, type FetchedPage } from "./document.ts";
 
 interface Pending {
   id: number;
@@ -24,7 +24,18 @@ interface Slot {
   timer: NodeJS.Timeout | null;
   /** Terminated on purpose or already handled as dead: its later 'error' or 'exit' concerns nobody. */
   gone: boolean;
+  /** It converted a big input (isBig): no new page; replaced once it has none. */
+  retiring: boolean;
 }
+
+/**
+ * A worker that converted a big input (a DOCX, or a page or file over this size) is replaced once it has no page left:
+ * V8 keeps the memory such a conversion took for as long as the worker lives (an 8 MiB DOCX left ~800 MB in RSS), and
+ * gives it back once the worker is gone. Crawled pages are far smaller; a new worker costs a module load in its thread.
+ */
+const RECYCLE_INPUT_BYTES = 4 * 1024 * 1024;
+
+const isBig = (page: FetchedPage): boolean => isDocxPage(page) || (page.bytes?.byteLength ?? 0) > RECYCLE_INPUT_BYTES || page.body.length > RECYCLE_INPUT_BYTES;
 
 /**
  * Pages posted to a worker ahead of the one it converts. With one at a time a worker sat idle between pages until this
@@ -61,6 +72,7 @@ export class ConvertPool {
   private readonly queue: Pending[] = [];
   private nextId = 1;
   private closed = false;
+  private replacedCount = 0;
 
   private readonly analyzer: string | undefined;
 
@@ -85,6 +97,11 @@ export class ConvertPool {
     while (this.slots.length < this.size) this.slots.push(this.spawn());
   }
 
+  /** Workers replaced so far: timed out, crashed, out of heap, or recycled after a big page. */
+  get replaced(): number {
+    return this.replacedCount;
+  }
+
   /** Worker threads running (0 for a lazy pool that has converted nothing yet). */
   get workers(): number {
     return this.slots.length;
@@ -100,7 +117,7 @@ export class ConvertPool {
   private spawn(): Slot {
     const limits = this.resourceLimits();
     const worker = new Worker(new URL("./convert-worker.ts", import.meta.url), { workerData: { analyzer: this.analyzer, heapMb: this.heapMb }, ...(limits ? { resourceLimits: limits } : {}) });
-    const slot: Slot = { worker, ready: false, jobs: [], timer: null, gone: false };
+    const slot: Slot = { worker, ready: false, jobs: [], timer: null, gone: false, retiring: false };
     worker.on("message", (msg: { id: number; result?: Converted; error?: string; code?: string; ready?: true }) => {
       if (msg.ready) {
         slot.ready = true;
@@ -115,7 +132,9 @@ export class ConvertPool {
       if (at === 0) this.startTimer(slot);
       if (msg.error !== undefined) job.reject(new ConvertFailedError(msg.error, msg.code));
       else job.resolve(msg.result as Converted);
-      this.pump();
+      if (isBig(job.page)) slot.retiring = true;
+      if (slot.retiring && slot.jobs.length === 0) this.replace(slot); // replace() pumps
+      else this.pump();
     });
     // the worker converts its pages in order: the one it died on is the first; the others go back to the queue
     worker.on("error", (err: Error & { code?: string }) => {
@@ -166,13 +185,14 @@ export class ConvertPool {
     this.queue.unshift(...unstarted);
     const i = this.slots.indexOf(slot);
     if (i >= 0) this.slots[i] = this.spawn();
+    this.replacedCount++;
     this.pump();
   }
 
   private pump(): void {
     while (this.queue.length > 0) {
       let slot: Slot | null = null;
-      for (const s of this.slots) if (s.ready && s.jobs.length < PAGES_AHEAD && !s.jobs.some(isAsync) && (!slot || s.jobs.length < slot.jobs.length)) slot = s;
+      for (const s of this.slots) if (s.ready && !s.retiring && s.jobs.length < PAGES_AHEAD && !s.jobs.some(isAsync) && (!slot || s.jobs.length < slot.jobs.length)) slot = s;
       if (!slot) return;
       const job = this.queue.shift() as Pending;
       slot.jobs.push(job);
