@@ -6,7 +6,9 @@ const options = { limit: 1, crawlEntireDomain: false, allowSubdomains: false, fo
 const page = (body: string, extra: object = {}) => ({ url: "https://s.test/a", finalUrl: "https://s.test/a", statusCode: 200, contentType: "text/html", body, scrapeId: "x", ...extra });
 
 describe("ConvertPool", () => {
-  const pool = new ConvertPool({ size: 2, timeoutMs: 2000 });
+  // a generous limit: the first PDF loads pdfjs in the worker (over 2 s seen on a loaded machine); the time limit itself
+  // is tested with pools of their own below
+  const pool = new ConvertPool({ size: 2, timeoutMs: 20_000 });
   afterAll(() => pool.close());
 
   it("converts pages in worker threads, PDFs included", async () => {
