@@ -10,16 +10,32 @@ export async function readBody(ctx: Context): Promise<string> {
   return (await readBytes(ctx, MAX_BODY_BYTES, payloadTooLarge)).toString("utf8");
 }
 
-/** The request body, refused with `tooLarge()` as soon as it passes `max` bytes (never read whole first). */
-export async function readBytes(ctx: Context, max: number, tooLarge: () => Error): Promise<Buffer> {
+/**
+ * The request body, refused with `tooLarge()` as soon as it passes `max` bytes (never read whole first). `deadline`:
+ * a body not read whole within `ms` is refused with `error()` and its connection closed (a client that sends an upload
+ * a byte at a time would otherwise hold its upload slot for as long as the server's request timeout).
+ */
+export async function readBytes(ctx: Context, max: number, tooLarge: () => Error, deadline?: { ms: number; error: () => Error }): Promise<Buffer> {
   if (ctx.request.length > max) throw tooLarge();
+  let late: Error | undefined;
+  const timer = deadline && setTimeout(() => {
+    late = deadline.error();
+    ctx.req.destroy();
+  }, deadline.ms);
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of ctx.req) {
-    size += (chunk as Buffer).length;
-    if (size > max) throw tooLarge();
-    chunks.push(chunk as Buffer);
+  try {
+    for await (const chunk of ctx.req) {
+      size += (chunk as Buffer).length;
+      if (size > max) throw tooLarge();
+      chunks.push(chunk as Buffer);
+    }
+  } catch (err) {
+    throw late ?? err;
+  } finally {
+    clearTimeout(timer);
   }
+  if (late) throw late;
   return Buffer.concat(chunks);
 }
 

@@ -109,7 +109,7 @@ export const routeDocs: RouteDoc[] = [
       413: error("the upload is larger than PARSE_MAX_BYTES, or its conversion needed more than a convert worker's heap (`SCRAPE_CONVERT_OUT_OF_MEMORY`, CONVERT_WORKER_HEAP_MB)"),
       415: error("not multipart/form-data, or a kind of file this server does not convert (`SCRAPE_UNSUPPORTED_FILE_ERROR`)"),
       ...CREDITS,
-      408: error("the conversion took longer than its time limit"),
+      408: error("the upload was not received whole within PARSE_READ_TIMEOUT_MS (`UPLOAD_TIMEOUT`), or its conversion took longer than its time limit"),
       ...SERVER,
       503: error("this process already holds PARSE_MAX_CONCURRENT uploads (`PARSE_BUSY`, `Retry-After`), or a dependency (store, bus) is unavailable; retry"),
     },

@@ -84,7 +84,8 @@ export function parseRoutes(deps: ApiDeps): Router {
       throw apiError(415, `Content-Type must be multipart/form-data with a "file" part (got ${JSON.stringify(ctx.get("content-type") || "none")})`, { code: "UNSUPPORTED_MEDIA_TYPE" });
     }
     const tooLarge = () => apiError(413, `Upload larger than ${config.parseMaxBytes} bytes (PARSE_MAX_BYTES)`, { code: "PAYLOAD_TOO_LARGE" });
-    const raw = await readBytes(ctx, config.parseMaxBytes + FORM_OVERHEAD_BYTES, tooLarge);
+    const slow = () => apiError(408, `Upload not received whole within ${config.parseReadTimeoutMs} ms (PARSE_READ_TIMEOUT_MS)`, { code: "UPLOAD_TIMEOUT" });
+    const raw = await readBytes(ctx, config.parseMaxBytes + FORM_OVERHEAD_BYTES, tooLarge, { ms: config.parseReadTimeoutMs, error: slow });
     let form: FormData;
     try {
       form = await new Response(raw, { headers: { "content-type": ctx.get("content-type") } }).formData();
