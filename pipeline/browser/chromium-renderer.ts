@@ -5,7 +5,8 @@
 // resolver answers nothing, so a connection that is not sent to the proxy cannot even find an address). A crashed or
 // hung browser is replaced and the page tried once more on the new one. Every callback Playwright makes for a page
 // (its routes, the context's events) goes through the page's PageGuard: an error there fails that page
-// (SCRAPE_BROWSER_ERROR), never the process. Popups are closed as they open and every request of theirs is refused.
+// (SCRAPE_BROWSER_ERROR), never the process. Popups are closed as they open and every request of theirs that
+// Playwright routes is refused (a WebSocket cannot be told apart by page: it is checked like the page's own).
 import { existsSync } from "node:fs";
 import { chromium, devices, errors, type Browser, type BrowserServer, type Page, type Route, type WebSocketRoute } from "playwright-core";
 import { errorCode, errorMessage, PageError } from "../runtime/errors.ts";
@@ -293,7 +294,9 @@ export class ChromiumRenderer implements Renderer {
     if (doc && request.isNavigationRequest() && request.url() === doc.finalUrl) {
       p.document = undefined; // only the first navigation: a reload or a later visit goes to the site
       const { statusCode, contentType, body } = doc;
-      return route.fulfill({ status: statusCode, contentType: /charset/i.test(contentType) ? contentType : `${contentType}; charset=utf-8`, body });
+      // a navigation cancelled meanwhile (a script, a popup) refuses the fulfil: the page goes on without this document
+      return route.fulfill({ status: statusCode, contentType: /charset/i.test(contentType) ? contentType : `${contentType}; charset=utf-8`, body })
+        .catch(() => route.abort("failed").catch(() => undefined));
     }
     // the page itself is never an "ad": only what it loads (subresources, frames) is checked against the list
     const ads = p.ads;
