@@ -5,6 +5,7 @@ import { deflateRawSync, deflateSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { checkPdfInflation } from "./pdf-inflation.ts";
 import { pdfToMarkdown } from "./pdf.ts";
+import { lzwEncode, lzwZeros } from "../../test/fixtures/pdf-lzw.ts";
 
 const latin1 = (s: string) => Buffer.from(s, "latin1");
 
@@ -45,76 +46,6 @@ const TEXT = text(N);
 function layers(data: Buffer, n: number): Buffer {
   for (let i = 0; i < n; i++) data = deflateSync(data);
   return data;
-}
-
-/** LZW as PDF writes it (MSB first, 9 to 12 bits, EarlyChange 1), with the decoder's width schedule. */
-class Codes {
-  private bits: number[] = [];
-  private width = 9;
-  private next = 258;
-  private first = true;
-  emit(code: number): void {
-    for (let b = this.width - 1; b >= 0; b--) this.bits.push((code >> b) & 1);
-    if (code === 256) {
-      [this.width, this.next, this.first] = [9, 258, true];
-      return;
-    }
-    if (!this.first) {
-      this.next++;
-      if (!((this.next + 1) & this.next)) this.width = Math.min(Math.log2(this.next + 1) + 1, 12);
-    }
-    this.first = false;
-  }
-  get decoderNext(): number {
-    return this.next;
-  }
-  bytes(): Buffer {
-    const out = Buffer.alloc(Math.ceil(this.bits.length / 8));
-    this.bits.forEach((bit, i) => (out[i >> 3]! |= bit << (7 - (i & 7))));
-    return out;
-  }
-}
-
-function lzwEncode(data: Buffer): Buffer {
-  const codes = new Codes();
-  let dict = new Map<string, number>();
-  let next = 258;
-  let w = "";
-  const code = (s: string) => (s.length === 1 ? s.charCodeAt(0) : dict.get(s)!);
-  for (const c of data.toString("latin1")) {
-    if (!w || dict.has(w + c)) {
-      w += c;
-      continue;
-    }
-    codes.emit(code(w));
-    if (next < 4000) dict.set(w + c, next++);
-    else {
-      codes.emit(256);
-      dict = new Map();
-      next = 258;
-    }
-    w = c;
-  }
-  if (w) codes.emit(code(w));
-  codes.emit(257);
-  return codes.bytes();
-}
-
-/** An LZW stream of zeros at pdfjs's best ratio: one growing entry up to code 4095, then 4095 (3,839 bytes) again and again. */
-function lzwZeros(mb: number): Buffer {
-  const codes = new Codes();
-  codes.emit(0);
-  let out = 1;
-  while (codes.decoderNext < 4096) {
-    out += codes.decoderNext - 256;
-    codes.emit(codes.decoderNext);
-  }
-  while (out < mb * 1024 * 1024) {
-    codes.emit(4095);
-    out += 3839;
-  }
-  codes.emit(257);
-  return codes.bytes();
 }
 
 function ascii85(data: Buffer): Buffer {

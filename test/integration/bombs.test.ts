@@ -1,13 +1,14 @@
 // Decompression bombs, in both modes: a ~1 MB gzipped sitemap that inflates to 1 GiB is skipped with a crawl warning
 // (SITEMAP_TOO_LARGE) and a page whose gzip Content-Encoding inflates past FETCH_MAX_BYTES fails with
-// SCRAPE_TOO_LARGE, and so does a PDF whose Flate stream inflates to 160 MiB, while memory stays bounded and the
-// crawl completes; honest compressed pages still convert. POST /v2/map answers the links it could get with a warning
+// SCRAPE_TOO_LARGE, and so do PDFs whose content inflates to 160 MiB (one Flate layer, four, a lone CR after `stream`,
+// LZW), while memory stays bounded and the crawl completes; honest compressed pages still convert. POST /v2/map answers the links it could get with a warning
 // that names each sitemap it skipped (the gzip bomb, a plain sitemap over FETCH_MAX_BYTES, a Content-Encoding bomb).
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deflatedZeros, pdfWithFlateContent } from "../fixtures/pdf.ts";
+import { lzwZeros } from "../fixtures/pdf-lzw.ts";
 import { getJson, MODES, postJson, startTrawl, waitForEnd, type Instance } from "./harness.ts";
 
 /** 1 GiB of zeros as ~1 MB of gzip: 64 MiB streamed through gzip once, then that member 16 times (gzip allows
@@ -24,22 +25,29 @@ let server: Server;
 let origin = "";
 const bomb = gzipBomb();
 let pdfBomb: Buffer;
+/** the shapes the PDF guard once missed (issue 50, finding 4): a fourth Flate layer, a lone CR after `stream`, LZW */
+const shapes: Record<string, Buffer> = {};
 /** a plain sitemap of ~11 MB: over FETCH_MAX_BYTES (10 MiB) */
 const hugeSitemap = `<?xml version="1.0"?><urlset>${"<url><loc>http://127.0.0.1/huge/page</loc></url>".repeat(230_000)}</urlset>`;
 const urlset = (locs: string[]) => `<?xml version="1.0"?><urlset>${locs.map((l) => `<url><loc>${l}</loc></url>`).join("")}</urlset>`;
 
 beforeAll(async () => {
   pdfBomb = pdfWithFlateContent(await deflatedZeros(160)); // ~160 KB, 160 MiB inflated
+  const zeros = await deflatedZeros(160);
+  shapes["/docs/layers.pdf"] = pdfWithFlateContent(deflateSync(deflateSync(deflateSync(zeros))), "[/FlateDecode /FlateDecode /FlateDecode /FlateDecode]");
+  shapes["/docs/cr.pdf"] = pdfWithFlateContent(zeros, "/FlateDecode", "\r");
+  shapes["/docs/lzw.pdf"] = pdfWithFlateContent(lzwZeros(160), "/LZWDecode");
   server = createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://x").pathname;
     const html = { "content-type": "text/html; charset=utf-8" };
     if (path === "/robots.txt") return res.writeHead(200, { "content-type": "text/plain" }).end(`User-agent: *\nAllow: /\nSitemap: ${origin}/sitemap-bomb.xml.gz\n`);
     if (path === "/sitemap-bomb.xml.gz") return res.writeHead(200, { "content-type": "application/gzip" }).end(bomb);
-    if (path === "/docs/") return res.writeHead(200, html).end(page("Home", ["/docs/gzip", "/docs/br", "/docs/deflate", "/docs/bomb", "/docs/bomb.pdf"]));
+    if (path === "/docs/") return res.writeHead(200, html).end(page("Home", ["/docs/gzip", "/docs/br", "/docs/deflate", "/docs/bomb", "/docs/bomb.pdf", ...Object.keys(shapes)]));
     if (path === "/docs/gzip") return res.writeHead(200, { ...html, "content-encoding": "gzip" }).end(gzipSync(page("Gzipped", [])));
     if (path === "/docs/br") return res.writeHead(200, { ...html, "content-encoding": "br" }).end(brotliCompressSync(page("Brotli", [])));
     if (path === "/docs/deflate") return res.writeHead(200, { ...html, "content-encoding": "deflate" }).end(deflateSync(page("Deflated", [])));
     if (path === "/docs/bomb.pdf") return res.writeHead(200, { "content-type": "application/pdf" }).end(pdfBomb);
+    if (shapes[path]) return res.writeHead(200, { "content-type": "application/pdf" }).end(shapes[path]);
     if (path === "/docs/bomb") return res.writeHead(200, { ...html, "content-encoding": "gzip" }).end(bomb);
     // the map's site: /big/sitemap.xml is an index of an oversized sitemap, a Content-Encoding bomb and an honest one
     const xml = { "content-type": "application/xml" };
@@ -99,7 +107,8 @@ describe.each(MODES)("%s mode", (mode) => {
     expect(body.data.find((d: any) => d.metadata.title === "Gzipped").markdown).toContain("Text of Gzipped.");
     const errors = await getJson(`${trawl.api}/v2/crawl/${id}/errors`);
     const failures = errors.body.errors.map((e: any) => `${e.code} ${e.url}`).sort();
-    expect(failures).toEqual([`SCRAPE_TOO_LARGE ${origin}/docs/bomb`, `SCRAPE_TOO_LARGE ${origin}/docs/bomb.pdf`, `SITEMAP_TOO_LARGE ${origin}/sitemap-bomb.xml.gz`]);
+    const refused = ["/docs/bomb", "/docs/bomb.pdf", ...Object.keys(shapes)].map((p) => `SCRAPE_TOO_LARGE ${origin}${p}`);
+    expect(failures).toEqual([...refused, `SITEMAP_TOO_LARGE ${origin}/sitemap-bomb.xml.gz`].sort());
   });
 
   it("/v2/map answers the links it could get and a warning naming each skipped sitemap and why", async () => {
