@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
-import { failureKind } from "./clickhouse.ts";
+import { describe, expect, it, vi } from "vitest";
+import { ClickHouseClient, SchemaMissingError, failureKind } from "./clickhouse.ts";
 
 /** An error as the `clickhouse` package makes it from a server's answer: the code apart, the text after "Code: N," as message. */
 const answer = (code: number, message: string) => Object.assign(new Error(message), { code });
@@ -20,5 +20,37 @@ describe("failureKind", () => {
   it("a statement or data the server refuses is a bug", () => {
     expect(failureKind(answer(62, "Syntax error: failed at position 1"))).toEqual({ kind: "refused" });
     expect(failureKind(answer(27, "Cannot parse input"))).toEqual({ kind: "refused" });
+  });
+});
+
+describe("a server left out as lacking the schema", () => {
+  // no request is sent: the healer is the test's, and nothing else reaches the server
+  const url = "http://127.0.0.1:1";
+
+  it("serves again once a check finds it whole with no heal under way (its heal failed while another process healed it)", async () => {
+    vi.useFakeTimers();
+    try {
+      const client = new ClickHouseClient({ url, user: "default", password: "", database: "trawl" });
+      let fail!: (err: Error) => void;
+      client.setHealer(() => new Promise((_, reject) => (fail = reject)));
+      const heal = client.reportSchemaMissing(url, new SchemaMissingError("the server lacks documents", url, 81, undefined));
+      expect(client.servers()).toEqual([{ url, state: "missing-schema" }]);
+      // while this process's heal runs, a check that finds it whole changes nothing
+      expect(client.schemaWhole(url, true)).toBe(false);
+      expect(client.servers()[0]?.state).toBe("missing-schema");
+      fail(new Error("ON CLUSTER statement timed out"));
+      await vi.runAllTimersAsync();
+      await heal;
+      // the heal failed: still left out, until a check finds the schema whole
+      expect(client.servers()[0]?.state).toBe("missing-schema");
+      expect(client.schemaWhole(url, false)).toBe(true);
+      expect(client.servers()[0]?.state).toBe("missing-schema");
+      expect(client.schemaWhole(url, true)).toBe(true);
+      expect(client.servers()).toEqual([{ url, state: "up" }]);
+      // once only: a server that serves is left as it is
+      expect(client.schemaWhole(url, true)).toBe(false);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -262,6 +262,15 @@ export class ClickHouseClient {
     if (e) e.state = catchingUp ? "catching-up" : "up";
   }
 
+  /** A check found the server's schema whole (replica-heal.ts): is it left out with no heal under way (its heal here
+   * failed while another process healed it)? `serve`: then it serves again (a request's success resets only `away`). */
+  schemaWhole(url: string, serve: boolean): boolean {
+    const at = this.endpoints.findIndex((x) => x.url === url);
+    if (at < 0 || this.endpoints[at]?.healing || !this.leftOut(at)) return false;
+    if (serve) (this.endpoints[at] as Endpoint).state = "up";
+    return true;
+  }
+
   /** A server found lacking the schema by a check of its own (replica-heal.ts): healed as if a request had failed. */
   reportSchemaMissing(url: string, err: SchemaMissingError): Promise<void> {
     const e = this.endpoints.find((x) => x.url === url);

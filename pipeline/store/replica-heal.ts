@@ -130,18 +130,23 @@ export class ReplicaWatch {
   private readonly statuses = new Map<string, ReplicaStatus>();
   private timer: NodeJS.Timeout | undefined;
   private checking: Promise<void> | undefined;
+  /** Servers found whole while left out with no heal under way, being let back in (serveAgain). */
+  private readonly rejoining = new Set<string>();
 
   private readonly client: ClickHouseClient;
+  private readonly log: Logger;
 
   constructor(client: ClickHouseClient, log: Logger) {
     this.client = client;
+    this.log = log;
     client.setHealer((url, err) => healServer(client, url, log, err.message));
   }
 
   /**
    * One check of every server. A server lacking the schema while another has it whole is marked at once (requests
    * leave it out from here on: the migrations at start read a whole one) and healed (not awaited). When none has it
-   * whole (a new database), the migrations create it.
+   * whole (a new database), the migrations create it. A server found whole that is still left out with no heal under
+   * way (its heal here failed while another process, or a later try, made it whole) serves again.
    */
   check(): Promise<void> {
     this.checking ??= this.checkAll().finally(() => (this.checking = undefined));
@@ -150,6 +155,7 @@ export class ReplicaWatch {
 
   private async checkAll(): Promise<void> {
     const found = await Promise.all(this.client.servers().map((s) => this.checkOne(s.url)));
+    for (const [i, s] of this.client.servers().entries()) if (found[i]?.length === 0) this.serveAgain(s.url);
     if (!found.some((f) => f?.length === 0)) return;
     for (const [i, s] of this.client.servers().entries()) {
       const missing = found[i];
@@ -158,6 +164,19 @@ export class ReplicaWatch {
       const code = missing.length === tablesOf(this.client.database).length ? 81 : 60;
       void this.client.reportSchemaMissing(s.url, new SchemaMissingError(`the server lacks ${missing.join(", ")}`, s.url, code, undefined));
     }
+  }
+
+  /**
+   * `url` has the whole schema: left out here with no heal under way (this process's heal failed, e.g. an ON CLUSTER
+   * statement timed out, while another process healed it), it serves again; a replica once it has caught up.
+   */
+  private serveAgain(url: string): void {
+    if (this.rejoining.has(url) || !this.client.schemaWhole(url, false)) return;
+    this.rejoining.add(url);
+    const one = this.client.forServer(url);
+    void (one.cluster ? caughtUp(one) : Promise.resolve(true))
+      .then((done) => this.client.schemaWhole(url, true) && this.log.warn({ replica: url, caughtUp: done }, "clickhouse: a server left out as lacking the schema has it whole (healed, not by this process's heal): it serves again"))
+      .finally(() => this.rejoining.delete(url));
   }
 
   /** The tables the server lacks (undefined: away), its status noted. */
