@@ -13,7 +13,7 @@ import { admitted, isHeld, reduce, restore, resume, teamOf, toRecord, type Crawl
 import { keys } from "../topology.ts";
 import { URL_STATE } from "../store/crawl-store.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
-import { reissueAfterMs, reissueDue, type StageLimits } from "./reissue.ts";
+import { InboxOwnership, reissueAfterMs, reissueDue, type StageLimits } from "./reissue.ts";
 import type { SnapshotStore } from "../store/snapshot-store.ts";
 import { crawlUrlKey } from "../url/normalize-url.ts";
 import { changeRecord } from "../store/change-feed.ts";
@@ -54,16 +54,19 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
   private readonly asked = new Map<string, number>();
   /** Running crawls found in the store but in no frontier's memory, whose reissue was asked for, with when. */
   private readonly askedOrphans = new Map<string, number>();
+  /** Which crawls' frontier.inbox partition is this process's: the orphan scan looks at those only. */
+  private readonly inbox: InboxOwnership;
   private readonly snapshots: SnapshotStore | undefined;
   /** skipped URLs listed per crawl (url-log.ts) */
   private readonly urlLogMax: number;
 
   /**
    * metrics: crawls started, ended by status, credits of ended crawls; snapshots: change tracking's history;
-   * urlLogMax: CRAWL_URL_LOG_MAX
+   * urlLogMax: CRAWL_URL_LOG_MAX; limits.topicPartitions: KAFKA_PARTITIONS (the config is passed as limits)
    */
-  constructor(deps: { store: CrawlStore; clock: Clock; log: Logger; metrics?: Metrics; limits?: StageLimits; snapshots?: SnapshotStore; urlLogMax?: number }) {
+  constructor(deps: { store: CrawlStore; clock: Clock; log: Logger; metrics?: Metrics; limits?: StageLimits & { topicPartitions?: number }; snapshots?: SnapshotStore; urlLogMax?: number }) {
     super("frontier");
+    this.inbox = new InboxOwnership(deps.limits?.topicPartitions ?? 0);
     this.urlLogMax = deps.urlLogMax ?? URL_LOG_MAX;
     this.snapshots = deps.snapshots;
     this.metrics = deps.metrics;
@@ -85,6 +88,7 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
   }
 
   async handle(msg: Consumed<FrontierInboxMessage>, batch: Batch): Promise<Emission[]> {
+    if (this.inbox.seen(msg.key, msg.partition)) this.log.warn({ partition: msg.partition }, "frontier.inbox does not have KAFKA_PARTITIONS partitions (an existing topic keeps its own): the orphan scan looks at every crawl");
     let event = msg.value;
     let state = this.states.get(event.crawlId) ?? null;
     if (!state) state = await this.load(event.crawlId);
@@ -147,6 +151,7 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
   }
 
   onPartitionsAssigned(partitions: number[]): void {
+    this.inbox.assign(partitions);
     const dropped = this.states.retain(partitions);
     if (dropped) this.log.info({ dropped, partitions }, "crawl states of partitions moved away forgotten");
   }
@@ -175,9 +180,11 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
   /**
    * Running crawls of the store that no frontier process has in memory and whose record has not changed for their
    * reissue bound (a restart forgot them, and every message that would have brought them back was lost or
-   * dead-lettered): each gets ResumeRequested, at most once per bound, like a stalled crawl. The frontier that owns its
-   * partition restores it from the store and sends its outstanding work again, or ends it when nothing is outstanding
-   * (failed, with the reason, when no page was stored); one it never saw is requested again from its record.
+   * dead-lettered), of this process's frontier.inbox partitions only (another replica's are in its memory: each was
+   * read every scan, and asked for once per bound past the owner's backoff): each gets ResumeRequested, at most once
+   * per bound, like a stalled crawl. The frontier that owns its partition restores it from the store and sends its
+   * outstanding work again, or ends it when nothing is outstanding (failed, with the reason, when no page was stored);
+   * one it never saw is requested again from its record.
    */
   async orphansForReissue(now: number): Promise<string[]> {
     const limits = this.limits;
@@ -185,7 +192,7 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     const due: string[] = [];
     for (const [crawlId, at] of this.askedOrphans) if (now - at > 8 * reissueAfterMs(limits, { formats: [] })) this.askedOrphans.delete(crawlId);
     for (const crawlId of await this.store.runningCrawlIds()) {
-      if (this.states.get(crawlId)) continue;
+      if (this.states.get(crawlId) || !this.inbox.owns(crawlId)) continue;
       const record = await this.store.getCrawl(crawlId);
       if (!record || record.status !== "scraping") continue;
       const bound = reissueAfterMs(limits, record.options);

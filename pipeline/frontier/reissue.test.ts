@@ -1,8 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { CrawlOptions, FetchTask, FrontierInboxMessage } from "../../schemas/index.ts";
+import type { Consumed } from "../runtime/bus.ts";
+import { createLogger } from "../runtime/logger.ts";
 import { URL_STATE, type UrlRow } from "../store/crawl-store.ts";
+import { EmbeddedCrawlStore } from "../store/embedded-crawl-store.ts";
+import { FrontierProcessor } from "./frontier.ts";
 import { keyOf, restore, resume, toRecord, type CrawlState } from "./reducer.ts";
-import { reissueAfterMs, reissueCheckMs, reissueDue, reissueWaitMs, type StageLimits } from "./reissue.ts";
+import { CONFIRMING_KEYS, InboxOwnership, kafkaPartitionOf, reissueAfterMs, reissueCheckMs, reissueDue, reissueWaitMs, type StageLimits } from "./reissue.ts";
 import { reduceAdmitted } from "../../test/fixtures/admitted-reduce.ts";
 
 // the config table's defaults
@@ -113,5 +117,86 @@ describe("reissue of a stalled crawl", () => {
     const { state } = run([[1000, requested], [2000, done(START)]]);
     expect(state.status).toBe("completed");
     expect(reissueDue(state, 1e12, SMALL)).toBe(false);
+  });
+});
+
+/** `n` crawl ids whose frontier.inbox partition (of `partitions`) is one of `among`. */
+function idsIn(among: number[], partitions: number, n: number, prefix: string): string[] {
+  const ids: string[] = [];
+  for (let i = 0; ids.length < n; i++) if (among.includes(kafkaPartitionOf(`${prefix}${i}`, partitions))) ids.push(`${prefix}${i}`);
+  return ids;
+}
+
+describe("the orphan scan's crawls: those of this process's frontier.inbox partitions", () => {
+  it("a crawl's partition is the Kafka producer's: murmur2 of its id (the Java client's test vectors), positive, modulo the count", () => {
+    const vectors: [string, number][] = [["21", -973932308], ["foobar", -790332482], ["a-little-bit-long-string", -985981536], ["abc", 479470107]];
+    for (const [key, hash] of vectors) for (const n of [1, 4, 7, 12]) expect(kafkaPartitionOf(key, n), `${key} of ${n}`).toBe((hash & 0x7fffffff) % n);
+  });
+
+  it("every crawl in embedded mode (no partition assigned ever), and on Kafka until KAFKA_PARTITIONS is confirmed", () => {
+    const embedded = new InboxOwnership(4);
+    expect(embedded.seen("x", 3)).toBe(false);
+    expect(["a", "b", "c", "d", "e"].every((id) => embedded.owns(id))).toBe(true);
+
+    const kafka = new InboxOwnership(4);
+    kafka.assign([0, 1]);
+    const elsewhere = idsIn([2, 3], 4, 5, "o");
+    expect(elsewhere.every((id) => kafka.owns(id))).toBe(true);
+    // messages arrive where kafkajs' partitioner put them: the count is confirmed, another replica's crawls are left out
+    const keys = idsIn([0, 1], 4, CONFIRMING_KEYS, "k");
+    for (const key of keys) expect(kafka.seen(key, kafkaPartitionOf(key, 4))).toBe(false);
+    expect(keys.every((id) => kafka.owns(id))).toBe(true);
+    expect(elsewhere.some((id) => kafka.owns(id))).toBe(false);
+    // after a rebalance, the new assignment
+    kafka.assign([2, 3]);
+    expect(elsewhere.every((id) => kafka.owns(id))).toBe(true);
+    expect(keys.some((id) => kafka.owns(id))).toBe(false);
+  });
+
+  it("every crawl again once a message shows the topic has another partition count", () => {
+    const ownership = new InboxOwnership(4);
+    ownership.assign([0]);
+    const keys = idsIn([0], 4, CONFIRMING_KEYS, "k");
+    for (const key of keys) ownership.seen(key, 0);
+    const other = idsIn([1, 2, 3], 4, 3, "o");
+    expect(other.some((id) => ownership.owns(id))).toBe(false);
+    // the topic has 2 partitions, not KAFKA_PARTITIONS' 4: a key of partition 1 of 2 that 4 would put in 3
+    const [odd] = idsIn([3], 4, 200, "w").filter((k) => kafkaPartitionOf(k, 2) === 1);
+    expect(ownership.seen(odd as string, 1)).toBe(true);
+    expect(ownership.seen(odd as string, 1)).toBe(false);
+    expect(other.every((id) => ownership.owns(id))).toBe(true);
+  });
+
+  it("two frontier replicas: each asks for the forgotten crawls of its own partitions only, each crawl once", async () => {
+    const store = await EmbeddedCrawlStore.open(null, 1);
+    let t = 1_000;
+    const clock = { now: () => t };
+    const limits = { ...SMALL, topicPartitions: 4 };
+    const frontier = () => new FrontierProcessor({ store, clock, log: createLogger("silent"), limits });
+    const msg = (value: FrontierInboxMessage, partition: number): Consumed<FrontierInboxMessage> => ({ topic: "frontier.inbox", partition, offset: "0", key: value.crawlId, value });
+    // a process that since stopped started six crawls: their records say scraping
+    const crawls = [...idsIn([0, 1], 4, 3, "crawl-a"), ...idsIn([2, 3], 4, 3, "crawl-b")];
+    const gone = frontier();
+    const batch = gone.createBatch();
+    for (const id of crawls) await gone.handle(msg({ type: "CrawlRequested", crawlId: id, url: START, options, createdAt: t }, kafkaPartitionOf(id, 4)), batch);
+    await gone.afterPhase(batch, 0);
+    expect((await store.runningCrawlIds()).sort()).toEqual([...crawls].sort());
+
+    // two new replicas share the partitions; messages of other crawls have come to each (unknown crawls: ignored)
+    const replicas = [[0, 1], [2, 3]].map((partitions, i) => {
+      const f = frontier();
+      f.onPartitionsAssigned(partitions);
+      return { f, partitions, seen: idsIn(partitions, 4, CONFIRMING_KEYS, `other-${i}-`) };
+    });
+    for (const { f, seen } of replicas) {
+      const b = f.createBatch();
+      for (const key of seen) await f.handle(msg({ type: "PageDone", crawlId: key, urlKey: "k", credits: 1 }, kafkaPartitionOf(key, 4)), b);
+    }
+    t += 2 * reissueAfterMs(SMALL, options);
+    const asked = await Promise.all(replicas.map(({ f }) => f.orphansForReissue(t)));
+    for (const [i, { partitions }] of replicas.entries()) {
+      expect(asked[i]?.sort()).toEqual(crawls.filter((id) => partitions.includes(kafkaPartitionOf(id, 4))).sort());
+    }
+    expect(asked.flat().sort()).toEqual([...crawls].sort());
   });
 });

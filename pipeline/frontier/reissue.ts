@@ -10,6 +10,7 @@
 // Why per crawl and not per URL: a URL legitimately waits in a queue for as long as the work ahead of it takes (a
 // crawl of 100,000 pages queues them all at once), which no per-URL bound can tell from a loss; a crawl whose other
 // pages keep completing is not stalled, and its lost URL is sent again once the rest is done and the bound passed.
+import { Partitioners, type PartitionMetadata } from "kafkajs";
 import type { CrawlOptions } from "../../schemas/index.ts";
 import type { CrawlState } from "./reducer.ts";
 
@@ -61,4 +62,59 @@ export function reissueCheckMs(limits: StageLimits): number {
 export function reissueDue(state: CrawlState, now: number, limits: StageLimits): boolean {
   if (state.status !== "scraping") return false;
   return now - state.progressAt >= reissueWaitMs(reissueAfterMs(limits, state.options), state.reissues);
+}
+
+const partitioner = Partitioners.DefaultPartitioner();
+/** One partition list per partition count, as the producer's metadata has it. */
+const metadataOf = new Map<number, PartitionMetadata[]>();
+
+/**
+ * The frontier.inbox partition of messages keyed `key` on Kafka when the topic has `partitions`: what the producer's
+ * partitioner (kafkajs' default, murmur2 of the key as the Java client; kafkajs-acked-send.ts) chooses.
+ */
+export function kafkaPartitionOf(key: string, partitions: number): number {
+  let partitionMetadata = metadataOf.get(partitions);
+  if (!partitionMetadata) metadataOf.set(partitions, (partitionMetadata = Array.from({ length: partitions }, (_, partitionId) => ({ partitionErrorCode: 0, partitionId, leader: 0, replicas: [0], isr: [0] }))));
+  return partitioner({ topic: "frontier.inbox", partitionMetadata, message: { key, value: null } });
+}
+
+/** Distinct keys seen on the partition kafkaPartitionOf gives them before KAFKA_PARTITIONS is trusted as the topic's count. */
+export const CONFIRMING_KEYS = 16;
+
+/**
+ * Is a crawl's frontier.inbox partition this process's (the orphan scan asks: a crawl of another replica's partition
+ * is in that replica's memory, not this one's)? Every crawl until Kafka assigns partitions (embedded mode: always).
+ * On Kafka, a crawl's partition is kafkaPartitionOf(its id, KAFKA_PARTITIONS) once CONFIRMING_KEYS crawls' messages
+ * arrived where that says; a message that arrives elsewhere (the topic was created with another count: an existing
+ * topic keeps its own) proves the count wrong, and every crawl is this process's again (as before the check).
+ */
+export class InboxOwnership {
+  private assigned: Set<number> | undefined;
+  private readonly confirmed = new Set<string>();
+  private wrong = false;
+  private readonly partitions: number;
+
+  /** partitions: KAFKA_PARTITIONS (0: unknown, every crawl is this process's) */
+  constructor(partitions: number) {
+    this.partitions = partitions;
+  }
+
+  /** The partitions Kafka assigned this process (after each rebalance). */
+  assign(partitions: number[]): void {
+    this.assigned = new Set(partitions);
+  }
+
+  /** A message keyed `key` arrived on `partition`; true the first time one shows the partition count wrong. */
+  seen(key: string, partition: number): boolean {
+    if (this.wrong || this.partitions < 1 || this.assigned === undefined) return false;
+    if (kafkaPartitionOf(key, this.partitions) !== partition) return (this.wrong = true);
+    if (this.confirmed.size < CONFIRMING_KEYS) this.confirmed.add(key);
+    return false;
+  }
+
+  /** Is the crawl's partition this process's (or not known to be another's)? */
+  owns(crawlId: string): boolean {
+    if (this.assigned === undefined || this.wrong || this.confirmed.size < CONFIRMING_KEYS) return true;
+    return this.assigned.has(kafkaPartitionOf(crawlId, this.partitions));
+  }
 }
