@@ -10,8 +10,10 @@
 // as pdfjs would (an indirect /Filter, a predictor between two filters, a stream inside another object) is refused.
 import { brotliDecompressSync } from "node:zlib";
 import { PageError } from "../runtime/errors.ts";
+import { type Cipher, decrypt } from "./pdf-crypt.ts";
 import { ascii85, asciiHex, ByteReader, type Chunks, flate, lzw, runLength } from "./pdf-decoders.ts";
-import { type Dict, findStreams, Name, objectStarts, objectStreamStarts, type PdfStream, PdfUnaccountableError, Ref, spend, type Work } from "./pdf-objects.ts";
+import { type Handler, objectIds, securityHandlers } from "./pdf-encryption.ts";
+import { type Dict, findStreams, Name, objectStarts, objectStreamStarts, Parser, type PdfStream, PdfUnaccountableError, Ref, spend, type Work } from "./pdf-objects.ts";
 
 /** Largest total decoded size of a PDF's streams, every filter layer counted. */
 export const PDF_MAX_INFLATED_BYTES = 128 * 1024 * 1024;
@@ -99,8 +101,18 @@ function hasPredictor(params: unknown): boolean {
   return p instanceof Ref || (typeof p === "number" && p > 1);
 }
 
-/** The stream's filter chain as pdfjs reads it (`F` before `Filter`, `DP` before `DecodeParms`), or null: no decoding. */
-function chain(dict: Dict): Stage[] | null {
+/** A /Crypt filter's stage: its cipher for these /DecodeParms (null: the bytes pass unchanged). */
+type CryptStage = (params: unknown) => Cipher | null;
+
+function* drain(input: ByteReader): Generator<Uint8Array> {
+  for (let c = input.bytes(65536); c.length; c = input.bytes(65536)) yield c;
+}
+
+/**
+ * The stream's filter chain as pdfjs reads it (`F` before `Filter`, `DP` before `DecodeParms`), or null: no decoding.
+ * A /Crypt filter decrypts with `crypt` (an encrypted file's), passes the bytes on otherwise.
+ */
+function chain(dict: Dict, crypt?: CryptStage): Stage[] | null {
   const filter = dict.get("F") ?? dict.get("Filter");
   const params = dict.get("DP") ?? dict.get("DecodeParms");
   if (filter instanceof Ref) throw new PdfUnaccountableError("a stream's /Filter is an indirect object");
@@ -117,7 +129,8 @@ function chain(dict: Dict): Stage[] | null {
   const stages: Stage[] = [];
   let predictor = false;
   for (const [name, p] of names) {
-    const stage = stageFor(name, p);
+    const cipher = name === "Crypt" ? crypt?.(p) : null;
+    const stage = cipher ? (input: ByteReader) => decrypt(drain(input), cipher) : stageFor(name, p);
     if (stage === null) break;
     if (stage === "identity") continue;
     if (predictor) throw new PdfUnaccountableError("a predictor between two filters");
@@ -136,7 +149,6 @@ function* counted(source: Iterator<Uint8Array>, budget: Budget): Generator<Uint8
   }
 }
 
-/** Decodes one stream to the end of `bytes` through its chain, counting; returns the output when `keep`. */
 /**
  * The data from `start` to the end, counted as reading work (a decoder that never ends costs its input), in chunks
  * growing from 64 bytes to 64 KiB so that a short stream costs about its own length.
@@ -149,8 +161,10 @@ function* raw(bytes: Uint8Array, start: number, work: Work): Generator<Uint8Arra
   }
 }
 
-async function decode(bytes: Uint8Array, stream: PdfStream, stages: Stage[], budget: Budget, keep: boolean): Promise<Uint8Array | null> {
+/** Decodes one stream to the end of `bytes` through its chain (decrypted first with `cipher`), counting; returns the output when `keep`. */
+async function decode(bytes: Uint8Array, stream: PdfStream, stages: Stage[], budget: Budget, keep: boolean, cipher: Cipher | null = null): Promise<Uint8Array | null> {
   let source: Chunks = raw(bytes, stream.dataStart, budget.work);
+  if (cipher) source = decrypt(source, cipher);
   for (const [i, stage] of stages.entries()) {
     const next = stage(new ByteReader(source), i === stages.length - 1, budget);
     if (!next) return null;
@@ -165,6 +179,42 @@ async function decode(bytes: Uint8Array, stream: PdfStream, stages: Stage[], bud
     }
   }
   return keep ? Buffer.concat(kept) : null;
+}
+
+const hasCrypt = (dict: Dict): boolean => {
+  const f = dict.get("F") ?? dict.get("Filter");
+  return Array.isArray(f) ? f.some((n) => n instanceof Name && n.name === "Crypt") : f instanceof Name && f.name === "Crypt";
+};
+const cipherId = (c: Cipher | null | undefined) => (c ? `${c.kind}:${Buffer.from(c.key).toString("hex")}` : "-");
+
+/**
+ * The file's streams as pdfjs reads them with a security handler: each decrypted with the key of its object number
+ * (every number pdfjs could read before its `obj`), then decoded; those it would read unencrypted are skipped (the
+ * scan without decryption counted them). Objects inside an object stream are not decrypted again.
+ */
+async function scanEncrypted(bytes: Uint8Array, starts: number[], budget: Budget, handler: Handler): Promise<void> {
+  budget.work.left += WORK_PER_BYTE * bytes.length;
+  const parser = new Parser(bytes, budget.work);
+  for (const stream of findStreams(bytes, starts, budget.work)) {
+    const ids = objectIds(parser, bytes, stream.objStart);
+    if (!ids.length) throw new PdfUnaccountableError("an encrypted stream's object number cannot be read");
+    const done = new Set<string>();
+    for (const [num, gen] of ids) {
+      const crypts: Array<Cipher | null> = [];
+      const stages = chain(stream.dict, (params) => {
+        const c = handler.cryptCipher(params, num, gen);
+        crypts.push(c);
+        return c;
+      });
+      const cipher = hasCrypt(stream.dict) ? null : handler.streamCipher(stream.dict, num, gen);
+      const id = [cipher, ...crypts].map(cipherId).join(",");
+      if (!stages || (!cipher && !crypts.some(Boolean)) || done.has(id)) continue;
+      done.add(id);
+      const objectStream = stream.dict.has("N") && stream.dict.has("First");
+      const decoded = await decode(bytes, stream, stages, budget, objectStream, cipher);
+      if (decoded) await scan(decoded, objectStreamStarts(stream.dict, decoded, budget.work), budget, 1);
+    }
+  }
 }
 
 /** Every stream read from `starts` in `bytes` decoded and counted; an object stream's objects in turn. */
@@ -188,7 +238,13 @@ async function scan(bytes: Uint8Array, starts: number[], budget: Budget, depth: 
 export async function checkPdfInflation(bytes: Uint8Array, maxBytes = PDF_MAX_INFLATED_BYTES): Promise<void> {
   try {
     const budget = { left: maxBytes, max: maxBytes, sinceYield: 0, work: { left: 16 << 20 } };
-    await scan(bytes, objectStarts(bytes), budget, 0);
+    const starts = objectStarts(bytes);
+    budget.work.left += WORK_PER_BYTE * bytes.length;
+    const handlers = securityHandlers(bytes, starts, budget.work);
+    // pdfjs reads the streams as they are (no trailer it takes declares encryption) or decrypted by the handler of the
+    // trailer it takes: every way is counted, against one budget (decrypted with a wrong key, a stream decodes to nothing)
+    await scan(bytes, starts, budget, 0);
+    for (const handler of handlers) await scanEncrypted(bytes, starts, budget, handler);
   } catch (err) {
     if (err instanceof PdfUnaccountableError) throw new PageError("SCRAPE_UNPARSEABLE", `PDF refused: ${err.message}, so its decoded size cannot be counted`);
     throw err;

@@ -8,7 +8,14 @@
 
 export class PdfUnaccountableError extends Error {}
 
-type Value = number | boolean | null | string | Name | Ref | Cmd | Value[] | Dict;
+type Value = number | boolean | null | Str | Name | Ref | Cmd | Value[] | Dict;
+/** A string token: where it is in the buffer read (its `(` or `<` at `start`), decoded only when needed (pdf-encryption.ts). */
+export class Str {
+  readonly start: number;
+  constructor(start: number) {
+    this.start = start;
+  }
+}
 export class Name {
   readonly name: string;
   constructor(name: string) {
@@ -44,11 +51,13 @@ export interface PdfStream {
   dict: Dict;
   /** The first byte of the stream's data. */
   dataStart: number;
+  /** Where the object was read from (after its `obj` keyword, or an object stream's offset). */
+  objStart: number;
 }
 
 const EOF = Symbol("eof");
 type Token = Value | typeof EOF;
-class FormatError extends Error {}
+export class FormatError extends Error {}
 
 // pdfjs's specialChars: 1 white space, 2 delimiter
 const special = new Uint8Array(256);
@@ -115,13 +124,14 @@ function lex(buffer: Uint8Array, start: number): [Token, number] {
   }
   switch (ch) {
     case 0x28: {
+      const s = new Str(p);
       let depth = 1;
       for (p++; ; p++) {
         const c = at(p);
-        if (c < 0) return ["", p];
+        if (c < 0) return [s, p];
         if (c === 0x28) depth++;
-        else if (c === 0x29 && --depth === 0) return ["", p + 1];
-        else if (c === 0x5c && at(++p) < 0) return ["", p];
+        else if (c === 0x29 && --depth === 0) return [s, p + 1];
+        else if (c === 0x5c && at(++p) < 0) return [s, p];
       }
     }
     case 0x2f: {
@@ -163,8 +173,7 @@ function lex(buffer: Uint8Array, start: number): [Token, number] {
       return [Cmd.get("}"), p + 1];
     case 0x3c:
       if (at(p + 1) === 0x3c) return [Cmd.get("<<"), p + 2];
-      for (p++; at(p) >= 0; p++) if (at(p) === 0x3e) return ["", p + 1];
-      return ["", p];
+      for (const s = new Str(p++); ; p++) if (at(p) < 0 || at(p) === 0x3e) return [s, at(p) < 0 ? p : p + 1];
     case 0x3e:
       return at(p + 1) === 0x3e ? [Cmd.get(">>"), p + 2] : [Cmd.get(">"), p + 1];
     case 0x29:
@@ -182,10 +191,10 @@ function lex(buffer: Uint8Array, start: number): [Token, number] {
   return [Cmd.get(word), p];
 }
 
-const isCmd = (t: Token, cmd: string) => t instanceof Cmd && t.cmd === cmd;
+export const isCmd = (t: unknown, cmd: string): boolean => t instanceof Cmd && t.cmd === cmd;
 
 /** Parses the bytes of one PDF buffer: dictionaries memoised by position (null: pdfjs would fail there). */
-class Parser {
+export class Parser {
   private readonly dicts = new Map<number, [Dict, number] | null>();
   private readonly b: Uint8Array;
   private readonly work: Work;
@@ -353,7 +362,7 @@ export function* findStreams(b: Uint8Array, starts: number[], work: Work): Gener
       const d = parser.dict(afterFirst - 2);
       if (!d) continue;
       const [keyword, afterKeyword] = parser.lex(d[1]);
-      if (isCmd(keyword, "stream")) found = { dict: d[0], dataStart: nextLine(b, afterKeyword) };
+      if (isCmd(keyword, "stream")) found = { dict: d[0], dataStart: nextLine(b, afterKeyword), objStart: start };
     } catch (err) {
       if (!(err instanceof FormatError)) throw err;
     }
