@@ -69,7 +69,7 @@ function aes256Keys(user: string, owner: string) {
  * A one-page PDF whose page content (object `contentNum`, Flate) is `deflated`, encrypted by `kind`; its /Encrypt
  * dictionary is object 6 (`filter`: its /Filter).
  */
-function encryptedPdf(kind: Kind, deflated: Uint8Array, { user = "", contentNum = 4, filter = "Standard" } = {}): Buffer {
+function encryptedPdf(kind: Kind, deflated: Uint8Array, { user = "", contentNum = 4, filter = "Standard", extra = [] as Buffer[] } = {}): Buffer {
   let encrypt: string;
   let data: Uint8Array;
   if (kind === "AESV3") {
@@ -96,6 +96,7 @@ function encryptedPdf(kind: Kind, deflated: Uint8Array, { user = "", contentNum 
     [contentNum, Buffer.concat([latin1(`<< /Length ${data.length} /Filter /FlateDecode >>\nstream\n`), data, latin1("\nendstream")])],
     [5, latin1("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")],
     [6, latin1(`<< /Filter /${filter} /P ${P} ${encrypt} >>`)],
+    ...extra.map((o, i): [number, Buffer] => [Math.max(6, contentNum) + 1 + i, o]),
   ]);
   const size = Math.max(...objects.keys()) + 1;
   const parts: Buffer[] = [latin1("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")];
@@ -133,6 +134,14 @@ describe("encrypted PDFs (empty user password)", () => {
     expect(pdf.includes(latin1("Encrypted with"))).toBe(false);
     await expect(checkPdfInflation(pdf, content.length - 1)).rejects.toBeInstanceOf(PdfTooLargeError);
     expect((await pdfToMarkdown(pdf, undefined, content.length)).markdown).toBe(`Encrypted with ${kind}`);
+  }, 30_000);
+
+  it("streams that are only decrypted (images, no decoding filter) are not read to the end of the file", async () => {
+    // 100 JPEG-like streams of 40 KB: decrypted to the end of the file each, their reading would pass the bound
+    const jpeg = (i: number) => Buffer.concat([latin1("<< /Type /XObject /Subtype /Image /Width 8 /Height 8 /BitsPerComponent 8 /ColorSpace /DeviceGray /Filter /DCTDecode /Length 40000 >>\nstream\n"), Buffer.alloc(40_000, i), latin1("\nendstream")]);
+    const pdf = encryptedPdf("RC4-128", deflateSync("BT ET"), { extra: Array.from({ length: 100 }, (_, i) => jpeg(i)) });
+    expect(pdf.length).toBeGreaterThan(4_000_000);
+    await expect(checkPdfInflation(pdf, 1024)).resolves.toBeUndefined();
   }, 30_000);
 
   it("a PDF that needs a user password is refused as unparseable, as pdfjs fails to open it", async () => {

@@ -58,19 +58,23 @@ export function strBytes(b: Uint8Array, start: number): Uint8Array {
   return new Uint8Array(out);
 }
 
-/** The (object number, generation) pairs pdfjs could read before the `obj` keyword that ends at `start`. */
-export function objectIds(parser: Parser, b: Uint8Array, start: number): Array<[number, number]> {
-  const ids: Array<[number, number]> = [];
+const numeric = (c: number | undefined) => c !== undefined && ((c >= 0x30 && c <= 0x39) || c === 0x2b || c === 0x2d || c === 0x2e);
+
+/**
+ * The (object number, generation) pairs pdfjs could read before the `obj` keyword that ends at `start` (an xref offset
+ * may point inside a number: `4 0 obj` is read in `14 0 obj`), each with whether its number is whole (`exact`).
+ */
+export function objectIds(parser: Parser, b: Uint8Array, start: number): Array<[number, number, boolean]> {
+  const ids: Array<[number, number, boolean]> = [];
   for (let s = Math.max(0, start - 67); s < start - 3; s++) {
-    const c = b[s]!;
-    if (!((c >= 0x30 && c <= 0x39) || c === 0x2b || c === 0x2d || c === 0x2e)) continue;
+    if (!numeric(b[s])) continue;
     try {
       const [num, afterNum] = parser.lex(s);
       if (!Number.isInteger(num) || (num as number) < 0) continue;
       const [gen, afterGen] = parser.lex(afterNum);
       if (!Number.isInteger(gen) || (gen as number) < 0) continue;
       const [obj, end] = parser.lex(afterGen);
-      if (isCmd(obj, "obj") && end === start && !ids.some(([n, g]) => n === num && g === gen)) ids.push([num as number, gen as number]);
+      if (isCmd(obj, "obj") && end === start && !ids.some(([n, g]) => n === num && g === gen)) ids.push([num as number, gen as number, !numeric(b[s - 1])]);
     } catch (err) {
       if (!(err instanceof FormatError)) throw err;
     }
@@ -175,24 +179,37 @@ export function securityHandlers(b: Uint8Array, starts: number[], work: Work): H
     if (d?.has("Encrypt")) trailers.push(d);
   }
   const found = new Map<string, Handler>();
+  const resolved = new Map<string, Array<[Dict, boolean]>>(); // by `num gen`: the trailers of an updated file share one /Encrypt
   for (const trailer of trailers) {
     const ids = trailer.get("ID");
     let fileId: Uint8Array = new Uint8Array(0);
     if (Array.isArray(ids) && ids.length) fileId = bytesOf(b, ids[0], "file /ID");
     else if (ids !== undefined && !(Array.isArray(ids) || ids === null)) throw new PdfUnaccountableError("its /ID is not an array");
     const enc = trailer.get("Encrypt");
-    let dicts: Dict[] = [];
-    if (enc instanceof Map) dicts = [enc];
+    let dicts: Array<[Dict, boolean]> = [];
+    if (enc instanceof Map) dicts = [[enc, true]];
     else if (enc instanceof Ref) {
-      for (const s of starts) {
-        if (!objectIds(parser, b, s).some(([n, g]) => n === enc.num && g === enc.gen)) continue;
-        const d = dictAt(s);
-        if (d) dicts.push(d);
+      const known = resolved.get(`${enc.num} ${enc.gen}`);
+      if (known) dicts = known;
+      else {
+        for (const s of starts) {
+          const id = objectIds(parser, b, s).find(([n, g]) => n === enc.num && g === enc.gen);
+          const d = id ? dictAt(s) : null;
+          if (d) dicts.push([d, id![2]]);
+        }
+        if (!dicts.length) throw new PdfUnaccountableError("its /Encrypt dictionary is not found");
+        resolved.set(`${enc.num} ${enc.gen}`, dicts);
       }
-      if (!dicts.length) throw new PdfUnaccountableError("its /Encrypt dictionary is not found");
     }
-    for (const d of dicts) {
-      const h = handler(b, d, fileId);
+    for (const [d, exact] of dicts) {
+      // read inside another object's number (`6 0 obj` in `16 0 obj`), a dictionary pdfjs cannot use makes it fail to
+      // open the file (nothing is decoded): refused only when it is the object itself
+      let h: ReturnType<typeof handler> = null;
+      try {
+        h = handler(b, d, fileId);
+      } catch (err) {
+        if (exact || !(err instanceof PdfUnaccountableError || err instanceof PageError)) throw err;
+      }
       if (h && !found.has(h[1])) found.set(h[1], h[0]);
       if (found.size > MAX_HANDLERS) throw new PdfUnaccountableError("it declares too many security handlers");
     }

@@ -196,6 +196,8 @@ async function scanEncrypted(bytes: Uint8Array, starts: number[], budget: Budget
   budget.work.left += WORK_PER_BYTE * bytes.length;
   const parser = new Parser(bytes, budget.work);
   for (const stream of findStreams(bytes, starts, budget.work)) {
+    // decrypting alone never inflates (a stream without a decoding filter is not read to its end)
+    if (!chain(stream.dict)?.length) continue;
     const ids = objectIds(parser, bytes, stream.objStart);
     if (!ids.length) throw new PdfUnaccountableError("an encrypted stream's object number cannot be read");
     const done = new Set<string>();
