@@ -67,10 +67,12 @@ function aes256Keys(user: string, owner: string) {
 
 /**
  * A one-page PDF whose page content (object `contentNum`, Flate) is `deflated`, encrypted by `kind`; its /Encrypt
- * dictionary is object 6 (`filter`: its /Filter).
+ * dictionary is object 6 (`filter`: its /Filter). AESV2 options: `encryptMetadata` false (in the key), `cryptFilter` (the
+ * stream is decrypted by its /Crypt filter, streams are /Identity by default).
  */
-function encryptedPdf(kind: Kind, deflated: Uint8Array, { user = "", contentNum = 4, filter = "Standard", extra = [] as Buffer[] } = {}): Buffer {
+function encryptedPdf(kind: Kind, deflated: Uint8Array, { user = "", contentNum = 4, filter = "Standard", extra = [] as Buffer[], encryptMetadata = true, cryptFilter = false } = {}): Buffer {
   let encrypt: string;
+  let filters = "/Filter /FlateDecode";
   let data: Uint8Array;
   if (kind === "AESV3") {
     const k = aes256Keys(user, "owner");
@@ -78,9 +80,10 @@ function encryptedPdf(kind: Kind, deflated: Uint8Array, { user = "", contentNum 
     data = Buffer.concat([IV, aes(256, k.key, IV, deflated)]);
   } else {
     const [r, bits] = kind === "RC4-40" ? [2, 40] : kind === "RC4-128" ? [3, 128] : [4, 128];
-    const k = rc4Keys(r, bits, user, "owner");
+    const k = rc4Keys(r, bits, user, "owner", encryptMetadata);
     if (kind === "AESV2") {
-      encrypt = `/V 4 /R 4 /Length 128 /CF << /StdCF << /CFM /AESV2 /AuthEvent /DocOpen /Length 16 >> >> /StmF /StdCF /StrF /StdCF /O ${hex(k.o)} /U ${hex(k.u)}`;
+      encrypt = `/V 4 /R 4 /Length 128 /CF << /StdCF << /CFM /AESV2 /AuthEvent /DocOpen /Length 16 >> >> /StmF /${cryptFilter ? "Identity" : "StdCF"} /StrF /StdCF /O ${hex(k.o)} /U ${hex(k.u)}${encryptMetadata ? "" : " /EncryptMetadata false"}`;
+      if (cryptFilter) filters = "/Filter [/Crypt /FlateDecode] /DecodeParms [<< /Type /CryptFilterDecodeParms /Name /StdCF >> null]";
       data = Buffer.concat([IV, aes(128, objectKey(k.key, contentNum, 0, true), IV, deflated)]);
     } else {
       // revision 2 with literal strings (escapes), revision 3 with hex strings
@@ -93,7 +96,7 @@ function encryptedPdf(kind: Kind, deflated: Uint8Array, { user = "", contentNum 
     [1, latin1("<< /Type /Catalog /Pages 2 0 R >>")],
     [2, latin1("<< /Type /Pages /Kids [3 0 R] /Count 1 >>")],
     [3, latin1(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> /Contents ${contentNum} 0 R >>`)],
-    [contentNum, Buffer.concat([latin1(`<< /Length ${data.length} /Filter /FlateDecode >>\nstream\n`), data, latin1("\nendstream")])],
+    [contentNum, Buffer.concat([latin1(`<< /Length ${data.length} ${filters} >>\nstream\n`), data, latin1("\nendstream")])],
     [5, latin1("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")],
     [6, latin1(`<< /Filter /${filter} /P ${P} ${encrypt} >>`)],
     ...extra.map((o, i): [number, Buffer] => [Math.max(6, contentNum) + 1 + i, o]),
@@ -134,6 +137,19 @@ describe("encrypted PDFs (empty user password)", () => {
     expect(pdf.includes(latin1("Encrypted with"))).toBe(false);
     await expect(checkPdfInflation(pdf, content.length - 1)).rejects.toBeInstanceOf(PdfTooLargeError);
     expect((await pdfToMarkdown(pdf, undefined, content.length)).markdown).toBe(`Encrypted with ${kind}`);
+  }, 30_000);
+
+  it.each([
+    ["/EncryptMetadata false", { encryptMetadata: false }],
+    ["a /Crypt filter (streams /Identity by default)", { cryptFilter: true }],
+  ])("AESV2 with %s: a bomb is refused one byte over, a text is read back by pdfjs", async (_, options) => {
+    const bomb = encryptedPdf("AESV2", await deflatedZeros(BOMB >> 20), options);
+    await expect(checkPdfInflation(bomb, BOMB - 1)).rejects.toBeInstanceOf(PdfTooLargeError);
+    await expect(checkPdfInflation(bomb, BOMB)).resolves.toBeUndefined();
+    const content = latin1("BT /F1 18 Tf 72 720 Td (Still encrypted) Tj ET");
+    const pdf = encryptedPdf("AESV2", deflateSync(content), options);
+    await expect(checkPdfInflation(pdf, content.length - 1)).rejects.toBeInstanceOf(PdfTooLargeError);
+    expect((await pdfToMarkdown(pdf, undefined, content.length)).markdown).toBe("Still encrypted");
   }, 30_000);
 
   it("streams that are only decrypted (images, no decoding filter) are not read to the end of the file", async () => {

@@ -104,6 +104,15 @@ function hasPredictor(params: unknown): boolean {
 /** A /Crypt filter's stage: its cipher for these /DecodeParms (null: the bytes pass unchanged). */
 type CryptStage = (params: unknown) => Cipher | null;
 
+/** Stages whose output is not counted: decryption (as long as its input). */
+const decryption = new WeakSet<Stage>();
+
+function decryptStage(cipher: Cipher): Stage {
+  const stage: Stage = (input) => decrypt(drain(input), cipher);
+  decryption.add(stage);
+  return stage;
+}
+
 function* drain(input: ByteReader): Generator<Uint8Array> {
   for (let c = input.bytes(65536); c.length; c = input.bytes(65536)) yield c;
 }
@@ -130,7 +139,7 @@ function chain(dict: Dict, crypt?: CryptStage): Stage[] | null {
   let predictor = false;
   for (const [name, p] of names) {
     const cipher = name === "Crypt" ? crypt?.(p) : null;
-    const stage = cipher ? (input: ByteReader) => decrypt(drain(input), cipher) : stageFor(name, p);
+    const stage = cipher ? decryptStage(cipher) : stageFor(name, p);
     if (stage === null) break;
     if (stage === "identity") continue;
     if (predictor) throw new PdfUnaccountableError("a predictor between two filters");
@@ -168,7 +177,7 @@ async function decode(bytes: Uint8Array, stream: PdfStream, stages: Stage[], bud
   for (const [i, stage] of stages.entries()) {
     const next = stage(new ByteReader(source), i === stages.length - 1, budget);
     if (!next) return null;
-    source = counted(next, budget);
+    source = decryption.has(stage) ? next : counted(next, budget);
   }
   const kept: Uint8Array[] = [];
   for (let r = source.next(); !r.done; r = source.next()) {
