@@ -53,7 +53,7 @@ describe.each(MODES)("%s mode", (mode) => {
       // the crawl is running: wait until it has fetched a page, so every stage has seen work
       await expect.poll(async () => {
         await page.goto(`${trawl.api}/admin/admin-test-key/queues`);
-        return page.locator("table").nth(1).innerText();
+        return page.locator("h2:has-text('Running crawls') + table").innerText();
       }, { timeout: 30_000 }).toMatch(new RegExp(`${id}[\\s\\S]*?[1-9]\\d*/\\d+`));
       const queues = await page.locator("table").first().locator("tr").allInnerTexts();
       for (const topic of ["frontier.inbox", "fetch.tasks", "pages.fetched", "crawl.pages", "crawl.events", "webhook.deliveries"]) {
@@ -61,7 +61,7 @@ describe.each(MODES)("%s mode", (mode) => {
         expect(row, `${topic} row in ${JSON.stringify(queues)}`).toBeDefined();
         expect(row!.trim().split(/\t/).at(-1), `${topic} lag`).toMatch(/^\d+$/);
       }
-      const crawls = await page.locator("table").nth(1).locator("tr").allInnerTexts();
+      const crawls = await page.locator("h2:has-text('Running crawls') + table").locator("tr").allInnerTexts();
       const row = crawls.find((r) => r.includes(id));
       expect(row).toContain(`${site.origin}/`);
       expect(await page.title()).toBe("Trawl queues");
