@@ -160,6 +160,12 @@ describe("encrypted PDFs (empty user password)", () => {
     await expect(checkPdfInflation(pdf, 1024)).resolves.toBeUndefined();
   }, 30_000);
 
+  it("an /Encrypt inside an object stream (pdfjs rebuilding a broken file may take it for the trailer) is refused", async () => {
+    const objects = deflateSync("20 0 << /Root 1 0 R /Encrypt 6 0 R >>");
+    const objStm = Buffer.concat([latin1(`<< /Type /ObjStm /N 1 /First 5 /Filter /FlateDecode /Length ${objects.length} >>\nstream\n`), objects, latin1("\nendstream")]);
+    await expect(checkPdfInflation(encryptedPdf("RC4-128", deflateSync("BT ET"), { extra: [objStm] }))).rejects.toMatchObject({ code: "SCRAPE_UNPARSEABLE", message: expect.stringMatching(/object stream holds an \/Encrypt/) });
+  });
+
   it("a PDF that needs a user password is refused as unparseable, as pdfjs fails to open it", async () => {
     for (const kind of ["RC4-128", "AESV3"] as const) {
       const pdf = encryptedPdf(kind, deflateSync("BT /F1 18 Tf 72 720 Td (Hidden) Tj ET"), { user: "secret" });

@@ -155,27 +155,38 @@ function handler(b: Uint8Array, enc: Dict, fileId: Uint8Array): [Handler, string
   ];
 }
 
+/** The dictionary pdfjs reads at `pos`, if it reads one. */
+function dictAt(parser: Parser, pos: number): Dict | null {
+  try {
+    const [t, after] = parser.lex(pos);
+    return isCmd(t, "<<") ? (parser.dict(after - 2)?.[0] ?? null) : null;
+  } catch (err) {
+    if (err instanceof FormatError) return null;
+    throw err;
+  }
+}
+
+/**
+ * Whether an object of a decoded object stream has /Encrypt: pdfjs, rebuilding a broken file, may take such an object
+ * (one with /Root) for its trailer. No PDF writer puts one there; the guard refuses it.
+ */
+export function declaresEncryption(b: Uint8Array, starts: number[], work: Work): boolean {
+  const parser = new Parser(b, work);
+  return starts.some((s) => dictAt(parser, s)?.has("Encrypt"));
+}
+
 /** Every security handler a trailer pdfjs could take declares (none: the file is not encrypted). */
 export function securityHandlers(b: Uint8Array, starts: number[], work: Work): Handler[] {
   const parser = new Parser(b, work);
   const trailers: Dict[] = [];
-  const dictAt = (pos: number): Dict | null => {
-    try {
-      const [t, after] = parser.lex(pos);
-      return isCmd(t, "<<") ? (parser.dict(after - 2)?.[0] ?? null) : null;
-    } catch (err) {
-      if (err instanceof FormatError) return null;
-      throw err;
-    }
-  };
   const view = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
   for (let i = view.indexOf("trailer"); i >= 0; i = view.indexOf("trailer", i + 1)) {
     const [t, after] = parser.lex(i);
-    const d = isCmd(t, "trailer") ? dictAt(after) : null;
+    const d = isCmd(t, "trailer") ? dictAt(parser, after) : null;
     if (d?.has("Encrypt")) trailers.push(d);
   }
   for (const s of starts) {
-    const d = dictAt(s);
+    const d = dictAt(parser, s);
     if (d?.has("Encrypt")) trailers.push(d);
   }
   const found = new Map<string, Handler>();
@@ -194,7 +205,7 @@ export function securityHandlers(b: Uint8Array, starts: number[], work: Work): H
       else {
         for (const s of starts) {
           const id = objectIds(parser, b, s).find(([n, g]) => n === enc.num && g === enc.gen);
-          const d = id ? dictAt(s) : null;
+          const d = id ? dictAt(parser, s) : null;
           if (d) dicts.push([d, id![2]]);
         }
         if (!dicts.length) throw new PdfUnaccountableError("its /Encrypt dictionary is not found");

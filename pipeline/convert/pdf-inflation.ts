@@ -8,11 +8,14 @@
 // object stream (/N, /First) is kept once decoded and its objects searched in turn. Reading itself is bounded (4
 // bytes read per byte of input): a file crafted to be re-read is refused, not read for minutes. What cannot be decoded
 // as pdfjs would (an indirect /Filter, a predictor between two filters, a stream inside another object) is refused.
+// An encrypted file (an RC4-40 one with 300 MB of Flate content passed unread) is read as pdfjs reads it with the
+// empty user password: each stream decrypted first (pdf-encryption.ts, pdf-crypt.ts); one that needs a password is
+// refused, as pdfjs cannot open it.
 import { brotliDecompressSync } from "node:zlib";
 import { PageError } from "../runtime/errors.ts";
 import { type Cipher, decrypt } from "./pdf-crypt.ts";
 import { ascii85, asciiHex, ByteReader, type Chunks, flate, lzw, runLength } from "./pdf-decoders.ts";
-import { type Handler, objectIds, securityHandlers } from "./pdf-encryption.ts";
+import { declaresEncryption, type Handler, objectIds, securityHandlers } from "./pdf-encryption.ts";
 import { type Dict, findStreams, Name, objectStarts, objectStreamStarts, Parser, type PdfStream, PdfUnaccountableError, Ref, spend, type Work } from "./pdf-objects.ts";
 
 /** Largest total decoded size of a PDF's streams, every filter layer counted. */
@@ -89,7 +92,7 @@ function stageFor(name: string, params: unknown): Stage | "identity" | null {
     case "JBIG2Decode":
       return null;
     default:
-      return "identity"; // Crypt without encryption, and names pdfjs does not know, pass the bytes on unchanged
+      return "identity"; // Crypt without a cipher (chain), and names pdfjs does not know, pass the bytes on unchanged
   }
 }
 
@@ -232,6 +235,10 @@ async function scanEncrypted(bytes: Uint8Array, starts: number[], budget: Budget
 async function scan(bytes: Uint8Array, starts: number[], budget: Budget, depth: number): Promise<void> {
   if (depth > MAX_NESTING) throw new PdfUnaccountableError(`object streams nested more than ${MAX_NESTING} deep`);
   budget.work.left += WORK_PER_BYTE * bytes.length;
+  if (depth > 0) {
+    budget.work.left += bytes.length;
+    if (declaresEncryption(bytes, starts, budget.work)) throw new PdfUnaccountableError("an object stream holds an /Encrypt entry");
+  }
   for (const stream of findStreams(bytes, starts, budget.work)) {
     const stages = chain(stream.dict);
     if (!stages?.length) continue; // not decoded: its bytes are in `bytes`, already searched
