@@ -22,6 +22,12 @@ const CATCH_UP_POLL_MS = 500;
 const CATCH_UP_MAX_MS = 10 * 60_000;
 /** A replica whose absolute_delay is below this has updated its queue at least once (replicates). */
 const ACTIVE_DELAY_S = 24 * 3600;
+/**
+ * One server without a cluster found lacking a table on this many checks in a row (30 s) gets its migrations again.
+ * Not at once: between the two steps of clickhouse-retention.ts's RENAME a table is missing for a moment (seconds on a
+ * loaded server), and the client leaves such a table's statements to be retried (clickhouse.ts).
+ */
+export const LACKING_CHECKS = 6;
 
 /** One server of CLICKHOUSE_URL as /health and /metrics show it. */
 export interface ReplicaStatus {
@@ -132,6 +138,8 @@ export class ReplicaWatch {
   private checking: Promise<void> | undefined;
   /** Servers found whole while left out with no heal under way, being let back in (serveAgain). */
   private readonly rejoining = new Set<string>();
+  /** Without a cluster: the checks in a row that found each server lacking a table. */
+  private readonly lackingChecks = new Map<string, number>();
 
   private readonly client: ClickHouseClient;
   private readonly log: Logger;
@@ -156,6 +164,7 @@ export class ReplicaWatch {
   private async checkAll(): Promise<void> {
     const found = await Promise.all(this.client.servers().map((s) => this.checkOne(s.url)));
     for (const [i, s] of this.client.servers().entries()) if (found[i]?.length === 0) this.serveAgain(s.url);
+    if (!this.client.cluster) for (const [i, s] of this.client.servers().entries()) this.lackingTables(s.url, found[i]);
     if (!found.some((f) => f?.length === 0)) return;
     for (const [i, s] of this.client.servers().entries()) {
       const missing = found[i];
@@ -177,6 +186,18 @@ export class ReplicaWatch {
     void (one.cluster ? caughtUp(one) : Promise.resolve(true))
       .then((done) => this.client.schemaWhole(url, true) && this.log.warn({ replica: url, caughtUp: done }, "clickhouse: a server left out as lacking the schema has it whole (healed, not by this process's heal): it serves again"))
       .finally(() => this.rejoining.delete(url));
+  }
+
+  /**
+   * A server without a cluster lacking a table (dropped by hand: every statement touching it was retried for ever)
+   * on LACKING_CHECKS checks in a row: Trawl's migrations applied again (CREATE … IF NOT EXISTS; the table is empty).
+   */
+  private lackingTables(url: string, missing: string[] | undefined): void {
+    const checks = missing?.length ? (this.lackingChecks.get(url) ?? 0) + 1 : 0;
+    this.lackingChecks.set(url, checks < LACKING_CHECKS ? checks : 0);
+    if (checks < LACKING_CHECKS) return;
+    void healServer(this.client, url, this.log, `lacking ${missing?.join(", ")} on ${LACKING_CHECKS} checks in a row`)
+      .catch((err: unknown) => this.log.warn({ replica: url, err: err instanceof Error ? err.message : String(err) }, "clickhouse: healing the server failed; tried again after as many checks"));
   }
 
   /** The tables the server lacks (undefined: away), its status noted. */
