@@ -1015,6 +1015,10 @@ export interface SeedsAdded {
   first: number;
   urls: string[];
   last: boolean;
+  /**
+   * authentication on: credits an append reserved for its URLs; the batch's budget (maxCredits, and its PDFs' creditPages) is raised by them once (first chunk only)
+   */
+  credits?: number;
 }
 
 /**

@@ -46,13 +46,24 @@ export function batchRoutes(deps: ApiDeps): Router {
     const webhook = webhookSetting(batch.webhook, config.defaultWebhookUrl);
     let id: string;
     if (batch.appendToId !== undefined) {
-      // credits: one per URL; the appended pages are billed within the batch's budget
-      await deps.access?.admit(ctx.state.teamId, valid.length);
-      const target = await store.getCrawl(batch.appendToId);
-      if (!target || target.teamId !== ctx.state.teamId || target.options.kind !== "batch") throw jobNotFound();
-      if (target.status !== "scraping") throw apiError(409, `The batch scrape ${batch.appendToId} has already ended (${target.status}); URLs can only be appended to a running batch`);
-      await claimIdempotencyKey(ctx, deps);
-      await appendToBatch(deps, batch.appendToId, valid);
+      // credits: at least one per URL (402 when the team has too few), up to CREDIT_BUDGET_PER_PAGE each; the frontier
+      // raises the batch's budget by them (the appended pages are billed within it), and they are held until its
+      // record shows the raise
+      const held = (await deps.access?.appendBudget(ctx.state.teamId, valid.length)) ?? UNLIMITED;
+      let raise: number | undefined;
+      try {
+        const target = await store.getCrawl(batch.appendToId);
+        if (!target || target.teamId !== ctx.state.teamId || target.options.kind !== "batch") throw jobNotFound();
+        if (target.status !== "scraping") throw apiError(409, `The batch scrape ${batch.appendToId} has already ended (${target.status}); URLs can only be appended to a running batch`);
+        await claimIdempotencyKey(ctx, deps);
+        const budget = target.options.maxCredits;
+        if (budget !== undefined && held.credits !== Infinity) raise = budget + held.credits;
+        await appendToBatch(deps, batch.appendToId, valid, raise !== undefined ? held.credits : undefined);
+      } finally {
+        // sent (or maybe sent) with a raise: held until the batch's record has it; else nothing to hold
+        if (raise !== undefined) deps.access?.appended(batch.appendToId, held, raise);
+        else await held.settle(0);
+      }
       id = batch.appendToId;
     } else {
       // credits: one per URL at least (402 when the team has too few); the credits left become the batch's budget,

@@ -212,6 +212,12 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
   switch (msg.type) {
     case "SeedsAdded": {
       if (state.status !== "scraping" || !isBatch(state)) break;
+      // an append's credits raise the batch's budget (and its PDFs' pages) once, before any of its pages is billed
+      const first = msg.urls[0];
+      if (msg.credits && o.maxCredits !== undefined && first !== undefined && !state.urls.has(seedKey(msg.keyPrefix, msg.first, first, o))) {
+        const maxCredits = o.maxCredits + msg.credits;
+        state.options = { ...o, maxCredits, ...(o.pdf?.creditPages !== undefined ? { pdf: { ...o.pdf, creditPages: maxCredits } } : {}) };
+      }
       msg.urls.forEach((url, i) => {
         const key = seedKey(msg.keyPrefix, msg.first + i, url, o);
         if (state.urls.has(key)) return; // replay
@@ -278,7 +284,8 @@ export function reduce(state: CrawlState | null, msg: FrontierInboxMessage, now:
       // a page stored just before a cancel is still returned by GET, so it counts and is billed
       const found = state.log.originals.get(msg.urlKey);
       setUrl(state, step, msg.urlKey, URL_STATE.done, depthOf(packed), found?.url ?? "", { reason: "fetched", from: found?.from ?? "" });
-      // authentication on: never more than the credits the team had left when the job started (its maxCredits)
+      // authentication on: never more than its budget (maxCredits: the credits the team had left when the job started,
+      // raised by those of URLs appended to a batch)
       state.creditsUsed = Math.min(state.creditsUsed + msg.credits, state.options.maxCredits ?? Infinity);
       state.tokensUsed += msg.tokens ?? 0;
       step.changed = true;

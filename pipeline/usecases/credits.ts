@@ -33,28 +33,35 @@ export async function creditsCommitted(deps: CreditDeps, teamId: string): Promis
   return (await committed(deps, teamId)).credits;
 }
 
-/** creditsCommitted, and the ids of the team's crawls and batches in the crawl store. */
-async function committed(deps: CreditDeps, teamId: string): Promise<{ credits: number; crawls: ReadonlySet<string> }> {
+/**
+ * creditsCommitted, the ids of the team's crawls and batches in the crawl store, and the budgets (`maxCredits`) of
+ * those of them that run.
+ */
+async function committed(deps: CreditDeps, teamId: string): Promise<{ credits: number; crawls: ReadonlySet<string>; budgets: ReadonlyMap<string, number> }> {
   const running = await deps.store.activeCrawls(teamId);
   const [crawls, ledger] = await Promise.all([deps.store.usageByCrawl(teamId), deps.auth?.usage(teamId) ?? new Map<string, JobUsage>()]);
   let sum = 0;
+  const budgets = new Map<string, number>();
   for (const usage of crawls.values()) sum += usage.credits;
   for (const [job, usage] of ledger) if (!crawls.has(job)) sum += usage.credits;
   for (const c of running) {
-    if (c.options.maxCredits !== undefined) sum += Math.max(0, c.options.maxCredits - (crawls.get(c.crawlId)?.credits ?? c.creditsUsed));
+    if (c.options.maxCredits === undefined) continue;
+    sum += Math.max(0, c.options.maxCredits - (crawls.get(c.crawlId)?.credits ?? c.creditsUsed));
+    budgets.set(c.crawlId, c.options.maxCredits);
   }
-  return { credits: sum, crawls: new Set([...crawls.keys(), ...running.map((c) => c.crawlId)]) };
+  return { credits: sum, crawls: new Set([...crawls.keys(), ...running.map((c) => c.crawlId)]), budgets };
 }
 
 /**
  * Credits left to a team for a new job (Infinity when its balance is unlimited or it has no team row, as with auth
- * off): its balance minus what it committed (creditsCommitted). `stored` hears the ids of its crawls in the store.
+ * off): its balance minus what it committed (creditsCommitted). `stored` hears the ids of its crawls in the store and
+ * the budgets of those of them that run.
  */
-export async function remainingCredits(deps: CreditDeps, teamId: string, teams: TeamRow[], stored?: (crawls: ReadonlySet<string>) => void): Promise<number> {
+export async function remainingCredits(deps: CreditDeps, teamId: string, teams: TeamRow[], stored?: (crawls: ReadonlySet<string>, budgets: ReadonlyMap<string, number>) => void): Promise<number> {
   const team = teams.find((t) => t.teamId === teamId);
   if (!team || team.credits < 0) return Infinity;
-  const { credits, crawls } = await committed(deps, teamId);
-  stored?.(crawls);
+  const { credits, crawls, budgets } = await committed(deps, teamId);
+  stored?.(crawls, budgets);
   return Math.max(0, team.credits - credits);
 }
 

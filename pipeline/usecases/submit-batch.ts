@@ -44,9 +44,12 @@ export function seedChunks(urls: string[]): { first: number; urls: string[] }[] 
   return chunks;
 }
 
-function seedMessages(crawlId: string, urls: string[], keyPrefix = randomBytes(6).toString("hex")): FrontierInboxMessage[] {
+/** `credits`: an append's, raising the batch's budget; carried by the first chunk, before any of its pages is billed. */
+function seedMessages(crawlId: string, urls: string[], keyPrefix = randomBytes(6).toString("hex"), credits?: number): FrontierInboxMessage[] {
   const chunks = seedChunks(urls);
-  return chunks.map((c, i) => ({ type: "SeedsAdded", crawlId, keyPrefix, first: c.first, urls: c.urls, last: i === chunks.length - 1 }));
+  return chunks.map((c, i) => ({
+    type: "SeedsAdded", crawlId, keyPrefix, first: c.first, urls: c.urls, last: i === chunks.length - 1, ...(i === 0 && credits ? { credits } : {}),
+  }));
 }
 
 /** Writes the batch's record, then queues it with its URLs. Returns the batch id. */
@@ -77,9 +80,12 @@ export async function submitBatch(deps: CrawlDeps, batch: NewBatch): Promise<str
   return id;
 }
 
-/** appendToId: more URLs for a running batch (its options stay those of the first request). */
-export async function appendToBatch(deps: CrawlDeps, crawlId: string, urls: string[]): Promise<void> {
-  const messages = seedMessages(crawlId, urls);
+/**
+ * appendToId: more URLs for a running batch (its options stay those of the first request). `credits`: reserved for
+ * them (authentication on); the frontier raises the batch's budget (maxCredits) by them.
+ */
+export async function appendToBatch(deps: CrawlDeps, crawlId: string, urls: string[], credits?: number): Promise<void> {
+  const messages = seedMessages(crawlId, urls, undefined, credits);
   await deps.bus.produce(messages.map((value) => ({ topic: "frontier.inbox" as const, key: keys.crawl(crawlId), value })));
-  deps.log.info({ crawlId, urls: urls.length }, "URLs appended to a batch scrape");
+  deps.log.info({ crawlId, urls: urls.length, ...(credits ? { credits } : {}) }, "URLs appended to a batch scrape");
 }

@@ -12,7 +12,8 @@ import { CreditReservations, UNLIMITED, withCreditCap, type Reservation } from "
 
 /**
  * The longest admit() holds a monitor check's budget: until its crawl record is in the store (which then holds it),
- * or this long when the record never comes (the submit failed).
+ * or this long when the record never comes (the submit failed); and the longest an append's credits are held until
+ * the batch's record shows its budget raised by them.
  */
 const BUDGET_HANDOVER_MS = 60_000;
 
@@ -34,7 +35,10 @@ export class TeamAccess {
   private readonly auth: AuthStore;
   private readonly cacheTtlMs: number;
   private readonly now: () => number;
-  /** CREDIT_BUDGET_PER_PAGE: a crawl's or batch's budget is at most this many credits per page of its `limit`. */
+  /**
+   * CREDIT_BUDGET_PER_PAGE: a crawl's or batch's budget is at most this many credits per page of its `limit` (a
+   * batch's: its URLs), and an append's at most this many per URL.
+   */
   private readonly budgetPerPage: number;
   private teams: { list: TeamRow[]; until: number } = { list: [], until: 0 };
 
@@ -64,18 +68,28 @@ export class TeamAccess {
   }
 
   remaining(teamId: string): Promise<number> {
-    return this.teamList(teamId).then((teams) => remainingCredits({ store: this.store, auth: this.auth }, teamId, teams, (crawls) => this.handedOver(crawls)));
+    return this.teamList(teamId).then((teams) => remainingCredits({ store: this.store, auth: this.auth }, teamId, teams, (crawls, budgets) => this.handedOver(crawls, budgets)));
   }
 
   /** Budgets admit() holds for crawls not yet in the store, by crawl id. */
   private readonly handovers = new Map<string, Reservation>();
+  /** Credits of appends held until their batch's record has a budget of at least `atLeast` (appended()). */
+  private readonly appends = new Set<{ crawlId: string; atLeast: number; held: Reservation }>();
 
-  /** Drops the holds of crawls whose records are in the store now (they hold their budgets themselves). */
-  private handedOver(stored: ReadonlySet<string>): void {
+  /**
+   * Drops the holds of crawls whose records are in the store now (they hold their budgets themselves), and those of
+   * appends whose batch's record holds them (its budget raised) or that ended (its use is counted, nothing more).
+   */
+  private handedOver(stored: ReadonlySet<string>, budgets: ReadonlyMap<string, number>): void {
     for (const [id, held] of this.handovers) {
       if (!stored.has(id)) continue;
       this.handovers.delete(id);
       held.release();
+    }
+    for (const a of this.appends) {
+      if ((budgets.get(a.crawlId) ?? Infinity) < a.atLeast) continue;
+      this.appends.delete(a);
+      a.held.release();
     }
   }
 
@@ -115,16 +129,42 @@ export class TeamAccess {
 
   /**
    * A crawl's or batch's credits (at least `required`: 1 for a crawl, one per URL for a batch): its `limit` is lowered
-   * to the credits left (the anchor's rule), and the credits left (for a crawl, up to CREDIT_BUDGET_PER_PAGE per page
-   * of that limit, so that a small crawl does not hold a large balance from the team's other jobs) become its budget (`maxCredits`: the frontier bills it no more;
+   * to the credits left (the anchor's rule), and the credits left, up to CREDIT_BUDGET_PER_PAGE per page of that limit
+   * (a batch's limit is its URLs), so that a small job does not hold a large balance from the team's other jobs,
+   * become its budget (`maxCredits`: the frontier bills it no more;
    * `pdf.creditPages`: a PDF is parsed up to there). The reservation holds them until the crawl record, which then
    * holds them while the crawl runs, is written: settle it after the submit (and on every path).
    */
   async admitJob(teamId: string, options: CrawlOptions, required = 1): Promise<Reservation> {
-    // a batch keeps every credit left as its budget: URLs appended to it later are billed within that budget
-    const held = await this.reserve(teamId, required, options.kind === "batch" ? Infinity : options.limit * this.budgetPerPage);
+    const held = await this.reserve(teamId, required, options.limit * this.budgetPerPage);
     if (held.credits !== Infinity) Object.assign(options, withCreditCap(options, held.credits), { limit: Math.min(options.limit, held.credits), maxCredits: held.credits });
     return held;
+  }
+
+  /**
+   * The credits of `urls` URLs appended to a running batch: at least 1 each (CreditsError when fewer are left), up to
+   * CREDIT_BUDGET_PER_PAGE each, at most what is left; held until appended() hands them over to the batch's budget
+   * (settle or release them when the append fails before that).
+   */
+  appendBudget(teamId: string, urls: number): Promise<Reservation> {
+    return this.reserve(teamId, urls, urls * this.budgetPerPage);
+  }
+
+  /**
+   * An append's credits were sent to the frontier, which raises the batch's budget by them: they are held until the
+   * batch's record has a budget of at least `atLeast` (its budget when the append was admitted plus them; above the
+   * raises of this process's appends to it still held, which the frontier may apply first) or the batch ended, at
+   * most BUDGET_HANDOVER_MS.
+   */
+  appended(crawlId: string, held: Reservation, atLeast: number): void {
+    if (held.credits === Infinity) return;
+    for (const a of this.appends) if (a.crawlId === crawlId) atLeast = Math.max(atLeast, a.atLeast + held.credits);
+    const entry = { crawlId, atLeast, held };
+    this.appends.add(entry);
+    setTimeout(() => {
+      this.appends.delete(entry);
+      held.release();
+    }, BUDGET_HANDOVER_MS).unref();
   }
 
   /**

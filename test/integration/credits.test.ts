@@ -1,6 +1,7 @@
 // Credits cannot be overdrawn (issue 50, finding 6), authentication on, in both modes: a PDF is parsed up to the
-// pages the team's credits pay for (uploads, scrapes, crawls), concurrent jobs cannot spend the same credits, and a
-// failed job gives its reservation back.
+// pages the team's credits pay for (uploads, scrapes, crawls), concurrent jobs cannot spend the same credits, a
+// failed job gives its reservation back, a batch holds a budget of up to CREDIT_BUDGET_PER_PAGE a URL (not every credit
+// left), and URLs appended to it are billed within a budget raised by their own credits.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,13 +9,33 @@ import { makePdf } from "../fixtures/pdf.ts";
 import { MODES, startTrawl, type Instance } from "./harness.ts";
 
 const THREE_PAGES = makePdf(["Page one", "Page two", "Page three"]);
+const TEN_PAGES = makePdf(Array.from({ length: 10 }, (_, i) => `Page ${i + 1}`));
 
-/** A site: an HTML page, a three-page PDF, and /docs/ linking two of them. */
+/** Answers of /hold pages kept until release() (a batch or crawl of them runs until then). */
+const holds = { on: false, waiting: [] as (() => void)[] };
+function hold(): void {
+  holds.on = true;
+}
+function release(): void {
+  holds.on = false;
+  for (const answer of holds.waiting.splice(0)) answer();
+}
+let unique = 0;
+/** A URL of `path` no cache has seen. */
+const fresh = (origin: string, path: string) => `${origin}${path}${path.includes("?") ? "&" : "?"}u=${Date.now()}-${unique++}`;
+
+/** A site: an HTML page, a three-page PDF, a ten-page one (/ten.pdf), /docs/ linking two PDFs, and held pages (/hold). */
 async function pdfSite(): Promise<{ origin: string; server: Server }> {
   const server = createServer((req, res) => {
-    if (req.url === "/docs/") res.writeHead(200, { "content-type": "text/html" }).end('<html><body><h1>Docs</h1><a href="a.pdf">a</a> <a href="b.pdf">b</a></body></html>');
+    const path = req.url?.split("?")[0];
+    if (path === "/hold") {
+      const answer = () => res.writeHead(200, { "content-type": "text/html" }).end("<html><body><h1>Held</h1><p>Answered at last.</p></body></html>");
+      if (holds.on) holds.waiting.push(answer);
+      else answer();
+    } else if (path === "/ten.pdf") res.writeHead(200, { "content-type": "application/pdf" }).end(TEN_PAGES);
+    else if (req.url === "/docs/") res.writeHead(200, { "content-type": "text/html" }).end('<html><body><h1>Docs</h1><a href="a.pdf">a</a> <a href="b.pdf">b</a></body></html>');
     else if (req.url?.endsWith(".pdf")) res.writeHead(200, { "content-type": "application/pdf" }).end(THREE_PAGES);
-    else if (req.url === "/page.html") res.writeHead(200, { "content-type": "text/html" }).end("<html><body><h1>A page</h1><p>Some text.</p></body></html>");
+    else if (path === "/page.html") res.writeHead(200, { "content-type": "text/html" }).end("<html><body><h1>A page</h1><p>Some text.</p></body></html>");
     else res.writeHead(404).end();
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
@@ -29,6 +50,7 @@ describe.each(MODES)("credits with authentication on (%s)", (mode) => {
     [site, trawl] = await Promise.all([pdfSite(), startTrawl({ mode, useDbAuthentication: true })]);
   });
   afterAll(async () => {
+    release();
     await trawl?.stop();
     await new Promise((r) => site?.server.close(r));
   });
@@ -142,5 +164,55 @@ describe.each(MODES)("credits with authentication on (%s)", (mode) => {
     expect(batch.status, JSON.stringify(batch.body)).toBe(200);
     const done = await crawlEnd(key, batch.body.id, "batch/scrape");
     expect(done).toMatchObject({ status: "completed", creditsUsed: 2 });
+  });
+
+  it("budgets a batch at 10 credits a URL: a 2-URL batch on 1,000 credits leaves 980 to the team's other jobs", async () => {
+    const key = await team(1000);
+    hold();
+    try {
+      const batch = await call("POST", "/v2/batch/scrape", key, { urls: [fresh(site.origin, "/hold"), fresh(site.origin, "/hold")] });
+      expect(batch.status, JSON.stringify(batch.body)).toBe(200);
+      // while it runs: 980 left, not 981 (a batch needs 1 credit a URL; refused, nothing runs), nor none
+      const over = await call("POST", "/v2/batch/scrape", key, { urls: Array.from({ length: 981 }, (_, i) => `${site.origin}/p${i}.html`) });
+      expect(over.status, JSON.stringify(over.body)).toBe(402);
+      const scrape = await call("POST", "/v2/scrape", key, { url: fresh(site.origin, "/page.html") });
+      expect(scrape.status, JSON.stringify(scrape.body)).toBe(200);
+      // 979 left: a crawl with limit 97 holds 970 of them, and a scrape still has some
+      const crawl = await call("POST", "/v2/crawl", key, { url: fresh(site.origin, "/hold"), limit: 97, sitemap: "skip" });
+      expect(crawl.status, JSON.stringify(crawl.body)).toBe(200);
+      expect((await call("POST", "/v2/scrape", key, { url: fresh(site.origin, "/page.html") })).status).toBe(200);
+      release();
+      expect(await crawlEnd(key, batch.body.id, "batch/scrape")).toMatchObject({ status: "completed", completed: 2, creditsUsed: 2 });
+      expect(await crawlEnd(key, crawl.body.id)).toMatchObject({ status: "completed", creditsUsed: 1 });
+      expect(await used(key)).toBe(5);
+    } finally {
+      release();
+    }
+  });
+
+  it("bills URLs appended to a running batch within its budget raised by their credits, never above the balance", async () => {
+    // 1,000 credits: the batch's 20 raised by 30 for 3 URLs; 25: raised by the 5 left, and billed no more
+    for (const [credits, billed] of [[1000, 2 + 3 * 10], [25, 25]] as const) {
+      const key = await team(credits);
+      hold();
+      try {
+        const batch = await call("POST", "/v2/batch/scrape", key, { urls: [fresh(site.origin, "/hold"), fresh(site.origin, "/hold")] });
+        expect(batch.status, JSON.stringify(batch.body)).toBe(200);
+        const id = batch.body.id as string;
+        const pdfs = [0, 1, 2].map(() => fresh(site.origin, "/ten.pdf"));
+        const append = await call("POST", "/v2/batch/scrape", key, { urls: pdfs, appendToId: id });
+        expect(append.status, JSON.stringify(append.body)).toBe(200);
+        expect(append.body.id).toBe(id);
+        // the held pages answer once the appended URLs are in the batch (else it could end without them)
+        for (let i = 0; i < 600 && (await call("GET", `/v2/batch/scrape/${id}`, key)).body.total < 5; i++) await new Promise((r) => setTimeout(r, 100));
+        release();
+        // 2 held pages (1 each) and 3 PDFs of 10 pages (1 a page): 32, over the batch's first budget of 20
+        expect(await crawlEnd(key, id, "batch/scrape")).toMatchObject({ status: "completed", completed: 5, creditsUsed: billed });
+        expect(await used(key)).toBe(billed);
+        expect(billed).toBeLessThanOrEqual(credits);
+      } finally {
+        release();
+      }
+    }
   });
 });
