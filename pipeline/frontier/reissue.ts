@@ -10,7 +10,7 @@
 // Why per crawl and not per URL: a URL legitimately waits in a queue for as long as the work ahead of it takes (a
 // crawl of 100,000 pages queues them all at once), which no per-URL bound can tell from a loss; a crawl whose other
 // pages keep completing is not stalled, and its lost URL is sent again once the rest is done and the bound passed.
-import { Partitioners, type PartitionMetadata } from "kafkajs";
+import { javaPartition } from "../runtime/java-partitioner.ts";
 import type { CrawlOptions } from "../../schemas/index.ts";
 import type { CrawlState } from "./reducer.ts";
 
@@ -64,18 +64,12 @@ export function reissueDue(state: CrawlState, now: number, limits: StageLimits):
   return now - state.progressAt >= reissueWaitMs(reissueAfterMs(limits, state.options), state.reissues);
 }
 
-const partitioner = Partitioners.DefaultPartitioner();
-/** One partition list per partition count, as the producer's metadata has it. */
-const metadataOf = new Map<number, PartitionMetadata[]>();
-
 /**
  * The frontier.inbox partition of messages keyed `key` on Kafka when the topic has `partitions`: what the producer's
- * partitioner (kafkajs' default, murmur2 of the key as the Java client; kafkajs-acked-send.ts) chooses.
+ * partitioner chooses (the Java client's murmur2, java-partitioner.ts).
  */
 export function kafkaPartitionOf(key: string, partitions: number): number {
-  let partitionMetadata = metadataOf.get(partitions);
-  if (!partitionMetadata) metadataOf.set(partitions, (partitionMetadata = Array.from({ length: partitions }, (_, partitionId) => ({ partitionErrorCode: 0, partitionId, leader: 0, replicas: [0], isr: [0] }))));
-  return partitioner({ topic: "frontier.inbox", partitionMetadata, message: { key, value: null } });
+  return javaPartition(key, partitions);
 }
 
 /** Distinct keys seen on the partition kafkaPartitionOf gives them before KAFKA_PARTITIONS is trusted as the topic's count. */
