@@ -14,6 +14,8 @@ interface Bench {
   /** one readable cell for the table (default: every field) */
   summary?: (r: Record<string, unknown>) => string;
   targets?: (r: Record<string, unknown>, all: Record<string, Record<string, unknown>>) => string[];
+  /** results file name after the date (default: the bench's name) */
+  file?: string;
 }
 
 const script = (file: string, ...args: string[]) => scriptWith({}, file, ...args);
@@ -124,6 +126,52 @@ function e2eSummary(r: Record<string, unknown>): string {
     return `crawl ${i + 1}: ${x.pages} pages, ${x.pagesPerSecond} pages/s, first page ${x.firstPageMs} ms, status p50 ${x.statusP50Ms} / p99 ${x.statusP99Ms} ms, CPU ms/page ${cpu}`;
   });
   return [`ready ${r.readyMs} ms; peak RSS MB ${JSON.stringify(r.peakRssMB)}`, ...crawls].join("<br>");
+}
+
+/** Issue 48's scale run: BENCH_SCALE_PAGES pages (1,000,000) over BENCH_SCALE_HOSTS hosts (1,000), 200 status readers. */
+const scalePages = Number(process.env.BENCH_SCALE_PAGES ?? 1_000_000);
+const scaleHosts = Number(process.env.BENCH_SCALE_HOSTS ?? 1_000);
+const scaleFile = (mode: string) => (scalePages === 1_000_000 && scaleHosts === 1_000 ? `scale1m${mode}` : `scale1m${mode}-${scalePages}x${scaleHosts}`);
+const scaleRun = (mode: "embedded" | "cluster") => script("e2e.ts", mode, `hosts:${scalePages}:${scaleHosts}`, "-", "-", "1", "200");
+
+interface Tenth { upTo: string; pagesPerSecond: number; cpuMsPerPage: Record<string, number>; rssMB: Record<string, number>; statusP99Ms?: number }
+interface Paging { p50Ms: number; maxMs: number; pages: number }
+
+function scaleSummary(r: Record<string, unknown>): string {
+  const tenths = (r.byTenth as Tenth[] | undefined) ?? [];
+  const paging = r.paging as { statusNext: Paging; urls: Paging } | undefined;
+  const cpu = Object.entries(r.cpuMsPerPage as Record<string, number>).map(([k, v]) => `${k} ${v}`).join(", ");
+  const rss = (k: string) => JSON.stringify(r[k]);
+  return [
+    `${r.mode}: ${r.pages} of ${r.crawlLimit} pages (${r.status}), ${r.seconds} s, ${r.pagesPerSecond} pages/s; CPU ms/page ${cpu}`,
+    `pages/s by tenth: ${tenths.map((t) => t.pagesPerSecond).join(" / ")} (first tenth after the 1 % warm-up ${(r.firstTenthAfterWarmup as { pagesPerSecond: number } | undefined)?.pagesPerSecond})`,
+    `trawl CPU ms/page by tenth: ${tenths.map((t) => t.cpuMsPerPage.trawl).join(" / ")}; status p99 by tenth: ${tenths.map((t) => t.statusP99Ms).join(" / ")} ms`,
+    `RSS MB at 10 % ${rss("rssMBAt10pct")}, 50 % ${rss("rssMBAt50pct")}, 100 % ${rss("rssMBAt100pct")}; peak ${rss("peakRssMB")}`,
+    `status (200 readers) p50 ${r.statusP50Ms} / p99 ${r.statusP99Ms} ms over ${r.statusReads} reads`,
+    paging ? `at the end: status next paging p50 ${paging.statusNext.p50Ms} / max ${paging.statusNext.maxMs} ms (${paging.statusNext.pages} pages), /urls p50 ${paging.urls.p50Ms} / max ${paging.urls.maxMs} ms (${paging.urls.pages} pages)` : "",
+  ].join("<br>");
+}
+
+/** Issue 48's goals for one mode's scale run. */
+function scaleTargets(r: Record<string, unknown>): string[] {
+  const at = (k: string) => (r[k] as Record<string, number> | undefined) ?? {};
+  const rss = Object.keys(at("rssMBAt10pct")).map((p) => {
+    const a = Number(at("rssMBAt10pct")[p]);
+    const b = Number(at("rssMBAt100pct")[p]);
+    return met(b <= 1.2 * a, `${r.mode} ${p} RSS at 100 % <= 1.2x at 10 % (${a} -> ${b} MB = ${(b / a).toFixed(2)}x)`);
+  });
+  const tenths = (r.byTenth as Tenth[] | undefined) ?? [];
+  const first = Number((r.firstTenthAfterWarmup as { pagesPerSecond: number } | undefined)?.pagesPerSecond);
+  const last = Number(tenths.at(-1)?.pagesPerSecond);
+  const paging = r.paging as { statusNext: Paging; urls: Paging } | undefined;
+  return [
+    met(r.pages === r.crawlLimit && r.status === "completed", `${r.mode} crawl completed with every page (${r.pages} of ${r.crawlLimit}, ${r.status})`),
+    ...rss,
+    met(tenths.length === 10 && last >= 0.9 * first, `${r.mode} last tenth >= 90 % of the first after warm-up (${last} vs ${first} pages/s = ${(last / first).toFixed(2)})`),
+    met(Number(r.statusP99Ms) < 50, `${r.mode} status p99 < 50 ms with 200 readers (${r.statusP99Ms} ms)`),
+    met(!!paging && paging.statusNext.maxMs < 100, `${r.mode} next paging of the status < 100 ms per page at the end (max ${paging?.statusNext.maxMs} ms)`),
+    met(!!paging && paging.urls.maxMs < 100, `${r.mode} GET /v2/crawl/:id/urls < 100 ms per page at the end (max ${paging?.urls.maxMs} ms)`),
+  ];
 }
 
 const benches: Record<string, Bench> = {
@@ -292,6 +340,31 @@ const benches: Record<string, Bench> = {
     run: script("e2e.ts", "cluster", "synthetic:100000"),
     targets: (r) => rssFlat(r),
   },
+  "scale1m-embedded": {
+    describe: `issue 48: embedded mode, ${scalePages.toLocaleString("en")} pages over ${scaleHosts.toLocaleString("en")} hosts (BENCH_SCALE_PAGES, BENCH_SCALE_HOSTS), one start page linking every host, allowSubdomains, defaults, 200 status readers: pages/s, CPU and RSS per tenth, paging at the end`,
+    run: scaleRun("embedded"),
+    summary: scaleSummary,
+    targets: scaleTargets,
+    file: scaleFile("-embedded"),
+  },
+  "scale1m-cluster": {
+    describe: `issue 48: cluster mode (every role in one process, on its own Kafka + ClickHouse), ${scalePages.toLocaleString("en")} pages over ${scaleHosts.toLocaleString("en")} hosts, as scale1m-embedded`,
+    run: scaleRun("cluster"),
+    summary: scaleSummary,
+    targets: scaleTargets,
+    file: scaleFile("-cluster"),
+  },
+  scale1m: {
+    describe: `issue 48: scale1m-embedded then scale1m-cluster (${scalePages.toLocaleString("en")} pages over ${scaleHosts.toLocaleString("en")} hosts)`,
+    run: () => {
+      const embedded = scaleRun("embedded")();
+      settle();
+      return { embedded, cluster: scaleRun("cluster")() };
+    },
+    summary: (r) => [scaleSummary(r.embedded as Record<string, unknown>), scaleSummary(r.cluster as Record<string, unknown>)].join("<br>"),
+    targets: (r) => [...scaleTargets(r.embedded as Record<string, unknown>), ...scaleTargets(r.cluster as Record<string, unknown>)],
+    file: scaleFile(""),
+  },
   "map-search": {
     describe: "POST /v2/map on the PostgreSQL manual's ~1,170-URL sitemap; search index: ClickHouse query + BM25 vs embedded scan vs in-memory index, 10,000 docs",
     run: script("map-search.ts"),
@@ -321,13 +394,14 @@ const rows: string[] = [];
 for (const name of wanted) {
   const b = benches[name];
   if (!b) throw new Error(`unknown benchmark ${name}; known: ${Object.keys(benches).join(", ")}`);
-  const saved = fromDate ? (JSON.parse(readFileSync(join(here, "results", `${fromDate}-${name}.json`), "utf8")) as { result: Record<string, unknown> }) : null;
+  const file = b.file ?? name;
+  const saved = fromDate ? (JSON.parse(readFileSync(join(here, "results", `${fromDate}-${file}.json`), "utf8")) as { result: Record<string, unknown> }) : null;
   const settled = saved ? null : settle();
   const result = saved ? saved.result : b.run();
   results[name] = result;
   const targets = b.targets?.(result, results) ?? [];
   const record = { name, describe: b.describe, date: new Date().toISOString(), commit, cores: cpus().length, node: process.version, settled, result, targets };
-  if (!saved) writeFileSync(join(here, "results", `${date}-${name}.json`), JSON.stringify(record, null, 2) + "\n");
+  if (!saved) writeFileSync(join(here, "results", `${date}-${file}.json`), JSON.stringify(record, null, 2) + "\n");
   const flat = b.summary?.(result) ?? Object.entries(result).map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`).join(", ");
   rows.push(`| ${name} | ${b.describe} | ${flat} | ${targets.join("; ")} |`);
   console.error(`done: ${name}`);
