@@ -670,6 +670,9 @@ export interface PageFreshness {
  */
 export interface CrawlRequest {
   url: string;
+  /**
+   * Most pages crawled (default DEFAULT_CRAWL_LIMIT, 10,000). At most the server's CRAWL_MAX_PAGES (default 100,000,000): a larger limit is refused with 400 BAD_REQUEST naming the maximum. With API keys on, also lowered to the team's credits left.
+   */
   limit?: number;
   crawlEntireDomain?: boolean;
   allowSubdomains?: boolean;
