@@ -11,7 +11,8 @@ import type { CancelCache } from "../store/cancel-cache.ts";
 import { crawlUrlKey } from "../url/normalize-url.ts";
 import { inScope } from "../url/scope.ts";
 import type { Fetcher } from "./fetcher.ts";
-import type { Politeness } from "./politeness.ts";
+import { GateWaitAborted, type Politeness } from "./politeness.ts";
+import { politenessKey, type PolitenessScope } from "../url/politeness-key.ts";
 import type { Answer, HostLimits } from "./host-limit.ts";
 import type { RobotsCache } from "./robots.ts";
 import type { LoadGuard } from "./load-guard.ts";
@@ -52,6 +53,10 @@ export interface FetchRenderDeps {
   metrics?: Metrics;
   /** change tracking: the previous snapshot of a page gives the validators of a conditional fetch */
   snapshots?: SnapshotStore;
+  /** POLITENESS_SCOPE: what shares one politeness, host (default) or registrable domain; fetch.tasks is keyed by it */
+  politenessScope?: PolitenessScope;
+  /** HOST_WAIT_MAX_MS: a task that waited this long for its host's turn goes back to the end of fetch.tasks (default 60 s) */
+  hostWaitMaxMs?: number;
 }
 
 interface Batch {
@@ -90,19 +95,30 @@ export function sitemapLinks(task: FetchTask, urls: string[]): Emission[] {
   return out;
 }
 
+/**
+ * Keyed mode, a lane per task: the tasks of a partition (up to `held`: FETCH_TASKS_HELD) wait for their host's turn
+ * side by side (politeness.ts), each one produced and done on its own, so a slow or paused host holds only its own
+ * tasks and the partition's other hosts go on; the offset commit waits for the oldest task not done. How many fetch at
+ * once in the process is the load guard's (FETCH_CONCURRENCY). The task's key is not read: a task keyed crawl + host
+ * (before fetch.tasks was keyed by host) is handled alike.
+ */
 export class FetchRenderProcessor extends DeclaredProcessor implements Processor<FetchTask, Batch> {
-  readonly mode = "parallel" as const;
+  readonly mode = "keyed" as const;
   readonly concurrency: number;
   private readonly deps: FetchRenderDeps;
   private readonly log: Logger;
   /** fetch attempts behind a page's failure, for its PageFailed */
   private readonly attempts = new WeakMap<object, number>();
 
-  constructor(deps: FetchRenderDeps, concurrency: number) {
+  constructor(deps: FetchRenderDeps, held: number) {
     super("fetch-render");
     this.deps = deps;
-    this.concurrency = concurrency;
+    this.concurrency = held;
     this.log = deps.log.child({ component: "fetch-render" });
+  }
+
+  lane(msg: Consumed<FetchTask>): string {
+    return msg.offset;
   }
 
   createBatch(): Batch {
@@ -119,7 +135,20 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
       this.log.debug({ crawlId: task.crawlId, urlKey: task.urlKey }, "crawl cancelled: fetch dropped");
       return [];
     }
-    return task.kind === "discover" ? this.discover(task) : this.fetchPage(task);
+    if (task.kind === "discover") return this.discover(task);
+    try {
+      return await this.fetchPage(task);
+    } catch (err) {
+      if (!(err instanceof GateWaitAborted)) throw err;
+      // waited HOST_WAIT_MAX_MS for its host (slow, paused, or with many pages ahead): back to the end of the topic,
+      // under the host's key, so that this partition's offsets move on; it meets its host's turn again later
+      this.log.debug({ crawlId: task.crawlId, urlKey: task.urlKey, host: this.politenessOf(task.url) }, "fetch task sent back: its host's turn did not come");
+      return [{ topic: "fetch.tasks", key: keys.politeness(this.politenessOf(task.url)), value: task }];
+    }
+  }
+
+  private politenessOf(url: string): string {
+    return politenessKey(url, this.deps.politenessScope);
   }
 
   private userAgent(task: FetchTask): string {
@@ -169,7 +198,8 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
       return [this.toRender(task, needs, true)];
     }
     const timeoutMs = task.options.timeoutMs ?? deps.defaultTimeoutMs;
-    const host = new URL(task.url).host;
+    // the host (or registrable domain) whose politeness every crawl of it shares: this process is its only fetcher
+    const host = this.politenessOf(task.url);
     const crawlSerial = task.options.delayMs !== undefined && task.options.delayMs > 0;
     const hostKey = `host:${host}`;
     // the host's adaptive limit; a Crawl-delay means one fetch at a time that far apart; the crawl's own gate
@@ -183,6 +213,8 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     const conditional = conditionalHeaders(previous);
     const headers = Object.keys(conditional).length ? { ...task.options.headers, ...conditional } : task.options.headers;
     let tries = 0;
+    // a task that has not been fetched yet gives up its wait for the host's turn after HOST_WAIT_MAX_MS (sent back)
+    const giveUp = AbortSignal.timeout(deps.hostWaitMaxMs ?? 60_000);
     const fetchOnce = async () => {
       tries++;
       // each attempt runs in a slot of the load guard (waits for the host, a Retry-After or a retry's backoff hold none)
@@ -203,7 +235,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
       }
     };
     const fetchWithRetries = () => retry(
-      () => deps.politeness.run(rules, fetchOnce),
+      () => deps.politeness.run(rules, fetchOnce, { turn: task.crawlId, ...(tries === 0 ? { signal: giveUp } : {}) }),
       {
         retries: deps.retries,
         initialMs: 500,
@@ -221,6 +253,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
       { url: task.url, headers: task.options.headers, maxAgeMs: task.options.maxAgeMs, storeInCache: task.options.storeInCache, minAgeMs: task.options.minAgeMs, lockdown: task.options.lockdown },
       fetchWithRetries,
     ).catch((err: unknown) => {
+      if (err instanceof GateWaitAborted) throw err;
       deps.metrics?.fetchSeconds.observe({ outcome: errorCode(err) }, seconds());
       if (tries > 0 && typeof err === "object" && err !== null) this.attempts.set(err, task.attempt + tries);
       throw err;
@@ -270,9 +303,9 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     return [{ topic: "pages.fetched", key: keys.crawlUrl(task.crawlId, task.urlKey), value: page }];
   }
 
-  /** The page goes to the render role, keyed like its fetch task (per-host order). */
+  /** The page goes to the render role, keyed like its fetch task (by host: one owner per host). */
   private toRender(task: FetchTask, reason: string, required: boolean, document?: RenderTask["document"]): Emission {
-    return { topic: "render.tasks", key: keys.crawlHost(task.crawlId, task.url), value: { task, reason, required, ...(document ? { document } : {}) } satisfies RenderTask };
+    return { topic: "render.tasks", key: keys.politeness(this.politenessOf(task.url)), value: { task, reason, required, ...(document ? { document } : {}) } satisfies RenderTask };
   }
 
   onPageFailure(msg: Consumed<FetchTask>, err: unknown): Emission[] {

@@ -2,7 +2,7 @@
 // Order per batch: produce the fetch tasks and other phase-0 emissions (acked), persist URL states and crawl records,
 // produce the terminal events (phase 1), then commit. A crash in between replays the batch: the reducer re-emits
 // (harmless duplicates, dropped downstream), and a replayed message that ended a crawl announces the end again.
-import type { CrawlEvent, FrontierInboxMessage, TeamAdmissionMessage } from "../../schemas/index.ts";
+import type { CrawlEvent, FetchTask, FrontierInboxMessage, TeamAdmissionMessage } from "../../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Metrics } from "../runtime/metrics.ts";
@@ -16,6 +16,7 @@ import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 import { InboxOwnership, reissueAfterMs, reissueDue, type StageLimits } from "./reissue.ts";
 import type { SnapshotStore } from "../store/snapshot-store.ts";
 import { crawlUrlKey } from "../url/normalize-url.ts";
+import { politenessKey } from "../url/politeness-key.ts";
 import { changeRecord } from "../store/change-feed.ts";
 import { URL_LOG_MAX } from "./url-log.ts";
 
@@ -49,7 +50,7 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
   private readonly log: Logger;
   private readonly metrics: Metrics | undefined;
   /** The stages' time limits the reissue bound is derived from (reissue.ts); absent: nothing is reissued. */
-  private readonly limits: StageLimits | undefined;
+  private readonly limits: (StageLimits & { politenessScope?: string }) | undefined;
   /** Crawls whose reissue was asked for (ResumeRequested produced, not handled yet), with when. */
   private readonly asked = new Map<string, number>();
   /** Running crawls found in the store but in no frontier's memory, whose reissue was asked for, with when. */
@@ -64,7 +65,7 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
    * metrics: crawls started, ended by status, credits of ended crawls; snapshots: change tracking's history;
    * urlLogMax: CRAWL_URL_LOG_MAX; limits.topicPartitions: KAFKA_PARTITIONS (the config is passed as limits)
    */
-  constructor(deps: { store: CrawlStore; clock: Clock; log: Logger; metrics?: Metrics; limits?: StageLimits & { topicPartitions?: number }; snapshots?: SnapshotStore; urlLogMax?: number }) {
+  constructor(deps: { store: CrawlStore; clock: Clock; log: Logger; metrics?: Metrics; limits?: StageLimits & { topicPartitions?: number; politenessScope?: string }; snapshots?: SnapshotStore; urlLogMax?: number }) {
     super("frontier");
     this.inbox = new InboxOwnership(deps.limits?.topicPartitions ?? 0);
     this.urlLogMax = deps.urlLogMax ?? URL_LOG_MAX;
@@ -88,6 +89,13 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
   }
 
   async handle(msg: Consumed<FrontierInboxMessage>, batch: Batch): Promise<Emission[]> {
+    const out = await this.handleEvent(msg, batch);
+    // the reducer keys fetch tasks by host; POLITENESS_SCOPE=domain keys them by registrable domain
+    if (this.limits?.politenessScope !== "domain") return out;
+    return out.map((e) => (e.topic === "fetch.tasks" ? { ...e, key: keys.politeness(politenessKey((e.value as FetchTask).url, "domain")) } : e));
+  }
+
+  private async handleEvent(msg: Consumed<FrontierInboxMessage>, batch: Batch): Promise<Emission[]> {
     if (this.inbox.seen(msg.key, msg.partition)) this.log.warn({ partition: msg.partition }, "frontier.inbox does not have KAFKA_PARTITIONS partitions (an existing topic keeps its own): the orphan scan looks at every crawl");
     let event = msg.value;
     let state = this.states.get(event.crawlId) ?? null;

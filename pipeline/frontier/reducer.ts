@@ -8,6 +8,7 @@ import { keys } from "../topology.ts";
 import type { CrawlRecord, CrawlStatus, ErrorRow, UrlRow, UrlState } from "../store/crawl-store.ts";
 import { URL_STATE } from "../store/crawl-store.ts";
 import { crawlUrlKey, resolveLink } from "../url/normalize-url.ts";
+import { politenessKey } from "../url/politeness-key.ts";
 import { FROM_SITEMAP } from "../store/url-reason.ts";
 import { failureReason, linkSkip, newUrlLog, noteDuplicate, noteQueued, noteSkip, restoreUrlLog, scopeSkip, URL_LOG_MAX, type UrlLog } from "./url-log.ts";
 import { TEAM_BYPASS } from "../runtime/constants.ts";
@@ -128,7 +129,8 @@ function setUrl(state: CrawlState, step: Step, key: string, s: UrlState, depth: 
 
 function fetchTask(state: CrawlState, url: string, urlKey: string, depth: number, kind: "page" | "discover"): Emission {
   const task: FetchTask = { crawlId: state.crawlId, teamId: teamOf(state), url, urlKey, depth, attempt: 0, options: state.options, kind, startUrl: state.startUrl };
-  return { topic: "fetch.tasks", key: keys.crawlHost(state.crawlId, url), value: task };
+  // keyed by host: one fetch-render replica owns a host for every crawl (POLITENESS_SCOPE=domain: frontier.ts re-keys)
+  return { topic: "fetch.tasks", key: keys.politeness(politenessKey(url)), value: task };
 }
 
 function enqueue(state: CrawlState, step: Step, url: string, depth: number, from: string, listMax = URL_LOG_MAX): void {
