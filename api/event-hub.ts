@@ -3,6 +3,8 @@
 import type { CrawlEvent } from "../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../pipeline/runtime/bus.ts";
 import { DeclaredProcessor } from "../pipeline/runtime/declared-processor.ts";
+import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
+import { needsStoredDocument, withStoredDocument } from "../pipeline/store/page-event-document.ts";
 
 type Listener = (e: CrawlEvent) => void;
 
@@ -46,10 +48,13 @@ export class ApiEventsProcessor extends DeclaredProcessor implements Processor<C
   readonly mode = "ordered" as const;
   readonly concurrency = 1;
   private readonly hub: EventHub;
+  private readonly store: CrawlStore | undefined;
 
-  constructor(hub: EventHub) {
+  /** store: where a page event without its document (CRAWL_EVENTS_DOCUMENT=false) finds it for this process's watchers */
+  constructor(hub: EventHub, store?: CrawlStore) {
     super("api-events");
     this.hub = hub;
+    this.store = store;
   }
 
   createBatch(): void {}
@@ -65,7 +70,10 @@ export class ApiEventsProcessor extends DeclaredProcessor implements Processor<C
   }
 
   async handle(msg: Consumed<CrawlEvent>): Promise<Emission[]> {
-    this.hub.publish(msg.value);
+    const e = msg.value;
+    // watchers send a document frame per page: a page event without its document gets the stored one
+    const event = this.store && needsStoredDocument(e) && this.hub.watched(e.crawlId) ? await withStoredDocument(this.store, e) : e;
+    this.hub.publish(event ?? e);
     return [];
   }
 }

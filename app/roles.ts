@@ -235,7 +235,7 @@ export async function startExtractJson(w: Wiring): Promise<void> {
 
 export async function startSink(w: Wiring): Promise<void> {
   const { infra, clock, log } = w;
-  w.runners.push(await infra.run(new SinkProcessor({ store: infra.store, cancels: new CancelCache(infra.store, 0, clock.now), clock, log, metrics: w.metrics, snapshots: infra.snapshots })));
+  w.runners.push(await infra.run(new SinkProcessor({ store: infra.store, cancels: new CancelCache(infra.store, 0, clock.now), clock, log, metrics: w.metrics, snapshots: infra.snapshots, eventDocument: w.config.crawlEventsDocument })));
 }
 
 export async function startWebhookEmit(w: Wiring): Promise<void> {
@@ -266,7 +266,7 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
   hub.onEvent((e) => {
     if (e.type !== "crawl.page" && e.type !== "crawl.started") statusCache.invalidate(e.crawlId); // it ended: no stale "scraping"
   });
-  w.runners.push(await infra.run(new ApiEventsProcessor(hub)));
+  w.runners.push(await infra.run(new ApiEventsProcessor(hub, infra.store)));
   const access = config.useDbAuthentication ? new TeamAccess({
     store: infra.store, auth: infra.auth, cacheTtlMs: config.authCacheTtlMs, now: () => clock.now(),
     hashConcurrency: config.authHashConcurrency, failureLimit: config.authFailureLimit, failureWindowMs: config.authFailureWindowMs,

@@ -388,6 +388,10 @@ export interface CrawlEvent {
    */
   seq?: number;
   document?: PageDocument;
+  /**
+   * for crawl.page without a document (CRAWL_EVENTS_DOCUMENT=false): the page's URL key, the urlKey of its crawl.pages message; its document is that message's, or GET /v2/crawl/{id}?skip=<seq>
+   */
+  urlKey?: string;
   error?: string | null;
   /**
    * the job's kind (absent: crawl); webhooks of a batch use batch_scrape.* event names

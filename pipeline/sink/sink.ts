@@ -54,10 +54,15 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
   private sweptAt = 0;
   private readonly metrics: Metrics | undefined;
   private readonly snapshots: SnapshotStore | undefined;
+  private readonly eventDocument: boolean;
 
-  /** metrics: documents by outcome (stored, duplicate, raced, cancelled); snapshots: change tracking's history */
-  constructor(deps: { store: CrawlStore; cancels: CancelCache; clock: Clock; log: Logger; metrics?: Metrics; snapshots?: SnapshotStore }) {
+  /**
+   * metrics: documents by outcome (stored, duplicate, raced, cancelled); snapshots: change tracking's history;
+   * eventDocument (CRAWL_EVENTS_DOCUMENT, default true): whether a page event carries its document or only its seq and urlKey
+   */
+  constructor(deps: { store: CrawlStore; cancels: CancelCache; clock: Clock; log: Logger; metrics?: Metrics; snapshots?: SnapshotStore; eventDocument?: boolean }) {
     super("sink");
+    this.eventDocument = deps.eventDocument ?? true;
     this.snapshots = deps.snapshots;
     this.metrics = deps.metrics;
     this.store = deps.store;
@@ -192,14 +197,20 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
       batch.running.set(page.crawlId, running);
     }
     if (!running) return [];
+    if (!this.eventDocument) return [this.pageEvent(page, seq, this.clock.now(), "")];
     const stored = (await this.store.pageDocuments(page.crawlId, seq, Number.MAX_SAFE_INTEGER, 1)).docs[0];
     if (stored === undefined) return [];
     return [this.pageEvent({ ...page, document: JSON.parse(stored) as CrawlPage["document"] }, seq, this.clock.now(), stored)];
   }
 
-  /** The page's crawl.page event; its JSON embeds the document's text `doc` instead of serializing it a second time. */
+  /**
+   * The page's crawl.page event; its JSON embeds the document's text `doc` instead of serializing it a second time.
+   * Without the document (CRAWL_EVENTS_DOCUMENT=false) it names the page by seq and urlKey: the document is on
+   * crawl.pages already and stored before the event, where webhook-emit and the API's watchers read it.
+   */
   private pageEvent(page: CrawlPage, seq: number, now: number, doc: string): Emission {
     const head = { crawlId: page.crawlId, ...(page.teamId ? { teamId: page.teamId } : {}), type: "crawl.page" as const, at: now, seq, ...(page.kind ? { kind: page.kind } : {}) };
+    if (!this.eventDocument) return { topic: "crawl.events", key: keys.crawl(page.crawlId), value: { ...head, urlKey: page.urlKey } satisfies CrawlEvent, phase: 0 };
     const event: CrawlEvent = { ...head, document: page.document };
     return { topic: "crawl.events", key: keys.crawl(page.crawlId), value: event, json: jsonWith(head, "document", doc), phase: 0 };
   }

@@ -7,7 +7,8 @@ import type { Logger } from "../runtime/logger.ts";
 import type { CrawlStore, DeliveryRow } from "../store/crawl-store.ts";
 import { keys } from "../topology.ts";
 import { PartitionCache } from "../runtime/partition-cache.ts";
-import { eventId, firstDelivery, parseWebhook, type WebhookSetting } from "./payload.ts";
+import { eventId, firstDelivery, parseWebhook, wantsPages, type WebhookSetting } from "./payload.ts";
+import { needsStoredDocument, withStoredDocument } from "../store/page-event-document.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 import { TEAM_BYPASS } from "../runtime/constants.ts";
 
@@ -74,11 +75,13 @@ export class WebhookEmitter extends DeclaredProcessor implements Processor<Crawl
   }
 
   async handle(msg: Consumed<CrawlEvent>, batch: Batch): Promise<Emission[]> {
-    const event = msg.value;
-    const h = await this.hooks(event.crawlId, msg.partition);
+    const h = await this.hooks(msg.value.crawlId, msg.partition);
     if (!h.setting) return [];
-    const id = eventId(event);
+    const id = eventId(msg.value);
     if (h.handed.has(id)) return [];
+    // a page event without its document (CRAWL_EVENTS_DOCUMENT=false): the document as stored, for a webhook that sends pages
+    const event = needsStoredDocument(msg.value) && wantsPages(h.setting) ? await withStoredDocument(this.deps.store, msg.value) : msg.value;
+    if (!event) return [];
     const delivery: WebhookDelivery | null = firstDelivery(event, h.setting, this.deps.secret, this.deps.clock.now(), h.teamId);
     if (!delivery) return [];
     h.handed.add(id);
