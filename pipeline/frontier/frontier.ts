@@ -44,6 +44,8 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
   private readonly states = new PartitionCache<CrawlState>();
   /** Finished crawls stay in memory (oldest evicted first) so that late events need no store read. */
   private readonly maxFinished = 1000;
+  /** ... and their URL tables together at most this many bytes (a 4,000,000-URL crawl's is ~60 MB), the newest kept. */
+  private readonly maxFinishedBytes: number;
   private readonly finished: string[] = [];
   private readonly store: CrawlStore;
   private readonly clock: Clock;
@@ -63,10 +65,12 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
 
   /**
    * metrics: crawls started, ended by status, credits of ended crawls; snapshots: change tracking's history;
-   * urlLogMax: CRAWL_URL_LOG_MAX; limits.topicPartitions: KAFKA_PARTITIONS (the config is passed as limits)
+   * urlLogMax: CRAWL_URL_LOG_MAX; limits.topicPartitions: KAFKA_PARTITIONS (the config is passed as limits);
+   * finishedBytesMax: URL tables of finished crawls kept in memory (64 MB)
    */
-  constructor(deps: { store: CrawlStore; clock: Clock; log: Logger; metrics?: Metrics; limits?: StageLimits & { topicPartitions?: number; politenessScope?: string }; snapshots?: SnapshotStore; urlLogMax?: number }) {
+  constructor(deps: { store: CrawlStore; clock: Clock; log: Logger; metrics?: Metrics; limits?: StageLimits & { topicPartitions?: number; politenessScope?: string }; snapshots?: SnapshotStore; urlLogMax?: number; finishedBytesMax?: number }) {
     super("frontier");
+    this.maxFinishedBytes = deps.finishedBytesMax ?? 64 * 1024 * 1024;
     this.inbox = new InboxOwnership(deps.limits?.topicPartitions ?? 0);
     this.urlLogMax = deps.urlLogMax ?? URL_LOG_MAX;
     this.snapshots = deps.snapshots;
@@ -263,6 +267,17 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     return [...emissions.map((e) => (e === completed ? summary : e)), ...changes];
   }
 
+  /** The oldest finished crawls leave memory past maxFinished of them or maxFinishedBytes of URL tables. */
+  private evictFinished(): void {
+    let bytes = 0;
+    for (const id of this.finished) bytes += this.states.get(id)?.urls.bytes ?? 0;
+    while (this.finished.length > this.maxFinished || (bytes > this.maxFinishedBytes && this.finished.length > 1)) {
+      const id = this.finished.shift() as string;
+      bytes -= this.states.get(id)?.urls.bytes ?? 0;
+      this.states.delete(id);
+    }
+  }
+
   private async persist(batch: Batch): Promise<void> {
     const now = this.clock.now();
     const records = [...batch.dirty].flatMap((id) => {
@@ -282,7 +297,7 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     for (const r of records) {
       if (r.status === "scraping" || this.finished.includes(r.crawlId)) continue;
       this.finished.push(r.crawlId);
-      if (this.finished.length > this.maxFinished) this.states.delete(this.finished.shift() as string);
+      this.evictFinished();
     }
   }
 }

@@ -13,9 +13,10 @@ import { FROM_SITEMAP } from "../store/url-reason.ts";
 import { failureReason, linkSkip, newUrlLog, noteDuplicate, noteQueued, noteSkip, restoreUrlLog, scopeSkip, URL_LOG_MAX, type UrlLog } from "./url-log.ts";
 import { TEAM_BYPASS } from "../runtime/constants.ts";
 import { ROBOTS_BLOCKED } from "../runtime/errors.ts";
+import { UrlTable } from "./url-table.ts";
 
 
-/** One URL's state packed in a number (state in the low 2 bits, depth above): ~100 bytes per URL with its key. */
+/** One URL's state packed in a number (state in the low 2 bits, depth above), kept in the UrlTable (≤ 16 bytes a URL). */
 const pack = (state: UrlState, depth: number) => (depth << 2) | state;
 export const stateOf = (packed: number) => (packed & 3) as UrlState;
 export const depthOf = (packed: number) => packed >>> 2;
@@ -34,8 +35,8 @@ export interface CrawlState {
   error: string;
   creditsUsed: number;
   tokensUsed: number;
-  /** url key -> packed state and depth */
-  urls: Map<string, number>;
+  /** url key (its 64-bit fingerprint) -> packed state and depth; the URL text is in the store's rows (url-table.ts) */
+  urls: UrlTable;
   queued: number;
   done: number;
   failed: number;
@@ -176,7 +177,7 @@ export function newState(msg: Extract<FrontierInboxMessage, { type: "CrawlReques
   return {
     crawlId: msg.crawlId, teamId: msg.teamId ?? "", webhook: msg.webhook ?? "", startUrl: msg.url, options: msg.options,
     status: "scraping", version: 0, createdAt: msg.createdAt, completedAt: 0, error: "", creditsUsed: 0, tokensUsed: 0,
-    urls: new Map(), queued: 0, done: 0, failed: 0, blocked: 0, discovering: false, backlog: [], progressAt: msg.createdAt, reissues: 0,
+    urls: new UrlTable(), queued: 0, done: 0, failed: 0, blocked: 0, discovering: false, backlog: [], progressAt: msg.createdAt, reissues: 0,
     log: newUrlLog(),
   };
 }
@@ -353,7 +354,8 @@ export function resume(state: CrawlState, queued: UrlRow[], now: number): Step {
   if (isHeld(state)) return { ...step, emissions: [jobQueued(state, state.options.teamQueue?.queuedAt ?? now)] };
   for (const row of queued) {
     const packed = state.urls.get(row.urlKey);
-    if (packed !== undefined && stateOf(packed) === URL_STATE.queued && row.url) step.emissions.push(fetchTask(state, row.url, row.urlKey, depthOf(packed), "page"));
+    // the row's depth: the table keeps depths up to MAX_DEPTH only
+    if (packed !== undefined && stateOf(packed) === URL_STATE.queued && row.url) step.emissions.push(fetchTask(state, row.url, row.urlKey, row.depth, "page"));
   }
   // (a batch's `discovering` means "more seed chunks to come": it has no discover task)
   if (state.discovering && !isBatch(state)) step.emissions.push(fetchTask(state, state.startUrl, keyOf(state.startUrl, state.options), 0, "discover"));
@@ -380,7 +382,7 @@ export function restore(record: CrawlRecord, urls: UrlRow[], listMax = URL_LOG_M
   const state: CrawlState = {
     crawlId: record.crawlId, teamId: record.teamId, webhook: record.webhook, startUrl: record.url, options: record.options,
     status: record.status, version: record.version, createdAt: record.createdAt, completedAt: record.completedAt,
-    error: record.error, creditsUsed: record.creditsUsed, tokensUsed: record.tokensUsed ?? 0, urls: new Map(), queued: 0, done: 0, failed: 0, blocked: 0,
+    error: record.error, creditsUsed: record.creditsUsed, tokensUsed: record.tokensUsed ?? 0, urls: new UrlTable(UrlTable.slotsFor(urls.length)), queued: 0, done: 0, failed: 0, blocked: 0,
     discovering: !record.discoveryDone, backlog: [], progressAt: record.updatedAt, reissues: 0,
     log: restoreUrlLog(urls, record.reasons, listMax),
   };
