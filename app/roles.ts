@@ -20,6 +20,7 @@ import { Politeness } from "../pipeline/fetch-render/politeness.ts";
 import { HostLimits } from "../pipeline/fetch-render/host-limit.ts";
 import type { PolitenessScope } from "../pipeline/url/politeness-key.ts";
 import { RobotsCache } from "../pipeline/fetch-render/robots.ts";
+import { WarcTap } from "../pipeline/fetch-render/warc-tap.ts";
 import { IndexBackend } from "../pipeline/search/index-backend.ts";
 import { SearxngBackend } from "../pipeline/search/searxng-backend.ts";
 import { FrontierProcessor } from "../pipeline/frontier/frontier.ts";
@@ -137,6 +138,9 @@ export async function sweepExpired(w: Wiring, now: number): Promise<string[]> {
   const { infra } = w;
   const ids = await infra.store.deleteExpired(now, RETENTION_MS, (crawls) => infra.auth.recordUsage(ledgerRows(crawls)));
   await infra.screenshots.deleteExpired(ids, now - RETENTION_MS);
+  // web archives: WARC_RETENTION_HOURS after their last record, unless their job still runs
+  const gone = await infra.warc.deleteExpired(now - w.config.warcRetentionHours * 3_600_000, async (id) => (await infra.store.getCrawl(id))?.status === "scraping");
+  if (gone.length) w.log.info({ jobs: gone.length }, "expired web archives deleted");
   return ids;
 }
 
@@ -183,9 +187,11 @@ export async function startFetchRender(w: Wiring): Promise<void> {
   const { infra, clock, log, config } = w;
   const fetcher = pageFetcher(config);
   w.closers.push(() => fetcher.close());
+  const robots = new RobotsCache({ fetcher, ttlMs: config.robotsCacheTtlMs, timeoutMs: Math.min(config.fetchTimeoutMs, 10_000), now: clock.now });
   const processor = new FetchRenderProcessor({
     fetcher,
-    robots: new RobotsCache({ fetcher, ttlMs: config.robotsCacheTtlMs, timeoutMs: Math.min(config.fetchTimeoutMs, 10_000), now: clock.now }),
+    robots,
+    warc: new WarcTap(infra.warc, robots, log),
     politeness: new Politeness(clock.now),
     cancels: new CancelCache(infra.store, 1000, clock.now),
     log,
@@ -220,7 +226,7 @@ export async function startRender(w: Wiring, alone: boolean): Promise<void> {
   if (alone && !renderer.status().available) throw new ConfigError(`config: the render role needs Chromium: ${renderer.status().reason}`);
   w.runners.push(await infra.run(new RenderProcessor({
     renderer, cancels: new CancelCache(infra.store, 1000, clock.now), log, defaultTimeoutMs: config.fetchTimeoutMs, load: loadGuard(w, "render", config.renderConcurrency),
-    ...(config.screenshots === "url" ? { screenshots: infra.screenshots } : {}), now: () => clock.now(),
+    ...(config.screenshots === "url" ? { screenshots: infra.screenshots } : {}), now: () => clock.now(), warc: infra.warc,
   }, config.renderConcurrency)));
 }
 
@@ -292,6 +298,7 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
     ...scrape, config, ready: () => infra.ready(), ...(infra.storeReplicas ? { storeReplicas: infra.storeReplicas } : {}), ...(w.providers.llm ? { llm: w.providers.llm } : {}),
     queueStats: () => infra.queueStats(), metrics: w.metrics, authStore: infra.auth, ...(access ? { access } : {}), robots, searchBackend,
     ...(config.screenshots === "url" ? { screenshots: infra.screenshots } : {}), statusCache, monitors: infra.monitors,
+    warc: infra.warc,
   });
   // monitors: every API replica polls for due ticks; a tick's check id is fixed, so its job starts once
   const scheduler = new MonitorScheduler({

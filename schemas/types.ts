@@ -164,6 +164,10 @@ export interface BatchScrapeRequest {
   origin?: string;
   integration?: string | null;
   zeroDataRetention?: boolean;
+  /**
+   * Trawl extension: write the job's exchanges as web archives (WARC 1.1, gzip per record, with a CDXJ index), served at /v2/crawl/{id}/warc and /v2/crawl/{id}/cdxj (batch scrapes: /v2/batch/scrape/{id}/...). Default: the server's WARC_DEFAULT.
+   */
+  warc?: boolean;
   webhook?: Webhook;
   /**
    * Add these URLs to an existing batch scrape (not supported by this server: refused with 400).
@@ -583,6 +587,10 @@ export interface CrawlOptions {
   mobile?: boolean;
   skipTlsVerification?: boolean;
   /**
+   * web archives: fetch-render and render write the job's exchanges as WARC records (pipeline/store/warc)
+   */
+  warc?: boolean;
+  /**
    * static fetch only: no headless browser, even for a page that looks script-built (RENDER=auto) or under RENDER=always
    */
   fastMode?: boolean;
@@ -702,6 +710,10 @@ export interface CrawlRequest {
   webhook?: Webhook;
   prompt?: string;
   zeroDataRetention?: boolean;
+  /**
+   * Trawl extension: write the job's exchanges as web archives (WARC 1.1, gzip per record, with a CDXJ index), served at /v2/crawl/{id}/warc and /v2/crawl/{id}/cdxj (batch scrapes: /v2/batch/scrape/{id}/...). Default: the server's WARC_DEFAULT.
+   */
+  warc?: boolean;
   origin?: string;
   integration?: string | null;
 }

@@ -44,6 +44,8 @@ export function batchRoutes(deps: ApiDeps): Router {
     if (valid.length === 0) throw new RequestError("No valid URLs to scrape", [{ code: "custom", path: ["urls"], message: "Every URL of the batch is invalid" }]);
     checkPageLimit(valid.length, config.crawlMaxPages, ["urls"], (n) => `a batch of ${n} URLs`);
     const options = withScreenshotBase(ctx, config, batchOptions(page, valid.length, batch.maxConcurrency));
+    // web archives (a Trawl extension): the request's warc, else WARC_DEFAULT
+    if (batch.warc ?? config.warcDefault) options.warc = true;
     const webhook = webhookSetting(batch.webhook, config.defaultWebhookUrl);
     let id: string;
     if (batch.appendToId !== undefined) {

@@ -24,6 +24,8 @@ import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 import type { Metrics } from "../runtime/metrics.ts";
 import type { SnapshotStore } from "../store/snapshot-store.ts";
 import { afterFetch, conditionalHeaders, previousSnapshot } from "../store/page-freshness.ts";
+import type { HttpExchange } from "../store/warc/http-exchange.ts";
+import { WarcTap } from "./warc-tap.ts";
 
 export interface FetchRenderDeps {
   fetcher: Fetcher;
@@ -51,6 +53,8 @@ export interface FetchRenderDeps {
   renderMode?: RenderMode;
   /** pages fetched by outcome, fetch time and size */
   metrics?: Metrics;
+  /** web archives: jobs with `warc` have their requests written as WARC records */
+  warc?: WarcTap;
   /** change tracking: the previous snapshot of a page gives the validators of a conditional fetch */
   snapshots?: SnapshotStore;
   /** POLITENESS_SCOPE: what shares one politeness, host (default) or registrable domain; fetch.tasks is keyed by it */
@@ -167,7 +171,12 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
   }
 
   /** robots.txt and sitemaps of the start URL: LinksDiscovered (acked first), then DiscoveryDone. */
-  private async discover(task: FetchTask): Promise<Emission[]> {
+  private discover(task: FetchTask): Promise<Emission[]> {
+    const { warc } = this.deps;
+    return warc && task.options.warc ? warc.around(task, "sitemap", (capture) => this.discoverWith(task, capture)) : this.discoverWith(task);
+  }
+
+  private async discoverWith(task: FetchTask, capture?: (e: HttpExchange) => void): Promise<Emission[]> {
     const { deps } = this;
     const timeoutMs = task.options.timeoutMs ?? deps.defaultTimeoutMs;
     const robots = await deps.robots.get(task.url);
@@ -175,7 +184,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     let sitemaps = 0;
     let warnings: SitemapWarning[] = [];
     if ((task.options.sitemap ?? "include") !== "skip") {
-      const found = await discoverSitemapUrls(deps.fetcher, task.url, robots.sitemaps, {
+      const found = await discoverSitemapUrls(capture ? WarcTap.capturing(deps.fetcher, capture) : deps.fetcher, task.url, robots.sitemaps, {
         maxSitemaps: deps.maxSitemaps, maxUrls: Math.max(task.options.limit * 2, 1000), timeoutMs, maxBytes: deps.sitemapMaxBytes,
       });
       sitemaps = found.sitemaps;
@@ -187,7 +196,12 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     return out;
   }
 
-  private async fetchPage(task: FetchTask): Promise<Emission[]> {
+  private fetchPage(task: FetchTask): Promise<Emission[]> {
+    const { warc } = this.deps;
+    return warc && task.options.warc ? warc.around(task, "page", (capture) => this.fetchPageWith(task, capture)) : this.fetchPageWith(task);
+  }
+
+  private async fetchPageWith(task: FetchTask, capture?: (e: HttpExchange) => void): Promise<Emission[]> {
     const { deps } = this;
     const renderMode = deps.renderMode ?? "never";
     const crawlDelayMs = await this.checkRobots(task, task.url);
@@ -222,7 +236,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
       const ticket = deps.hosts.start(host);
       const sent = performance.now();
       try {
-        const result = await deps.fetcher.fetch({ url: task.url, timeoutMs, headers, errorPages: task.options.kind === "batch" });
+        const result = await deps.fetcher.fetch({ url: task.url, timeoutMs, headers, errorPages: task.options.kind === "batch", ...(capture ? { capture } : {}) });
         deps.hosts.end(host, ticket, answerOf(result.statusCode, result.headersMs ?? performance.now() - sent));
         return result;
       } catch (err) {

@@ -6,10 +6,11 @@ import { randomUUID } from "node:crypto";
 import type { FetchTask, FrontierInboxMessage, PageFetched, RenderTask } from "../../schemas/index.ts";
 import type { RenderAction, Renderer, RenderRequest, RenderResult } from "../browser/renderer.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
-import { errorCode, errorMessage, PageError } from "../runtime/errors.ts";
+import { errorCode, errorMessage, InfrastructureError, PageError } from "../runtime/errors.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { CancelCache } from "../store/cancel-cache.ts";
 import { publishScreenshots, type ScreenshotStore } from "../store/screenshot-store.ts";
+import type { WarcArchive } from "../store/warc/warc-archive.ts";
 import { keys } from "../topology.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 import { crawlUrlKey } from "../url/normalize-url.ts";
@@ -25,6 +26,8 @@ export interface RenderDeps {
   /** SCREENSHOTS=url: screenshots are stored here and the documents get their URLs (absent: data URLs) */
   screenshots?: ScreenshotStore;
   now?: () => number;
+  /** web archives: a job with `warc` gets the rendered DOM as a conversion record (the response was archived by fetch-render) */
+  warc?: WarcArchive;
 }
 
 interface Batch {
@@ -95,7 +98,12 @@ export class RenderProcessor extends DeclaredProcessor implements Processor<Rend
       const verdict = inScope(task.startUrl ?? task.url, result.finalUrl, task.options, task.url);
       if (verdict !== "ok") throw new PageError("SCRAPE_REDIRECT_OUT_OF_SCOPE", `the page's script went to ${result.finalUrl}, which is out of the crawl's scope (${verdict})`);
     }
-    const { screenshots } = this.deps;
+    const { screenshots, warc } = this.deps;
+    if (warc && task.options.warc) {
+      await warc.archiveRendered(task.crawlId, result.finalUrl, result.body, task.depth).catch((err: unknown) => {
+        throw new InfrastructureError("STORE_UNAVAILABLE", `web archive write failed: ${errorMessage(err)}`, err);
+      });
+    }
     const base = task.options.screenshotBase;
     if (screenshots && base) result = await publishScreenshots(result, { store: screenshots, jobId: task.crawlId, publicJobId: task.crawlId, base, now: (this.deps.now ?? Date.now)() });
     return [this.page(task, result, "chromium")];

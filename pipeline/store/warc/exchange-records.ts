@@ -42,6 +42,21 @@ const bare = (digest: string): string => digest.replace(/^sha1:/, "");
  * request, response / revisit, metadata. `earlier(digest)` answers a capture of the same payload already archived
  * (then a revisit with profile identical-payload-digest); a 304 is a revisit with profile server-not-modified.
  */
+/**
+ * A browser-rendered page: its DOM after scripts as a `conversion` record of the URL (the main document's response,
+ * as served, is the fetch's response record), and a metadata record.
+ */
+export function conversionRecords(url: string, at: number, html: string, context: ExchangeContext, ids: () => string = newRecordId): PlannedRecord[] {
+  const id = ids();
+  const conversion = warcRecord({ type: "conversion", id, date: at, fields: [["WARC-Target-URI", url]], contentType: "text/html; charset=utf-8", payload: Buffer.from(html, "utf8") });
+  const lines = [`crawlId: ${context.crawlId}`, "role: rendered", ...(context.depth !== undefined ? [`depth: ${context.depth}`] : []), `renderTimeMs: ${at}`];
+  const metadata = warcRecord({
+    type: "metadata", id: ids(), date: at, fields: [["WARC-Target-URI", url], ["WARC-Concurrent-To", id]],
+    contentType: "application/warc-fields", payload: Buffer.from(lines.join("\r\n") + "\r\n", "utf8"),
+  });
+  return [{ record: conversion }, { record: metadata }];
+}
+
 export function exchangeRecords(
   exchange: HttpExchange,
   context: ExchangeContext,

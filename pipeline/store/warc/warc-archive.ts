@@ -4,11 +4,11 @@
 // hashes them, merges the index, and deletes a crawl's archives with its results.
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { readdir, readFile, rm, stat } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { mergeCdxj } from "./cdxj-index.ts";
-import { exchangeRecords, type ExchangeContext } from "./exchange-records.ts";
+import { conversionRecords, exchangeRecords, type ExchangeContext } from "./exchange-records.ts";
 import type { HttpExchange } from "./http-exchange.ts";
 import { WarcFileWriter } from "./warc-file-writer.ts";
 
@@ -16,6 +16,11 @@ export interface WarcFileInfo {
   name: string;
   bytes: number;
   sha256: string;
+}
+
+export interface WarcOwner {
+  teamId: string;
+  kind: "crawl" | "batch";
 }
 
 export interface WarcArchiveOptions {
@@ -38,6 +43,7 @@ export class WarcArchive {
   private readonly host: string;
   private readonly sums = new Map<string, { key: string; sha256: string }>();
   private timer: NodeJS.Timeout | null = null;
+  private readonly owners = new Set<string>();
 
   constructor(opts: WarcArchiveOptions) {
     this.opts = { now: Date.now, prefix: "TRAWL", software: "Trawl", idleCloseMs: 30_000, ...opts };
@@ -59,12 +65,39 @@ export class WarcArchive {
     return w;
   }
 
+  /**
+   * Records the job's owner beside its archives (owner.json, once per process and job): the archives are served to
+   * that team, also after the job's record has expired when WARC_RETENTION_HOURS is longer than the results'.
+   */
+  async own(crawlId: string, owner: WarcOwner): Promise<void> {
+    if (this.owners.has(crawlId)) return;
+    const dir = this.crawlDir(crawlId);
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, "owner.json"), JSON.stringify(owner));
+    if (this.owners.size > 10_000) this.owners.clear();
+    this.owners.add(crawlId);
+  }
+
+  /** The owner recorded beside the job's archives, or null. */
+  async owner(crawlId: string): Promise<WarcOwner | null> {
+    try {
+      return JSON.parse(await readFile(join(this.crawlDir(crawlId), "owner.json"), "utf8")) as WarcOwner;
+    } catch {
+      return null;
+    }
+  }
+
   /** Archives the exchanges of one fetched URL (redirect hops first), awaiting the bytes on disk. */
   async archive(exchanges: { exchange: HttpExchange; context: ExchangeContext }[], crawlId: string): Promise<void> {
     if (exchanges.length === 0) return;
     const w = this.writer(crawlId);
     const records = exchanges.flatMap(({ exchange, context }) => exchangeRecords(exchange, context, w.earlier));
     await w.append(records);
+  }
+
+  /** Archives the rendered DOM of a page (a conversion record). */
+  async archiveRendered(crawlId: string, url: string, html: string, depth: number, at = this.opts.now()): Promise<void> {
+    await this.writer(crawlId).append(conversionRecords(url, at, html, { crawlId, depth, role: "page" }));
   }
 
   /** Archives a robots.txt exchange once per crawl and origin (per process). */
@@ -137,9 +170,25 @@ export class WarcArchive {
     await rm(this.crawlDir(crawlId), { recursive: true, force: true });
   }
 
-  /** Crawl ids that have archives (for the retention sweep). */
-  async crawlIds(): Promise<string[]> {
-    return (await readdir(this.opts.root).catch(() => [] as string[])).filter((n) => SAFE_ID.test(n));
+  /** When the job's archives were last written (epoch ms; 0: none). */
+  async lastWritten(crawlId: string): Promise<number> {
+    const dir = this.crawlDir(crawlId);
+    const names = await readdir(dir).catch(() => [] as string[]);
+    let last = 0;
+    for (const name of names) last = Math.max(last, (await stat(join(dir, name)).catch(() => null))?.mtimeMs ?? 0);
+    return last;
+  }
+
+  /** Deletes the archives last written before `before` whose job is not running; the ids deleted. */
+  async deleteExpired(before: number, running: (crawlId: string) => Promise<boolean>): Promise<string[]> {
+    const ids = (await readdir(this.opts.root).catch(() => [] as string[])).filter((n) => SAFE_ID.test(n));
+    const gone: string[] = [];
+    for (const id of ids) {
+      if (this.writers.has(id) || (await this.lastWritten(id)) >= before || (await running(id))) continue;
+      await this.remove(id);
+      gone.push(id);
+    }
+    return gone;
   }
 }
 
