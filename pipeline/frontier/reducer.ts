@@ -121,9 +121,8 @@ function count(state: CrawlState, s: UrlState, delta: number): void {
 }
 
 function setUrl(state: CrawlState, step: Step, key: string, s: UrlState, depth: number, url: string, why: Partial<UrlRow>): void {
-  const before = state.urls.get(key);
+  const before = state.urls.set(key, pack(s, depth));
   if (before !== undefined) count(state, stateOf(before), -1);
-  state.urls.set(key, pack(s, depth));
   count(state, s, 1);
   step.urlRows.push({ crawlId: state.crawlId, urlKey: key, url, depth, state: s, version: state.version + 1, ...why });
 }

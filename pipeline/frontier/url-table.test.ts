@@ -14,8 +14,8 @@ describe("UrlTable (the frontier's seen URLs)", () => {
 
   it("a key set again changes its state without counting twice", () => {
     const t = new UrlTable();
-    t.set("a", 0);
-    t.set("a", (7 << 2) | 1);
+    expect(t.set("a", 0)).toBeUndefined();
+    expect(t.set("a", (7 << 2) | 1)).toBe(0);
     expect(t.size).toBe(1);
     expect(t.get("a")).toBe((7 << 2) | 1);
   });

@@ -67,11 +67,12 @@ export class UrlTable {
     return this.get(key) !== undefined;
   }
 
-  /** Sets the key's packed state and depth (the depth part is kept up to MAX_DEPTH). */
-  set(key: string, packed: number): void {
+  /** Sets the key's packed state and depth (the depth part is kept up to MAX_DEPTH); returns what it was (get). */
+  set(key: string, packed: number): number | undefined {
     fingerprint(key);
     let i = this.slot();
-    if (this.val[i] === 0) {
+    const before = this.val[i] as number;
+    if (before === 0) {
       if (this.count + 1 > this.val.length * MAX_LOAD) {
         this.grow();
         i = this.slot();
@@ -81,6 +82,7 @@ export class UrlTable {
       this.count++;
     }
     this.val[i] = Math.min(packed, (MAX_DEPTH << 2) | (packed & 3)) + 1;
+    return before === 0 ? undefined : before - 1;
   }
 
   private grow(): void {
