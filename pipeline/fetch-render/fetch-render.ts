@@ -67,6 +67,9 @@ interface Batch {
   cancelled: Set<string>;
 }
 
+/** The reason of a wait given up at a rebalance. */
+const REASSIGNED = "partitions reassigned";
+
 /** Longest Crawl-delay honoured (a robots.txt asking for an hour between fetches would hold a crawl for days). */
 const MAX_CRAWL_DELAY_MS = 30_000;
 /**
@@ -113,6 +116,8 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
   private readonly log: Logger;
   /** fetch attempts behind a page's failure, for its PageFailed */
   private readonly attempts = new WeakMap<object, number>();
+  /** aborted at a rebalance: tasks waiting for their host's turn give up (their partition starts over, maybe elsewhere) */
+  private assignment = new AbortController();
 
   constructor(deps: FetchRenderDeps, held: number) {
     super("fetch-render");
@@ -123,6 +128,16 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
 
   lane(msg: Consumed<FetchTask>): string {
     return msg.offset;
+  }
+
+  /**
+   * A rebalance: every partition starts over from its committed offset (lanes.ts), perhaps in another replica, which
+   * then owns the host: the tasks still waiting here for a host's turn give up, unfetched and not committed, so that
+   * two replicas never fetch one host at once.
+   */
+  onPartitionsAssigned(): void {
+    this.assignment.abort(REASSIGNED);
+    this.assignment = new AbortController();
   }
 
   createBatch(): Batch {
@@ -144,6 +159,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
       return await this.fetchPage(task);
     } catch (err) {
       if (!(err instanceof GateWaitAborted)) throw err;
+      if (err.reason === REASSIGNED) return []; // not committed: delivered again from the committed offset
       // waited HOST_WAIT_MAX_MS for its host (slow, paused, or with many pages ahead): back to the end of the topic,
       // under the host's key, so that this partition's offsets move on; it meets its host's turn again later
       this.log.debug({ crawlId: task.crawlId, urlKey: task.urlKey, host: this.politenessOf(task.url) }, "fetch task sent back: its host's turn did not come");
@@ -228,7 +244,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     const headers = Object.keys(conditional).length ? { ...task.options.headers, ...conditional } : task.options.headers;
     let tries = 0;
     // a task that has not been fetched yet gives up its wait for the host's turn after HOST_WAIT_MAX_MS (sent back)
-    const giveUp = AbortSignal.timeout(deps.hostWaitMaxMs ?? 60_000);
+    const giveUp = AbortSignal.any([AbortSignal.timeout(deps.hostWaitMaxMs ?? 60_000), this.assignment.signal]);
     const fetchOnce = async () => {
       tries++;
       // each attempt runs in a slot of the load guard (waits for the host, a Retry-After or a retry's backoff hold none)
