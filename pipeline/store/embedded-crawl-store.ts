@@ -1,5 +1,5 @@
 // Embedded adapter of the CrawlStore port: no server, JSON-lines files under the data directory.
-// journal.jsonl holds crawl versions, cancels, URL states and errors; documents/*.jsonl (segments, doc-segments.ts) hold
+// journal.jsonl holds crawl versions, cancels and errors; urls/ each crawl's URL states (url-logs.ts); documents/*.jsonl (segments, doc-segments.ts) hold
 // documents, which stay on disk, and index/ their index (doc-index.ts: a row per document, read by position; memory holds
 // a crawl's key fingerprints only while it is written to). The journal is replayed at start; the documents are not:
 // index/mark says up to where every document is indexed, and only those written after it (a crash's last moments) are
@@ -14,6 +14,7 @@ import { journalCrawlId, sizeOf, type JournalEntry } from "./embedded-journal.ts
 import { DocSegments, type SegmentOptions } from "./doc-segments.ts";
 import { fitChunk } from "./paging.ts";
 import { DocIndex, FdPool, type DocRef, type DocRow } from "./doc-index.ts";
+import { UrlLogs } from "./url-logs.ts";
 import { isScrapeJob, isStandaloneJob, isTeamScrape, RETENTION_MS } from "../runtime/constants.ts";
 
 /** Rows of one segment at most this far apart are read together (the bytes between are read and dropped)… */
@@ -38,6 +39,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
   /** idempotency keys (team + key) -> when claimed */
   private readonly idem = new Map<string, number>();
   private readonly fds = new FdPool();
+  private readonly urlLogs: UrlLogs | null;
   /** where index/ is (null: memory only) */
   private readonly indexDir: string | null;
   private markFd: number | null = null;
@@ -58,6 +60,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
     this.journal = dir ? new AppendLog(join(dir, "store", "journal.jsonl")) : null;
     this.docsLog = dir ? new DocSegments(join(dir, "store"), now, opts) : null;
     this.indexDir = dir ? join(dir, "store", "index") : null;
+    this.urlLogs = dir ? new UrlLogs(join(dir, "store")) : null;
   }
 
   /** Opens the store in `dir` (null: memory only), dropping crawls expired before `now`. */
@@ -68,9 +71,24 @@ export class EmbeddedCrawlStore implements CrawlStore {
   }
 
   private async load(now: number): Promise<void> {
-    if (!this.journal || !this.docsLog) return;
+    if (!this.journal || !this.docsLog || !this.urlLogs) return;
+    /** URL rows of a journal written by an earlier release, moved to urls/ */
+    let moved: UrlRow[] = [];
+    let hadUrls = false;
     for await (const { line } of readLines(this.journal.path, this.countDamaged)) {
-      if (line.startsWith('{"t":"urls"')) continue; // read by loadUrls only
+      if (line.startsWith('{"t":"urls"')) {
+        hadUrls = true;
+        try {
+          moved.push(...(JSON.parse(line) as { rows: UrlRow[] }).rows);
+        } catch {
+          continue;
+        }
+        if (moved.length >= 10_000) {
+          await this.urlLogs.append(moved);
+          moved = [];
+        }
+        continue;
+      }
       let e: JournalEntry;
       try {
         e = JSON.parse(line);
@@ -86,10 +104,14 @@ export class EmbeddedCrawlStore implements CrawlStore {
     this.openIndexes();
     await this.indexDocuments();
     const expired = new Set([...this.crawls.values()].filter((c) => c.status !== "scraping" && c.expiresAt < now).map((c) => c.crawlId));
+    await this.urlLogs.append(moved);
     for (const id of expired) this.forget(id);
-    if (expired.size > 0) {
-      // retention: rewrite the journal without the expired crawls (the segments holding only theirs are deleted below)
+    for (const id of this.urlLogs.crawlIds()) if (!this.crawls.has(id)) await this.urlLogs.remove(id);
+    if (expired.size > 0 || hadUrls) {
+      // retention: rewrite the journal without the expired crawls (the segments holding only theirs are deleted below),
+      // and without URL rows (moved to urls/ above: a crash before this rewrite moves them again, read the same way)
       await this.compact(this.journal, (line) => {
+        if (line.startsWith('{"t":"urls"')) return false;
         try {
           return !expired.has(journalCrawlId(JSON.parse(line) as JournalEntry));
         } catch {
@@ -248,8 +270,8 @@ export class EmbeddedCrawlStore implements CrawlStore {
   }
 
   async saveUrls(rows: UrlRow[]): Promise<void> {
-    if (this.journal) {
-      await this.write({ t: "urls", rows });
+    if (this.urlLogs) {
+      await this.urlLogs.append(rows);
       return;
     }
     for (const r of rows) {
@@ -259,25 +281,17 @@ export class EmbeddedCrawlStore implements CrawlStore {
     }
   }
 
-  /** Only needed after a restart of the frontier: scans the journal rather than holding every URL in memory. */
+  /** Reads the crawl's own URL log (urls/) rather than holding every URL in memory. */
   async loadUrls(crawlId: string): Promise<UrlRow[]> {
     const latest = new Map<string, UrlRow>();
     const take = (r: UrlRow) => {
       if (r.crawlId === crawlId) latest.set(r.urlKey, mergeUrlRow(latest.get(r.urlKey), r));
     };
-    if (!this.journal) {
+    if (!this.urlLogs) {
       for (const r of this.memUrls.get(crawlId) ?? []) take(r);
       return [...latest.values()];
     }
-    await this.journal.flush();
-    for await (const { line } of readLines(this.journal.path)) {
-      if (!line.startsWith('{"t":"urls"') || !line.includes(crawlId)) continue;
-      try {
-        for (const r of (JSON.parse(line) as { rows: UrlRow[] }).rows) take(r);
-      } catch {
-        continue;
-      }
-    }
+    for await (const r of this.urlLogs.rows(crawlId)) take(r);
     return [...latest.values()];
   }
 
@@ -406,6 +420,8 @@ export class EmbeddedCrawlStore implements CrawlStore {
     if (beforeDelete && expired.length) await beforeDelete(expired.map(expiredCrawl));
     const ids = expired.map((c) => c.crawlId);
     for (const id of ids) this.forget(id);
+    for (const id of ids) await this.urlLogs?.remove(id);
+    for (const id of this.urlLogs?.openCrawls() ?? []) if (this.crawls.get(id)?.status !== "scraping") await this.urlLogs?.release(id);
     for (const [k, at] of this.idem) if (at < now - retentionMs) this.idem.delete(k);
     for (const [id, index] of this.docs) {
       if (isStandaloneJob(id) && this.crawls.get(id) === undefined && index.storedAtOf(0, now) < now - retentionMs) this.forget(id);
@@ -497,6 +513,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
   }
 
   async close(): Promise<void> {
+    await this.urlLogs?.close();
     await this.journal?.close();
     await this.docsLog?.close();
     if (this.docsLog && this.unindexed.length === 0) this.writeMark(this.docsLog.end());

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { CrawlRecord, DocumentRow } from "./crawl-store.ts";
 import { EmbeddedCrawlStore } from "./embedded-crawl-store.ts";
 import { ROW_BYTES } from "./doc-index.ts";
+import { frame } from "../runtime/append-log.ts";
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -97,5 +98,31 @@ describe("EmbeddedCrawlStore index on disk", () => {
     expect(await s1.deleteExpired(20, 5)).toEqual(["old"]);
     expect(readdirSync(join(dir, "store", "index")).filter((f) => f !== "mark")).toEqual([`${Buffer.from("live").toString("base64url")}.idx`, `${Buffer.from("live").toString("base64url")}.keys`]);
     await s1.close();
+  });
+
+  it("moves the URL rows of an earlier release's journal to the crawl's own log, once", async () => {
+    const dir = tempDir();
+    const row = (key: string, state: 0 | 1, version: number, url: string) => ({ crawlId: "c", urlKey: key, url, depth: 1, state, version });
+    const lines = [
+      { t: "crawl", r: crawl("c") },
+      { t: "urls", rows: [row("a", 0, 1, "https://s.test/a"), row("b", 0, 1, "https://s.test/b")] },
+      { t: "cancel", id: "x", at: 5 },
+      { t: "urls", rows: [row("a", 1, 2, "")] },
+    ];
+    (await import("node:fs")).mkdirSync(join(dir, "store"), { recursive: true });
+    writeFileSync(join(dir, "store", "journal.jsonl"), lines.map((l) => `${frame(JSON.stringify(l))}\n`).join(""));
+    const expected = [{ ...row("a", 1, 2, "https://s.test/a") }, row("b", 0, 1, "https://s.test/b")];
+    const s1 = await EmbeddedCrawlStore.open(dir, 0);
+    expect(await s1.loadUrls("c")).toEqual(expected);
+    await s1.saveUrls([row("b", 1, 2, "")]);
+    await s1.close();
+    const journal = (await import("node:fs")).readFileSync(join(dir, "store", "journal.jsonl"), "utf8");
+    expect(journal).not.toContain('"t":"urls"');
+    expect(journal).toContain('"t":"cancel"');
+    const s2 = await EmbeddedCrawlStore.open(dir, 0);
+    expect(await s2.loadUrls("c")).toEqual([expected[0], row("b", 1, 2, "https://s.test/b")]);
+    expect(await s2.loadUrls("other")).toEqual([]);
+    expect(await s2.cancelled(["x"])).toEqual(new Set(["x"]));
+    await s2.close();
   });
 });
