@@ -135,6 +135,9 @@ async function embeddedInfrastructure(config: Config, log: Logger, clock: Clock)
   const snapshots = await EmbeddedSnapshotStore.open(dir, log);
   const monitors = await EmbeddedMonitorStore.open(dir);
   const warc = warcArchive(config);
+  // a file a killed process left torn is cut to its last whole append now (files of live processes are left alone)
+  const cutTails = await warc.repair(Date.now() - 5 * 60_000);
+  if (cutTails.length) log.warn({ files: cutTails }, "web archives: torn tails cut (a kill during a write); their pages are written again");
   const damaged = bus.damage.tornBytes + bus.damage.missingOffsets + bus.damage.damagedRecords + store.repairedBytes + store.damagedRecords > 0;
   if (damaged) {
     const found = { ...bus.damage, storeTornBytes: store.repairedBytes, storeDamagedRecords: store.damagedRecords, cacheTornBytes: cache.repairedBytes };

@@ -139,6 +139,9 @@ export async function sweepExpired(w: Wiring, now: number): Promise<string[]> {
   const ids = await infra.store.deleteExpired(now, RETENTION_MS, (crawls) => infra.auth.recordUsage(ledgerRows(crawls)));
   await infra.screenshots.deleteExpired(ids, now - RETENTION_MS);
   // web archives: WARC_RETENTION_HOURS after their last record, unless their job still runs
+  // torn tails of files no writer extends any more (a killed fetch-render or render replica), then expired archives
+  const cut = await infra.warc.repair(now - 5 * 60_000);
+  if (cut.length) w.log.warn({ files: cut }, "web archives: torn tails cut (a kill during a write); their pages are written again");
   const gone = await infra.warc.deleteExpired(now - w.config.warcRetentionHours * 3_600_000, async (id) => (await infra.store.getCrawl(id))?.status === "scraping");
   if (gone.length) w.log.info({ jobs: gone.length }, "expired web archives deleted");
   return ids;

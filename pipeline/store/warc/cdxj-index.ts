@@ -33,7 +33,7 @@ export function mergeCdxj(sidecars: string[]): string[] {
   const byUrl = new Map<string, Line>();
   for (const content of sidecars) {
     for (const raw of content.split("\n")) {
-      if (!raw) continue;
+      if (!raw || raw.startsWith("#")) continue; // `#end <bytes>`: the writer's committed length (warc-repair.ts)
       const line = parse(raw);
       if (!line) continue;
       const seen = byUrl.get(line.url);

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { appendFile, mkdtemp, readFile, rm, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
@@ -111,6 +111,26 @@ describe("WarcArchive", () => {
     expect(files.length).toBeGreaterThan(1);
     for (const f of files) expect(gunzipSync(await readFile(join(root, CRAWL, f.name))).toString().startsWith("WARC/1.1\r\nWARC-Type: warcinfo")).toBe(true);
     expect(await archive.cdxj(CRAWL)).toHaveLength(6);
+  });
+
+  it("cuts a torn tail to the last whole append, and the sidecar with it", async () => {
+    root = await mkdtemp(join(tmpdir(), "warc-"));
+    const archive = new WarcArchive({ root, maxFileBytes: 1e9 });
+    await archive.archive([{ exchange: exchange("http://a.test/one", "<p>one</p>"), context: { crawlId: CRAWL, role: "page" } }], CRAWL);
+    await archive.close();
+    const [file] = await archive.files(CRAWL);
+    const path = join(root, CRAWL, file!.name);
+    const whole = await readFile(path);
+    // a kill in the middle of the next append: half a gzip member, and an index line without its #end
+    await appendFile(path, whole.subarray(0, 100));
+    await appendFile(`${path}.cdxj`, `test,a)/two 20261128120000 {"url":"http://a.test/two","filename":"${file!.name}","offset":"${whole.length}"}\n#en`);
+    expect(await archive.repair(0)).toEqual([]); // written just now: a live writer may still extend it
+    const old = new Date(Date.now() - 3_600_000);
+    await utimes(path, old, old);
+    expect(await archive.repair(Date.now() - 60_000)).toEqual([{ file: path, fromBytes: whole.length + 100, toBytes: whole.length }]);
+    expect((await readFile(path)).equals(whole)).toBe(true);
+    expect((await archive.cdxj(CRAWL)).map((l) => l.split(" ")[0])).toEqual(["test,a)/one"]);
+    expect((await readFile(`${path}.cdxj`, "utf8")).endsWith(`#end ${whole.length}\n`)).toBe(true);
   });
 
   it("refuses crawl ids and names that would leave the root", async () => {

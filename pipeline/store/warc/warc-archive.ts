@@ -11,6 +11,7 @@ import { mergeCdxj } from "./cdxj-index.ts";
 import { conversionRecords, exchangeRecords, type ExchangeContext } from "./exchange-records.ts";
 import type { HttpExchange } from "./http-exchange.ts";
 import { WarcFileWriter } from "./warc-file-writer.ts";
+import { cutTornTails, type CutTail } from "./warc-repair.ts";
 
 export interface WarcFileInfo {
   name: string;
@@ -41,13 +42,15 @@ export class WarcArchive {
   private readonly opts: Required<WarcArchiveOptions>;
   private readonly writers = new Map<string, WarcFileWriter>();
   private readonly host: string;
+  private readonly hostBase: string;
   private readonly sums = new Map<string, { key: string; sha256: string }>();
   private timer: NodeJS.Timeout | null = null;
   private readonly owners = new Set<string>();
 
   constructor(opts: WarcArchiveOptions) {
     this.opts = { now: Date.now, prefix: "TRAWL", software: "Trawl", idleCloseMs: 30_000, ...opts };
-    this.host = `${hostname().replace(/[^A-Za-z0-9-]/g, "-").slice(0, 60)}-${process.pid}`;
+    this.hostBase = hostname().replace(/[^A-Za-z0-9-]/g, "-").slice(0, 60);
+    this.host = `${this.hostBase}-${process.pid}`;
   }
 
   crawlDir(crawlId: string): string {
@@ -170,6 +173,18 @@ export class WarcArchive {
     await rm(this.crawlDir(crawlId), { recursive: true, force: true });
   }
 
+  /**
+   * Cuts the torn tails of files no writer extends any more (warc-repair.ts): last written before `before`, or
+   * written by a process of this machine that is gone (its pid is in the file's name).
+   */
+  repair(before: number): Promise<CutTail[]> {
+    const mine = new RegExp(`-${this.hostBase.replace(/[^A-Za-z0-9-]/g, "")}-(\\d+)\\.warc\\.gz$`);
+    return cutTornTails(this.opts.root, before, (name) => {
+      const pid = Number(mine.exec(name)?.[1] ?? 0);
+      return pid > 0 && pid !== process.pid && !alive(pid);
+    });
+  }
+
   /** When the job's archives were last written (epoch ms; 0: none). */
   async lastWritten(crawlId: string): Promise<number> {
     const dir = this.crawlDir(crawlId);
@@ -189,6 +204,16 @@ export class WarcArchive {
       gone.push(id);
     }
     return gone;
+  }
+}
+
+/** Whether a process of this machine runs (EPERM: it does, as another user). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

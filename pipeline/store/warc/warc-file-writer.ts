@@ -3,7 +3,9 @@
 // beside each file its CDXJ lines (`<file>.cdxj`, unsorted; merged, sorted and deduplicated on read: cdxj-index.ts).
 // Names are Common Crawl's shape: <prefix>-<yyyyMMddHHmmssSSS>-<serial>-<host>.warc.gz. A new process never
 // appends to an older process's file: it opens its own, so a torn tail left by a kill is in a file nobody extends,
-// and an index line is written only after its record's bytes were, so the index points at whole records only.
+// and an index line is written only after its record's bytes were, so the index points at whole records only. After
+// each append the sidecar also gets `#end <bytes>`: the file's length up to its last whole append, to which a torn
+// tail is cut (warc-repair.ts).
 import { open, mkdir, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -82,7 +84,7 @@ export class WarcFileWriter {
     const bytes = Buffer.concat(members);
     await file.handle.write(bytes, 0, bytes.length, file.bytes);
     file.bytes = offset;
-    if (lines.length) await file.index.write(lines.join(""));
+    await file.index.write(`${lines.join("")}#end ${offset}\n`);
   }
 
   private warcinfoBytes = 0;
@@ -103,6 +105,7 @@ export class WarcFileWriter {
     const record = warcRecord({ type: "warcinfo", id: newRecordId(), date: now, fields: [["WARC-Filename", name]], contentType: "application/warc-fields", payload: Buffer.from(info) });
     const member = await gzip(record.bytes);
     await handle.write(member, 0, member.length, 0);
+    await index.write(`#end ${member.length}\n`);
     this.warcinfoBytes = member.length;
     this.file = { name, handle, index, bytes: member.length };
     return this.file;
