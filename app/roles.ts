@@ -190,6 +190,8 @@ export async function startFetchRender(w: Wiring): Promise<void> {
   const { infra, clock, log, config } = w;
   const fetcher = pageFetcher(config);
   w.closers.push(() => fetcher.close());
+  const stopping = new AbortController(); // tasks waiting for their host's turn are left for the restart
+  w.beforeStop.push(() => stopping.abort());
   const robots = new RobotsCache({ fetcher, ttlMs: config.robotsCacheTtlMs, timeoutMs: Math.min(config.fetchTimeoutMs, 10_000), now: clock.now });
   const processor = new FetchRenderProcessor({
     fetcher,
@@ -218,6 +220,7 @@ export async function startFetchRender(w: Wiring): Promise<void> {
     snapshots: infra.snapshots,
     politenessScope: config.politenessScope as PolitenessScope,
     hostWaitMaxMs: config.hostWaitMaxMs,
+    stopping: stopping.signal,
   }, config.fetchTasksHeld);
   w.runners.push(await infra.run(processor));
 }

@@ -15,7 +15,7 @@ import { RobotsCache } from "./robots.ts";
 
 const options: CrawlOptions = { limit: 10, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown"], onlyMainContent: true, sitemap: "skip" };
 
-function processor(opts: { scope?: PolitenessScope; hostWaitMaxMs?: number } = {}) {
+function processor(opts: { scope?: PolitenessScope; hostWaitMaxMs?: number; stopping?: AbortSignal } = {}) {
   const fetched: string[] = [];
   const fetcher: Fetcher = {
     async fetch(req: FetchRequest) {
@@ -42,6 +42,7 @@ function processor(opts: { scope?: PolitenessScope; hostWaitMaxMs?: number } = {
     sitemapMaxBytes: 1024,
     ...(opts.scope ? { politenessScope: opts.scope } : {}),
     ...(opts.hostWaitMaxMs ? { hostWaitMaxMs: opts.hostWaitMaxMs } : {}),
+    ...(opts.stopping ? { stopping: opts.stopping } : {}),
   }, 100);
   return { p, politeness, fetched };
 }
@@ -90,6 +91,17 @@ describe("FetchRenderProcessor", () => {
     await new Promise((r) => setTimeout(r, 20));
     p.onPartitionsAssigned();
     expect(await pending).toEqual([]);
+    expect(fetched).toEqual([]);
+  });
+
+  it("a stop: a task waiting for its host fails retriably (not done: fetched after the restart), the stop does not wait for its turn", async () => {
+    const stopping = new AbortController();
+    const { p, politeness, fetched } = processor({ stopping: stopping.signal });
+    politeness.holdFor("host:a.test", 60_000);
+    const pending = p.handle(message("http://a.test/page", "a.test"), p.createBatch());
+    await new Promise((r) => setTimeout(r, 20));
+    stopping.abort();
+    await expect(pending).rejects.toMatchObject({ code: "FETCH_INTERRUPTED", retriable: true });
     expect(fetched).toEqual([]);
   });
 });

@@ -61,6 +61,8 @@ export interface FetchRenderDeps {
   politenessScope?: PolitenessScope;
   /** HOST_WAIT_MAX_MS: a task that waited this long for its host's turn goes back to the end of fetch.tasks (default 60 s) */
   hostWaitMaxMs?: number;
+  /** aborted when the process begins to stop: tasks waiting for their host's turn are left for the restart */
+  stopping?: AbortSignal;
 }
 
 interface Batch {
@@ -160,6 +162,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     } catch (err) {
       if (!(err instanceof GateWaitAborted)) throw err;
       if (err.reason === REASSIGNED) return []; // not committed: delivered again from the committed offset
+      if (this.deps.stopping?.aborted) throw new TrawlError("FETCH_INTERRUPTED", "the process is stopping; the page is fetched after the restart", { retriable: true });
       // waited HOST_WAIT_MAX_MS for its host (slow, paused, or with many pages ahead): back to the end of the topic,
       // under the host's key, so that this partition's offsets move on; it meets its host's turn again later
       this.log.debug({ crawlId: task.crawlId, urlKey: task.urlKey, host: this.politenessOf(task.url) }, "fetch task sent back: its host's turn did not come");
@@ -244,7 +247,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     const headers = Object.keys(conditional).length ? { ...task.options.headers, ...conditional } : task.options.headers;
     let tries = 0;
     // a task that has not been fetched yet gives up its wait for the host's turn after HOST_WAIT_MAX_MS (sent back)
-    const giveUp = AbortSignal.any([AbortSignal.timeout(deps.hostWaitMaxMs ?? 60_000), this.assignment.signal]);
+    const giveUp = AbortSignal.any([AbortSignal.timeout(deps.hostWaitMaxMs ?? 60_000), this.assignment.signal, ...(deps.stopping ? [deps.stopping] : [])]);
     const fetchOnce = async () => {
       tries++;
       // each attempt runs in a slot of the load guard (waits for the host, a Retry-After or a retry's backoff hold none)
