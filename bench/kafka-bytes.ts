@@ -8,7 +8,7 @@
 // KAFKA_BYTES_ENV=A=1,B=2: settings of the Trawl instances (e.g. CRAWL_EVENTS_DOCUMENT=false)
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -33,6 +33,27 @@ interface TopicBytes {
   bytesPerPage: number;
   /** bytesPerPage / the stored document's bytes per page */
   perDocument: number;
+  /** the topic's log segments per stored page, as the broker keeps them (compressed, with batch and record headers) */
+  onDiskBytesPerPage?: number;
+}
+
+/**
+ * The broker's data directory when it is on this machine: KAFKA_BYTES_LOG_DIR, else that of `scripts/infra.sh`
+ * (.infra/kafka/data); none: on-disk sizes are not reported.
+ */
+const logDir = (env: NodeJS.ProcessEnv): string | null => {
+  const dir = env.KAFKA_BYTES_LOG_DIR ?? join(import.meta.dirname, "..", ".infra", "kafka", "data");
+  return existsSync(dir) ? dir : null;
+};
+
+/** Bytes of the .log segments of every partition of `topic` in the broker's data directory. */
+function onDiskBytes(dir: string, topic: string): number {
+  let bytes = 0;
+  for (const d of readdirSync(dir)) {
+    if (!d.startsWith(`${topic}-`) || !/^\d+$/.test(d.slice(topic.length + 1))) continue;
+    for (const f of readdirSync(join(dir, d))) if (f.endsWith(".log")) bytes += statSync(join(dir, d, f)).size;
+  }
+  return bytes;
 }
 
 /** Every record of `topic` from the beginning: count, key bytes, value bytes (kcat: %K and %S, -1 for null). */
@@ -115,12 +136,16 @@ async function crawlAndMeasure(startUrl: string, limit: number, webhook: boolean
   const perPage = (n: number) => +(n / Math.max(1, pages)).toFixed(0);
   const byTopic: Record<string, TopicBytes> = {};
   let total = 0;
+  const dir = logDir(env);
+  let onDisk = 0;
   for (const topic of await topicsWithPrefix(config.kafkaBrokers, config.topicPrefix)) {
     const t = await topicBytes(config.kafkaBrokers, topic);
     if (t.messages === 0) continue;
     const bytes = t.keyBytes + t.valueBytes;
     total += bytes;
-    byTopic[topic.slice(config.topicPrefix.length)] = { ...t, bytesPerPage: perPage(bytes), perDocument: +(bytes / Math.max(1, pages) / docBytesPerPage).toFixed(2) };
+    const disk = dir ? onDiskBytes(dir, topic) : 0;
+    onDisk += disk;
+    byTopic[topic.slice(config.topicPrefix.length)] = { ...t, bytesPerPage: perPage(bytes), perDocument: +(bytes / Math.max(1, pages) / docBytesPerPage).toFixed(2), ...(dir ? { onDiskBytesPerPage: perPage(disk) } : {}) };
   }
   // what ClickHouse keeps of the crawl, by table (uncompressed bytes of the active parts)
   const parts = await ch.query<{ table: string; bytes: string }>(raw(`SELECT table, sum(data_uncompressed_bytes) AS bytes FROM system.parts WHERE database = '${ch.database}' AND active GROUP BY table ORDER BY table`));
@@ -132,6 +157,7 @@ async function crawlAndMeasure(startUrl: string, limit: number, webhook: boolean
     docBytesPerPage: perPage(docBytesPerPage * pages),
     kafkaBytesPerPage: perPage(total),
     kafkaPerDocument: +(total / Math.max(1, pages) / docBytesPerPage).toFixed(2),
+    ...(dir ? { kafkaOnDiskBytesPerPage: perPage(onDisk) } : {}),
     topics: byTopic,
     unknownTopics: Object.keys(byTopic).filter((t) => !known.has(t.replace(/\.dlq$/, ""))),
     storedBytesPerPage: stored,
@@ -154,10 +180,10 @@ export async function kafkaBytes(siteSpec = "pg", limit = 300, env: NodeJS.Proce
 
 /** The table of one crawl (stderr). */
 function table(name: string, r: Awaited<ReturnType<typeof crawlAndMeasure>>): string {
-  const rows = Object.entries(r.topics).map(([t, x]) => `| ${t} | ${x.messages} | ${x.bytesPerPage} | ${x.perDocument}x |`);
+  const rows = Object.entries(r.topics).map(([t, x]) => `| ${t} | ${x.messages} | ${x.bytesPerPage} | ${x.perDocument}x | ${x.onDiskBytesPerPage ?? "-"} |`);
   return [
-    `${name}: ${r.pages} pages, stored document ${r.docBytesPerPage} B/page; Kafka ${r.kafkaBytesPerPage} B/page = ${r.kafkaPerDocument}x the document`,
-    "| topic | records | bytes/page (key+value) | x document |", "|---|---|---|---|", ...rows,
+    `${name}: ${r.pages} pages, stored document ${r.docBytesPerPage} B/page; Kafka ${r.kafkaBytesPerPage} B/page = ${r.kafkaPerDocument}x the document (on the broker's disk: ${r.kafkaOnDiskBytesPerPage ?? "-"} B/page)`,
+    "| topic | records | bytes/page (key+value) | x document | on disk, B/page |", "|---|---|---|---|---|", ...rows,
     `stored in ClickHouse, B/page by table: ${JSON.stringify(r.storedBytesPerPage)}`,
   ].join("\n");
 }
