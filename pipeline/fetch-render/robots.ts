@@ -24,6 +24,8 @@ const robotsParser = robotsParserModule as unknown as (url: string, body: string
 
 const ALLOW_ALL: Robots = { isAllowed: () => true, crawlDelayMs: () => 0, sitemaps: [] };
 const MAX_ROBOTS_BYTES = 512 * 1024;
+/** Largest robots.txt fetch (all its redirect hops) the cache keeps for web archives. */
+const ROBOTS_ARCHIVE_MAX_BYTES = 32 * 1024;
 
 /** Parses a robots.txt body; anything that is not plain text (HTML error pages, JSON, XML) counts as empty. */
 export function parseRobots(url: string, body: string, contentType: string): Robots {
@@ -65,9 +67,10 @@ export class RobotsCache {
     const hit = this.entries.get(origin);
     if (hit && this.now() - hit.at < this.ttlMs) return hit.robots;
     const robotsUrl = `${origin}/robots.txt`;
-    // kept for web archives (warc: true) unless large: a robots.txt is read only up to MAX_ROBOTS_BYTES anyway
+    // kept for web archives (warc: true) unless larger than ROBOTS_ARCHIVE_MAX_BYTES, which bounds what the cache's
+    // 5,000 entries hold (a robots.txt is a few KB; one past the bound is not archived)
     const captured: HttpExchange[] = [];
-    const exchanges = () => (captured.reduce((n, e) => n + e.payload.length, 0) <= 2 * MAX_ROBOTS_BYTES ? { exchanges: captured } : {});
+    const exchanges = () => (captured.reduce((n, e) => n + e.payload.length, 0) <= ROBOTS_ARCHIVE_MAX_BYTES ? { exchanges: captured } : {});
     const robots = this.fetcher
       .fetch({ url: robotsUrl, timeoutMs: this.timeoutMs, raw: true, capture: (e) => captured.push(e) })
       .then((res) => ({ ...(res.statusCode >= 200 && res.statusCode < 300 ? parseRobots(robotsUrl, res.body, res.contentType) : ALLOW_ALL), ...exchanges() }))
