@@ -15,6 +15,8 @@ import { DocSegments, type SegmentOptions } from "./doc-segments.ts";
 import { fitChunk } from "./paging.ts";
 import { DocIndex, FdPool, type DocRef, type DocRow } from "./doc-index.ts";
 import { UrlLogs } from "./url-logs.ts";
+import { DiskUrlListings } from "./url-listing.ts";
+import type { CrawlUrlListings } from "./crawl-store.ts";
 import { isScrapeJob, isStandaloneJob, isTeamScrape, RETENTION_MS } from "../runtime/constants.ts";
 
 /** Rows of one segment at most this far apart are read together (the bytes between are read and dropped)… */
@@ -40,6 +42,8 @@ export class EmbeddedCrawlStore implements CrawlStore {
   private readonly idem = new Map<string, number>();
   private readonly fds = new FdPool();
   private readonly urlLogs: UrlLogs | null;
+  private readonly listings: DiskUrlListings | null;
+  readonly urlListings: CrawlUrlListings | undefined;
   /** where index/ is (null: memory only) */
   private readonly indexDir: string | null;
   private markFd: number | null = null;
@@ -61,6 +65,11 @@ export class EmbeddedCrawlStore implements CrawlStore {
     this.docsLog = dir ? new DocSegments(join(dir, "store"), now, opts) : null;
     this.indexDir = dir ? join(dir, "store", "index") : null;
     this.urlLogs = dir ? new UrlLogs(join(dir, "store")) : null;
+    this.listings = dir ? new DiskUrlListings(join(dir, "store", "urls")) : null;
+    const listings = this.listings;
+    // a listing is for the crawl's record and URL rows as they were when it was built
+    const stamp = (c: CrawlRecord) => `${c.status}:${c.version}:${c.updatedAt}:${this.urlLogs?.sizeOf(c.crawlId) ?? 0}`;
+    this.urlListings = listings ? { open: (c) => listings.open(c.crawlId, stamp(c)), save: (c, items, unlisted) => listings.save(c.crawlId, stamp(c), items, unlisted) } : undefined;
   }
 
   /** Opens the store in `dir` (null: memory only), dropping crawls expired before `now`. */
@@ -106,7 +115,11 @@ export class EmbeddedCrawlStore implements CrawlStore {
     const expired = new Set([...this.crawls.values()].filter((c) => c.status !== "scraping" && c.expiresAt < now).map((c) => c.crawlId));
     await this.urlLogs.append(moved);
     for (const id of expired) this.forget(id);
-    for (const id of this.urlLogs.crawlIds()) if (!this.crawls.has(id)) await this.urlLogs.remove(id);
+    for (const id of this.urlLogs.crawlIds()) {
+      if (this.crawls.has(id)) continue;
+      await this.urlLogs.remove(id);
+      this.listings?.remove(id);
+    }
     if (expired.size > 0 || hadUrls) {
       // retention: rewrite the journal without the expired crawls (the segments holding only theirs are deleted below),
       // and without URL rows (moved to urls/ above: a crash before this rewrite moves them again, read the same way)
@@ -421,6 +434,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
     const ids = expired.map((c) => c.crawlId);
     for (const id of ids) this.forget(id);
     for (const id of ids) await this.urlLogs?.remove(id);
+    for (const id of ids) this.listings?.remove(id);
     for (const id of this.urlLogs?.openCrawls() ?? []) if (this.crawls.get(id)?.status !== "scraping") await this.urlLogs?.release(id);
     for (const [k, at] of this.idem) if (at < now - retentionMs) this.idem.delete(k);
     for (const [id, index] of this.docs) {

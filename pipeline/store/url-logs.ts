@@ -2,7 +2,7 @@
 // store/urls/<crawl id, base64url>.jsonl, each record a batch of rows. A crawl's rows are read only when asked for
 // (GET /v2/crawl/:id/urls, a frontier's restart), from its own file: the journal, which a start replays, holds none
 // (a journal of an earlier release that does is moved here once, at start).
-import { existsSync, mkdirSync, readdirSync, unlinkSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { AppendLog, readLines } from "../runtime/append-log.ts";
 import type { UrlRow } from "./crawl-store.ts";
@@ -67,6 +67,14 @@ export class UrlLogs {
     const log = this.open.get(crawlId);
     this.open.delete(crawlId);
     await log?.close();
+  }
+
+  /** Bytes of a crawl's log, with what is queued (0: none). */
+  sizeOf(crawlId: string): number {
+    const log = this.open.get(crawlId);
+    if (log) return log.size;
+    const path = this.pathOf(crawlId);
+    return existsSync(path) ? statSync(path).size : 0;
   }
 
   /** Deletes a crawl's rows (it expired). */
