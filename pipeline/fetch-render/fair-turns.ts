@@ -50,6 +50,13 @@ export class FairTurns<T> {
     return false;
   }
 
+  /** Takes every item out, in turn order. */
+  drain(): T[] {
+    const out: T[] = [];
+    for (let x = this.take(); x !== undefined; x = this.take()) out.push(x);
+    return out;
+  }
+
   /** The first item of every group, in turn order. */
   *heads(): IterableIterator<T> {
     for (const queue of this.groups.values()) yield queue[0] as T;

@@ -71,6 +71,8 @@ interface Batch {
 
 /** The reason of a wait given up at a rebalance. */
 const REASSIGNED = "partitions reassigned";
+/** The reason of a wait given up because the process is stopping. */
+const STOPPING = "stopping";
 
 /** Longest Crawl-delay honoured (a robots.txt asking for an hour between fetches would hold a crawl for days). */
 const MAX_CRAWL_DELAY_MS = 30_000;
@@ -118,14 +120,14 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
   private readonly log: Logger;
   /** fetch attempts behind a page's failure, for its PageFailed */
   private readonly attempts = new WeakMap<object, number>();
-  /** aborted at a rebalance: tasks waiting for their host's turn give up (their partition starts over, maybe elsewhere) */
-  private assignment = new AbortController();
 
   constructor(deps: FetchRenderDeps, held: number) {
     super("fetch-render");
     this.deps = deps;
     this.concurrency = held;
     this.log = deps.log.child({ component: "fetch-render" });
+    // a stop: tasks waiting for their host's turn are not fetched now (FETCH_INTERRUPTED: fetched after the restart)
+    deps.stopping?.addEventListener("abort", () => deps.politeness.giveUpWaiting(STOPPING), { once: true });
   }
 
   lane(msg: Consumed<FetchTask>): string {
@@ -138,8 +140,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
    * two replicas never fetch one host at once.
    */
   onPartitionsAssigned(): void {
-    this.assignment.abort(REASSIGNED);
-    this.assignment = new AbortController();
+    this.deps.politeness.giveUpWaiting(REASSIGNED);
   }
 
   createBatch(): Batch {
@@ -162,7 +163,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     } catch (err) {
       if (!(err instanceof GateWaitAborted)) throw err;
       if (err.reason === REASSIGNED) return []; // not committed: delivered again from the committed offset
-      if (this.deps.stopping?.aborted) throw new TrawlError("FETCH_INTERRUPTED", "the process is stopping; the page is fetched after the restart", { retriable: true });
+      if (err.reason === STOPPING) throw new TrawlError("FETCH_INTERRUPTED", "the process is stopping; the page is fetched after the restart", { retriable: true });
       // waited HOST_WAIT_MAX_MS for its host (slow, paused, or with many pages ahead): back to the end of the topic,
       // under the host's key, so that this partition's offsets move on; it meets its host's turn again later
       this.log.debug({ crawlId: task.crawlId, urlKey: task.urlKey, host: this.politenessOf(task.url) }, "fetch task sent back: its host's turn did not come");
@@ -246,8 +247,6 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     const conditional = conditionalHeaders(previous);
     const headers = Object.keys(conditional).length ? { ...task.options.headers, ...conditional } : task.options.headers;
     let tries = 0;
-    // a task that has not been fetched yet gives up its wait for the host's turn after HOST_WAIT_MAX_MS (sent back)
-    const giveUp = AbortSignal.any([AbortSignal.timeout(deps.hostWaitMaxMs ?? 60_000), this.assignment.signal, ...(deps.stopping ? [deps.stopping] : [])]);
     const fetchOnce = async () => {
       tries++;
       // each attempt runs in a slot of the load guard (waits for the host, a Retry-After or a retry's backoff hold none)
@@ -268,7 +267,8 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
       }
     };
     const fetchWithRetries = () => retry(
-      () => deps.politeness.run(rules, fetchOnce, { turn: task.crawlId, ...(tries === 0 ? { signal: giveUp } : {}) }),
+      // a task not fetched yet gives up its wait for the host's turn after HOST_WAIT_MAX_MS (sent back, see handle)
+      () => deps.politeness.run(rules, fetchOnce, { turn: task.crawlId, ...(tries === 0 ? { maxWaitMs: deps.hostWaitMaxMs ?? 60_000 } : {}) }),
       {
         retries: deps.retries,
         initialMs: 500,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { GateWaitAborted, Politeness } from "./politeness.ts";
+import { GateWaitAborted, Politeness, WAITED_TOO_LONG } from "./politeness.ts";
 import { parseRobots } from "./robots.ts";
 
 const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -85,14 +85,28 @@ describe("Politeness", () => {
     const t0 = Date.now();
     await gate.run([{ key: "host:fast", maxConcurrent: 4, spacingMs: 0 }], async () => {}, { turn: "c" });
     expect(Date.now() - t0).toBeLessThan(100);
-    const giveUp = new AbortController();
-    const abandoned = gate.run([{ key: "host:slow", maxConcurrent: 4, spacingMs: 0 }], async () => "never", { turn: "d", signal: giveUp.signal });
+    const abandoned = gate.run([{ key: "host:slow", maxConcurrent: 4, spacingMs: 0 }], async () => "never", { turn: "d", maxWaitMs: 50 });
     expect(gate.waiting("host:slow")).toBe(2);
-    giveUp.abort();
-    await expect(abandoned).rejects.toBeInstanceOf(GateWaitAborted);
+    await expect(abandoned).rejects.toMatchObject({ reason: WAITED_TOO_LONG });
     expect(gate.waiting("host:slow")).toBe(1);
     expect(await slow).toBe("slow");
     expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
+  });
+
+  it("giveUpWaiting: every waiting fetch rejects with the reason (a rebalance, a stop); running ones go on", async () => {
+    const gate = new Politeness();
+    const host = { key: "host:a", maxConcurrent: 1, spacingMs: 0 };
+    let release = () => {};
+    const running = gate.run([host], () => new Promise<string>((r) => (release = () => r("ran"))), { turn: "x" });
+    const waiting = [1, 2, 3].map((i) => gate.run([host, { key: `crawl:${i}`, maxConcurrent: 1, spacingMs: 0 }], async () => "never", { turn: `c${i}`, maxWaitMs: 60_000 }));
+    expect(gate.waiting("host:a")).toBe(3);
+    gate.giveUpWaiting("rebalance");
+    for (const w of waiting) await expect(w).rejects.toBeInstanceOf(GateWaitAborted);
+    await expect(waiting[0]).rejects.toMatchObject({ reason: "rebalance" });
+    expect(gate.waiting("host:a")).toBe(0);
+    release();
+    expect(await running).toBe("ran");
+    expect(gate.running("host:a")).toBe(0);
   });
 
   it("spacing (a Crawl-delay): one fetch at a time that far apart, in turns by crawl", async () => {

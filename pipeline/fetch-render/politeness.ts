@@ -15,7 +15,7 @@ export interface GateRule {
   spacingMs: number;
 }
 
-/** A wait for a gate that was given up (its signal aborted): the fetch did not start. */
+/** A wait for a gate that was given up (it waited `maxWaitMs`, or `giveUpWaiting`): the fetch did not start. */
 export class GateWaitAborted extends Error {
   readonly reason: unknown;
 
@@ -28,7 +28,12 @@ export class GateWaitAborted extends Error {
 interface Waiter {
   rules: GateRule[];
   admitted: () => void;
+  /** `taken`: already out of the queue */
+  gaveUp: (reason: unknown, taken?: boolean) => void;
 }
+
+/** The reason of a wait that lasted `maxWaitMs`. */
+export const WAITED_TOO_LONG = "waited too long";
 
 interface Gate {
   running: number;
@@ -130,16 +135,16 @@ export class Politeness {
 
   /**
    * Runs `fn` once every rule admits it. `turn`: whose turn it takes among the waiters of its first rule (the crawl).
-   * `signal`: gives up waiting when aborted (rejects with GateWaitAborted; a fetch that started is not stopped).
+   * `maxWaitMs`: gives up waiting after that long (rejects with GateWaitAborted(WAITED_TOO_LONG); a started fetch runs on).
    */
-  async run<T>(rules: GateRule[], fn: () => Promise<T>, opts: { turn?: string; signal?: AbortSignal } = {}): Promise<T> {
+  async run<T>(rules: GateRule[], fn: () => Promise<T>, opts: { turn?: string; maxWaitMs?: number } = {}): Promise<T> {
     const [first] = rules;
     if (!first) return fn();
     const queueKey = first.key;
     const q = this.gate(queueKey);
     const t = this.now();
     if (q.queue.size === 0 && this.admits(rules, t)) this.enter(rules, t);
-    else await this.wait(queueKey, q, rules, opts.turn ?? "", opts.signal);
+    else await this.wait(queueKey, q, rules, opts.turn ?? "", opts.maxWaitMs);
     try {
       return await fn();
     } finally {
@@ -147,26 +152,32 @@ export class Politeness {
     }
   }
 
-  private wait(queueKey: string, q: Gate, rules: GateRule[], turn: string, signal?: AbortSignal): Promise<void> {
-    if (signal?.aborted) return Promise.reject(new GateWaitAborted(signal.reason));
+  private wait(queueKey: string, q: Gate, rules: GateRule[], turn: string, maxWaitMs?: number): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const abort = () => {
-        if (!q.queue.remove(waiter)) return;
-        reject(new GateWaitAborted(signal?.reason));
-        this.forget(queueKey, q);
-      };
+      // a timer only for a fetch that waits (timers of one duration are one list in Node: O(1) each)
+      const timer = maxWaitMs === undefined ? undefined : setTimeout(() => waiter.gaveUp(WAITED_TOO_LONG), maxWaitMs);
       const waiter: Waiter = {
         rules,
         admitted: () => {
-          signal?.removeEventListener("abort", abort);
+          clearTimeout(timer);
           resolve();
+        },
+        gaveUp: (reason, taken = false) => {
+          clearTimeout(timer);
+          if (!taken && !q.queue.remove(waiter)) return;
+          reject(new GateWaitAborted(reason));
+          this.forget(queueKey, q);
         },
       };
       q.queue.push(turn, waiter);
       for (const r of rules.slice(1)) this.gate(r.key).dependents.add(queueKey);
-      signal?.addEventListener("abort", abort, { once: true });
       this.dispatch(queueKey);
     });
+  }
+
+  /** Every fetch waiting for a gate gives up (rejects with GateWaitAborted(reason)): a rebalance, a stop. */
+  giveUpWaiting(reason: unknown): void {
+    for (const g of [...this.gates.values()]) for (const w of g.queue.drain()) w.gaveUp(reason, true);
   }
 
   private leave(rules: GateRule[]): void {
