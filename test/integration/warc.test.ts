@@ -52,12 +52,20 @@ describe.each(MODES)("%s mode", (mode) => {
     expect(again.records.find((r) => r["warc-type"] === "revisit")?.["warc-profile"]).toBe("http://netpreserve.org/warc/1.1/revisit/server-not-modified");
   });
 
-  it("a batch scrape with warc: true is archived under /v2/batch/scrape; a job without warc has none", async () => {
+  it("a batch scrape with warc: true is archived under /v2/batch/scrape, a page the browser fetched too; a job without warc has none", async () => {
     const started = await postJson(`${trawl.api}/v2/batch/scrape`, { urls: [`${site.origin}/about`, `${site.origin}/new`], warc: true });
     expect(started.status).toBe(200);
     await waitForEnd(trawl.api, started.body.id, 60_000, "batch/scrape");
     const { cdxj } = await checkArchives(trawl.api, "/v2/batch/scrape", started.body.id);
     expect(cdxj.map(({ entry }) => new URL(entry.url).pathname).sort()).toEqual(["/about", "/new"]);
+
+    // a page only a browser may fetch (waitFor): the browser's own request of it is archived, and its DOM
+    const browser = await postJson(`${trawl.api}/v2/batch/scrape`, { urls: [`${site.origin}/old`], waitFor: 50, warc: true });
+    expect(browser.status).toBe(200);
+    await waitForEnd(trawl.api, browser.body.id, 60_000, "batch/scrape");
+    const rendered = await checkArchives(trawl.api, "/v2/batch/scrape", browser.body.id);
+    expect(rendered.cdxj.map(({ entry }) => [new URL(entry.url).pathname, entry.status])).toEqual([["/new", "200"], ["/old", "301"]]);
+    expect(rendered.records.map((r) => r["warc-type"])).toEqual(["warcinfo", "request", "response", "metadata", "request", "response", "metadata", "conversion", "metadata"]);
 
     const plain = await crawl(undefined);
     expect((await getJson(`${trawl.api}/v2/crawl/${plain}/warc`)).status).toBe(404);
