@@ -71,6 +71,23 @@ describe("page events without the document (CRAWL_EVENTS_DOCUMENT=false)", () =>
     expect({ ...lean, id: "x" }).toEqual({ ...full, id: "x" });
   });
 
+  it("webhook-emit reads the documents of a lane's page events in one read, and sends each its own", async () => {
+    const store = await EmbeddedCrawlStore.open(null, 1);
+    await store.saveCrawls([record("c", JSON.stringify({ url: "https://hooks.test/h" }))]);
+    const msgs = ["p1", "p2", "p3"].map((k) => page("c", k, { ...document, markdown: k }));
+    const events = eventsOf(await runSinkBatch(sinkOf(store, false), msgs)).map(asConsumed);
+    let reads = 0;
+    const pageDocuments = store.pageDocuments.bind(store);
+    store.pageDocuments = async (...args) => (reads++, pageDocuments(...args));
+    const emitter = new WebhookEmitter({ store, clock: { now: () => 10 }, log: createLogger("silent"), secret: "s" });
+    const batch = emitter.createBatch();
+    await emitter.prepare(events, batch);
+    const out = [];
+    for (const e of events) out.push(...(await emitter.handle(e, batch)));
+    expect(reads).toBe(1);
+    expect(out.map((d) => JSON.parse((d.value as WebhookDelivery).body).data[0].markdown)).toEqual(["p1", "p2", "p3"]);
+  });
+
   it("webhook-emit does not read the document for a webhook that sends no page events", async () => {
     const store = await EmbeddedCrawlStore.open(null, 1);
     await store.saveCrawls([record("c", JSON.stringify({ url: "https://hooks.test/h", events: ["completed"] }))]);

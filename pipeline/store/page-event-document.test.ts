@@ -3,7 +3,7 @@ import type { CrawlEvent } from "../../schemas/index.ts";
 import { classify } from "../runtime/errors.ts";
 import type { CrawlRecord } from "./crawl-store.ts";
 import { EmbeddedCrawlStore } from "./embedded-crawl-store.ts";
-import { needsStoredDocument, withStoredDocument } from "./page-event-document.ts";
+import { needsStoredDocument, storedDocuments, withStoredDocument } from "./page-event-document.ts";
 
 const record = (crawlId: string): CrawlRecord => ({
   crawlId, version: 1, teamId: "t", url: "https://s.test/", webhook: "", status: "scraping", total: 1, completed: 0, failed: 0, creditsUsed: 0, tokensUsed: 0,
@@ -32,5 +32,23 @@ describe("the stored document of a page event", () => {
     expect(classify(err)).toBe("retry");
     // a crawl the store no longer has (expired): nothing to send
     expect(await withStoredDocument(store, lean("gone", 0))).toBeNull();
+  });
+
+  it("of a batch: one read per crawl for its range of seqs, kept only when the store shows every seq of it", async () => {
+    const store = await EmbeddedCrawlStore.open(null, 1);
+    await store.saveCrawls([record("a"), record("b")]);
+    await store.insertDocuments([row("a", 0), row("a", 1), row("a", 2), row("b", 0), row("b", 2)]);
+    let reads = 0;
+    const pageDocuments = store.pageDocuments.bind(store);
+    store.pageDocuments = async (...args) => (reads++, pageDocuments(...args));
+    const events = [lean("a", 2), lean("a", 0), lean("b", 0), lean("b", 2), { crawlId: "a", type: "crawl.completed", at: 2 } as CrawlEvent];
+    const docs = await storedDocuments(store, events);
+    expect(reads).toBe(2);
+    // b's seq 1 is missing: none of b is taken from the range (each is read alone, and checked, when handled)
+    expect([...docs.keys()].sort()).toEqual(["0:a", "1:a", "2:a"]);
+    reads = 0;
+    expect((await withStoredDocument(store, lean("a", 2), docs))?.document?.markdown).toBe("page 2");
+    expect((await withStoredDocument(store, lean("b", 2), docs))?.document?.markdown).toBe("page 2");
+    expect(reads).toBe(1);
   });
 });

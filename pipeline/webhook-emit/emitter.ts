@@ -8,7 +8,7 @@ import type { CrawlStore, DeliveryRow } from "../store/crawl-store.ts";
 import { keys } from "../topology.ts";
 import { PartitionCache } from "../runtime/partition-cache.ts";
 import { eventId, firstDelivery, parseWebhook, wantsPages, type WebhookSetting } from "./payload.ts";
-import { needsStoredDocument, withStoredDocument } from "../store/page-event-document.ts";
+import { needsStoredDocument, storedDocuments, withStoredDocument } from "../store/page-event-document.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 import { TEAM_BYPASS } from "../runtime/constants.ts";
 
@@ -20,6 +20,8 @@ interface CrawlHooks {
 
 interface Batch {
   handed: DeliveryRow[];
+  /** the stored documents of the batch's page events without one (CRAWL_EVENTS_DOCUMENT=false), for page webhooks */
+  docs: Map<string, string>;
 }
 
 /**
@@ -40,7 +42,7 @@ export class WebhookEmitter extends DeclaredProcessor implements Processor<Crawl
   }
 
   createBatch(): Batch {
-    return { handed: [] };
+    return { handed: [], docs: new Map() };
   }
 
   lane(msg: Consumed<CrawlEvent>): string {
@@ -74,13 +76,24 @@ export class WebhookEmitter extends DeclaredProcessor implements Processor<Crawl
     return h;
   }
 
+  /** Page events without their document, of crawls whose webhook sends pages: their documents in one read per crawl. */
+  async prepare(messages: Consumed<CrawlEvent>[], batch: Batch): Promise<void> {
+    const wanted: CrawlEvent[] = [];
+    for (const m of messages) {
+      if (!needsStoredDocument(m.value)) continue;
+      const setting = (await this.hooks(m.value.crawlId, m.partition)).setting;
+      if (setting && wantsPages(setting)) wanted.push(m.value);
+    }
+    if (wanted.length) batch.docs = await storedDocuments(this.deps.store, wanted);
+  }
+
   async handle(msg: Consumed<CrawlEvent>, batch: Batch): Promise<Emission[]> {
     const h = await this.hooks(msg.value.crawlId, msg.partition);
     if (!h.setting) return [];
     const id = eventId(msg.value);
     if (h.handed.has(id)) return [];
     // a page event without its document (CRAWL_EVENTS_DOCUMENT=false): the document as stored, for a webhook that sends pages
-    const event = needsStoredDocument(msg.value) && wantsPages(h.setting) ? await withStoredDocument(this.deps.store, msg.value) : msg.value;
+    const event = needsStoredDocument(msg.value) && wantsPages(h.setting) ? await withStoredDocument(this.deps.store, msg.value, batch.docs) : msg.value;
     if (!event) return [];
     const delivery: WebhookDelivery | null = firstDelivery(event, h.setting, this.deps.secret, this.deps.clock.now(), h.teamId);
     if (!delivery) return [];
