@@ -44,6 +44,8 @@ interface Gate {
   timerAt: number;
   /** queue gates (hosts) with a waiter that also passes this gate (a crawl's): looked at again when it frees */
   dependents: Set<string>;
+  /** a waiter was passed over because this gate was full: its dependents are looked at when a place frees (only then) */
+  blocked: boolean;
 }
 
 const maxOf = (r: GateRule): number => (typeof r.maxConcurrent === "number" ? r.maxConcurrent : r.maxConcurrent());
@@ -59,7 +61,7 @@ export class Politeness {
   private gate(key: string): Gate {
     let g = this.gates.get(key);
     if (!g) {
-      g = { running: 0, nextAt: 0, queue: new FairTurns(), timer: null, timerAt: 0, dependents: new Set() };
+      g = { running: 0, nextAt: 0, queue: new FairTurns(), timer: null, timerAt: 0, dependents: new Set(), blocked: false };
       this.gates.set(key, g);
     }
     return g;
@@ -67,8 +69,9 @@ export class Politeness {
 
   /** A gate with nothing running, waiting or held is forgotten (a crawl of many hosts must not keep one each). */
   private forget(key: string, g: Gate): void {
+    if (g.running !== 0 || g.queue.size !== 0 || g.timer !== null || g.nextAt > this.now()) return;
     for (const dep of g.dependents) if (!this.gates.get(dep)?.queue.size) g.dependents.delete(dep);
-    if (g.running === 0 && g.queue.size === 0 && g.timer === null && g.dependents.size === 0 && g.nextAt <= this.now()) this.gates.delete(key);
+    if (g.dependents.size === 0) this.gates.delete(key);
   }
 
   /** No fetch of the gate `key` starts for `ms` (a Retry-After holds every fetch of its host, not only the refused one). */
@@ -89,10 +92,16 @@ export class Politeness {
   }
 
   private admits(rules: GateRule[], t: number): boolean {
-    return rules.every((r) => {
+    for (let i = 0; i < rules.length; i++) {
+      const r = rules[i] as GateRule;
       const g = this.gates.get(r.key);
-      return !g || (g.running < maxOf(r) && g.nextAt <= t);
-    });
+      if (!g) continue;
+      const full = g.running >= maxOf(r);
+      if (!full && g.nextAt <= t) continue;
+      if (i > 0 && full) g.blocked = true;
+      return false;
+    }
+    return true;
   }
 
   private enter(rules: GateRule[], t: number): void {
@@ -184,10 +193,12 @@ export class Politeness {
     const [first] = rules;
     for (const r of rules) this.gate(r.key).running--;
     if (first) this.dispatch(first.key);
-    // a crawl's gate that freed a place: the hosts where that crawl waits may let it in now
+    // a crawl's gate that freed a place after it held a waiter back: the hosts where that crawl waits may let it in now
+    // (not at every fetch's end: a crawl waits on thousands of hosts, and its gate is seldom full)
     for (const r of rules.slice(1)) {
       const g = this.gates.get(r.key);
-      if (!g) continue;
+      if (!g?.blocked) continue;
+      g.blocked = false;
       for (const dep of [...g.dependents]) {
         const d = this.gates.get(dep);
         if (!d || d.queue.size === 0) g.dependents.delete(dep);

@@ -121,7 +121,9 @@ describe.each(MODES)("%s mode: one host answering in 30 s among fast ones", (mod
     console.log(`${mode}: ${completed} of the ${wanted} fast pages stored after ${fastMs} ms (the slow host answers after ${SLOW_MS} ms)`);
     expect(slowAnswered).toBe(0);
     expect(completed).toBeGreaterThanOrEqual(wanted);
-    expect(fastMs).toBeLessThan(15_000);
+    // blocked, they would have waited for the slow host's answers (30 s); unblocked they take a few seconds (more on a
+    // loaded machine)
+    expect(fastMs).toBeLessThan(25_000);
     await fetch(`${trawl.api}/v2/crawl/${id}`, { method: "DELETE" });
     release(); // what waits for the slow host ends at once: the stop does not wait 30 s
 
