@@ -175,6 +175,21 @@ function scaleTargets(r: Record<string, unknown>): string[] {
 }
 
 const benches: Record<string, Bench> = {
+  "store-scale": {
+    describe: "issue 48: the embedded store at the end of a 1,000,000-document crawl (DOCS), filled through the store port: bytes of memory per document, restart to the first /health answer and its RSS against an empty DATA_DIR, paging latencies (`node bench/store-scale.ts <checkout>` for a base commit)",
+    run: script("store-scale.ts"),
+    targets: (r) => {
+      const paging = r.pagingMs as Record<string, number[]>;
+      const warm = (k: string) => Math.max(...(paging[k] ?? [Infinity]).slice(1));
+      return [
+        met(Number(r.heldSecondHalfBytesPerDoc) <= 32, `<= 16 bytes per document in the store and 16 in the page cache (${r.heldSecondHalfBytesPerDoc} held per document over the second half)`),
+        met(Number(r.readyMs) - Number(r.emptyReadyMs) < 5000, `restart answers /health < 5 s later than on an empty DATA_DIR (${r.readyMs} ms against ${r.emptyReadyMs})`),
+        met(Number(r.rssAtFirstAnswerMB) <= 1.1 * Number(r.rssEmptyStartMB), `RSS at restart <= empty + 10 % (${r.rssAtFirstAnswerMB} MB against ${r.rssEmptyStartMB})`),
+        met(Math.max(warm("statusFirst"), warm("statusMiddle"), warm("statusEnd"), ...(paging.nextWalk ?? [])) < 100, `next paging < 100 ms per page (${JSON.stringify({ first: paging.statusFirst, middle: paging.statusMiddle, end: paging.statusEnd, next: paging.nextWalk })})`),
+        met(Math.max(warm("urlsFirst"), warm("urlsEnd")) < 100, `/urls < 100 ms per page once its listing is built (first read builds it: ${paging.urlsFirst?.[0]} ms; ${JSON.stringify({ first: paging.urlsFirst, end: paging.urlsEnd })})`),
+      ];
+    },
+  },
   frontier: {
     describe: "frontier state memory, 1,000,000 URLs: bytes per URL from 10 % to 100 % (issue 48: <= 16)",
     run: script("frontier-memory.ts", "1000000"),
