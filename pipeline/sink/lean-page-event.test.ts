@@ -88,6 +88,17 @@ describe("page events without the document (CRAWL_EVENTS_DOCUMENT=false)", () =>
     expect(out.map((d) => JSON.parse((d.value as WebhookDelivery).body).data[0].markdown)).toEqual(["p1", "p2", "p3"]);
   });
 
+  it("a monitor's check sends monitor.page from the stored document's changeTracking", async () => {
+    const store = await EmbeddedCrawlStore.open(null, 1);
+    await store.saveCrawls([record("check", JSON.stringify({ url: "https://hooks.test/m", monitor: "m1" }))]);
+    const tracked = { ...document, changeTracking: { changeStatus: "new", previousScrapeAt: null, visibility: "visible" } } as unknown as CrawlPage["document"];
+    const [event] = eventsOf(await runSinkBatch(sinkOf(store, false), [page("check", "p1", tracked)]));
+    const emitter = new WebhookEmitter({ store, clock: { now: () => 10 }, log: createLogger("silent"), secret: "s" });
+    const [delivery] = await emitter.handle(asConsumed(event as Emission), emitter.createBatch());
+    const body = JSON.parse((delivery?.value as WebhookDelivery).body);
+    expect(body).toMatchObject({ type: "monitor.page", data: [{ monitorId: "m1", checkId: "check", url: "https://s.test/p1", status: "new", currentScrapeId: "s1" }] });
+  });
+
   it("webhook-emit does not read the document for a webhook that sends no page events", async () => {
     const store = await EmbeddedCrawlStore.open(null, 1);
     await store.saveCrawls([record("c", JSON.stringify({ url: "https://hooks.test/h", events: ["completed"] }))]);
