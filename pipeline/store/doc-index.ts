@@ -125,19 +125,27 @@ export class DocIndex {
       return;
     }
     this.mem = null;
+    this.rows = -1; // files not opened yet: a start opens none (a store may hold many single scrapes' indexes)
+  }
+
+  /** The row count, the files opened (and repaired) the first time. */
+  private count(): number {
+    if (this.rows >= 0) return this.rows;
+    const paths = this.paths as { idx: string; keys: string };
     this.rows = 0;
     if (existsSync(paths.idx)) {
-      const fd = pool.fd(paths.idx);
+      const fd = this.pool.fd(paths.idx);
       const size = fstatSync(fd).size;
       // a torn last row (a crash in the middle of its write) is cut: its document is indexed again from the segments
       if (size % ROW_BYTES !== 0) ftruncateSync(fd, size - (size % ROW_BYTES));
       this.rows = Math.floor(size / ROW_BYTES);
     }
     repairTail(paths.keys);
+    return this.rows;
   }
 
   get size(): number {
-    return this.rows;
+    return this.count();
   }
 
   /** Bytes of memory the index holds (its fingerprints; the row buffer too when memory-only). */
@@ -146,7 +154,7 @@ export class DocIndex {
   }
 
   private read(from: number, count: number): Buffer {
-    const n = Math.max(0, Math.min(count, this.rows - from));
+    const n = Math.max(0, Math.min(count, this.count() - from));
     if (this.mem) return this.mem.buf.subarray(from * ROW_BYTES, (from + n) * ROW_BYTES);
     const buf = Buffer.allocUnsafe(n * ROW_BYTES);
     let done = 0;
@@ -178,7 +186,7 @@ export class DocIndex {
   /** The first row whose seq is at least `seq` (binary search over the rows on disk). */
   firstAtLeast(seq: number): number {
     let lo = 0;
-    let hi = this.rows;
+    let hi = this.count();
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       if (this.row(mid).seq < seq) lo = mid + 1;
@@ -195,7 +203,7 @@ export class DocIndex {
 
   /** Calls `each` with every row's buffer and offset, SCAN_ROWS at a time. */
   private scan(each: (buf: Buffer, at: number) => void): void {
-    for (let from = 0; from < this.rows; from += SCAN_ROWS) {
+    for (let from = 0; from < this.count(); from += SCAN_ROWS) {
       const buf = this.read(from, SCAN_ROWS);
       for (let at = 0; at < buf.length; at += ROW_BYTES) each(buf, at);
     }
@@ -203,7 +211,7 @@ export class DocIndex {
 
   private fingerprints(): FingerprintSet {
     if (this.fps) return this.fps;
-    const fps = new FingerprintSet(this.rows);
+    const fps = new FingerprintSet(this.count());
     this.scan((buf, at) => fps.add(buf.readUInt32LE(at + 24), buf.readUInt32LE(at + 28)));
     this.fps = fps;
     return fps;
@@ -244,7 +252,7 @@ export class DocIndex {
 
   /** The last row's place in the segments (-1, -1 when empty): rows are added in the order their documents were written. */
   last(): { seg: number; pos: number } {
-    if (this.rows === 0) return { seg: -1, pos: -1 };
+    if (this.count() === 0) return { seg: -1, pos: -1 };
     const r = this.row(this.rows - 1);
     return { seg: r.seg, pos: r.pos };
   }
@@ -252,6 +260,7 @@ export class DocIndex {
   /** Every stored key with its seq and final key, in the order stored (a key may repeat after a crash: same seq). */
   async keys(): Promise<[string, string, number][]> {
     if (this.mem) return this.mem.keys;
+    this.count(); // the keys file repaired
     const out: [string, string, number][] = [];
     for await (const { line } of readLines((this.paths as { keys: string }).keys)) out.push(JSON.parse(line) as [string, string, number]);
     return out;
