@@ -186,7 +186,8 @@ export class UndiciFetcher implements Fetcher {
       const codings = encoding.split(",").map((c) => c.trim()).filter((c) => c && c !== "identity");
       let bytes: Buffer;
       const received: Buffer[] = [];
-      const source = req.capture ? tee(res.body, received) : res.body;
+      // the body as received is kept aside only when it is inflated here (otherwise it is `bytes` itself)
+      const source = req.capture && codings.length > 0 ? tee(res.body, received) : res.body;
       try {
         bytes = codings.length > 0 && codings.every((c) => DECODABLE.has(c))
           ? await inflateCapped(source, encoding, this.opts.maxBytes)
