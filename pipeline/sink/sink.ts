@@ -1,5 +1,6 @@
 // sink stage: crawl.pages -> documents in the store (seq = completion order), then crawl.events (page) and PageDone.
 // Idempotent: a url key is stored once per crawl; a replay re-announces without writing twice.
+import { FingerprintMap, KeySet } from "../store/fingerprint-set.ts";
 import type { CrawlEvent, CrawlPage, FrontierInboxMessage } from "../../schemas/index.ts";
 import { jsonWith, type Consumed, type Emission, type Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
@@ -21,10 +22,12 @@ export const CURSOR_IDLE_MS = 10 * 60 * 1000;
 interface CrawlCursor {
   nextSeq: number;
   usedAt: number;
-  /** stored URL keys, with the seq each was stored at (a replay announces its page again under that seq) */
-  stored: Map<string, number>;
-  /** where stored pages ended up after redirects */
-  finals: Set<string>;
+  /**
+   * stored URL keys, with the seq each was stored at (a replay announces its page again under that seq), and where
+   * stored pages ended up after redirects: by their fingerprints (at most 24 and 16 bytes a page, issue 48)
+   */
+  stored: FingerprintMap;
+  finals: KeySet;
 }
 
 interface Batch {
@@ -81,9 +84,11 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
     if (!c) {
       const { nextSeq, keys: stored, seqs, finalKeys } = await this.store.documentKeys(crawlId);
       // a key stored twice (a replay that raced a rebalance) keeps its first seq: the one reads show
-      const first = new Map<string, number>();
+      const first = new FingerprintMap(stored.length);
       stored.forEach((k, i) => first.set(k, Math.min(first.get(k) ?? Infinity, seqs[i] as number)));
-      c = { nextSeq, usedAt: now, stored: first, finals: new Set(finalKeys) };
+      const finals = new KeySet();
+      for (const k of finalKeys) finals.add(k);
+      c = { nextSeq, usedAt: now, stored: first, finals };
       this.cursors.set(crawlId, partition, c);
     }
     c.usedAt = now;

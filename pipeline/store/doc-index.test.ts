@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { DocIndex, FdPool, ROW_BYTES } from "./doc-index.ts";
-import { fingerprint, FingerprintSet } from "./fingerprint-set.ts";
+import { fingerprint, FingerprintMap, FingerprintSet, KeySet } from "./fingerprint-set.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "trawl-doc-index-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -71,5 +71,21 @@ describe("FingerprintSet", () => {
     expect(set.add(hi, lo)).toBe(false);
     const [h2, l2] = fingerprint("https://h7.test/p/x");
     expect(set.has(h2, l2)).toBe(false);
+  });
+});
+
+describe("FingerprintMap and KeySet (the sink's cursor)", () => {
+  it("map keys to values in at most 24 bytes a key, the last value set wins", () => {
+    const map = new FingerprintMap();
+    const set = new KeySet();
+    for (let i = 0; i < 100_000; i++) {
+      map.set(`https://s.test/${i}`, i);
+      if (i % 2 === 0) set.add(`https://s.test/${i}/final`);
+    }
+    map.set("https://s.test/7", 70);
+    expect(map.size).toBe(100_000);
+    expect(map.bytes / map.size).toBeLessThanOrEqual(24);
+    expect([map.get("https://s.test/0"), map.get("https://s.test/7"), map.get("https://s.test/99999"), map.get("https://s.test/x")]).toEqual([0, 70, 99_999, undefined]);
+    expect([set.has("https://s.test/4/final"), set.has("https://s.test/5/final")]).toEqual([true, false]);
   });
 });
