@@ -87,6 +87,8 @@ export interface ManyHostSite extends SyntheticSite {
  */
 export async function startManyHostSite(pages: number, hosts: number): Promise<ManyHostSite> {
   if (!Number.isInteger(pages / hosts) || hosts < 1) throw new Error(`pages (${pages}) must be a multiple of hosts (${hosts})`);
+  // Linux refuses one environment string over 128 KiB (MAX_ARG_STRLEN): RESOLVE holds ~5,000 hosts at most
+  if (hosts > 5000) throw new Error(`${hosts} hosts do not fit in RESOLVE (one environment string, 128 KiB at most: ~5,000 hosts); RESOLVE has no wildcard yet`);
   const perHost = pages / hosts;
   const requestsPerHost = new Uint32Array(hosts);
   let port = 0;
