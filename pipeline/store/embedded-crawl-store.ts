@@ -304,7 +304,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
       for (const r of this.memUrls.get(crawlId) ?? []) take(r);
       return [...latest.values()];
     }
-    for await (const r of this.urlLogs.rows(crawlId)) take(r);
+    for await (const rows of this.urlLogs.batches(crawlId)) for (const r of rows) take(r);
     return [...latest.values()];
   }
 

@@ -41,8 +41,8 @@ export class UrlLogs {
     await Promise.all([...byCrawl].map(([id, list]) => this.log(id).append([JSON.stringify(list)]).written));
   }
 
-  /** Every row of a crawl, in the order written. */
-  async *rows(crawlId: string): AsyncGenerator<UrlRow> {
+  /** Every row of a crawl, in the order written, a written batch at a time (a step of an async generator per row cost 4 µs). */
+  async *batches(crawlId: string): AsyncGenerator<UrlRow[]> {
     await this.open.get(crawlId)?.flush();
     const path = this.pathOf(crawlId);
     if (!existsSync(path)) return;
@@ -53,7 +53,7 @@ export class UrlLogs {
       } catch {
         continue; // a record of an earlier format
       }
-      yield* rows;
+      yield rows;
     }
   }
 
