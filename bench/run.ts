@@ -332,6 +332,12 @@ const benches: Record<string, Bench> = {
     run: script("auth.ts"),
     targets: (r) => [met(Number(r.addedP50Ms) < 1, `the key check adds < 1 ms at p50 (${r.addedP50Ms} ms)`)],
   },
+  warc: {
+    describe: "web archives (issue 47): the embedded crawl of the manual without and with WARC_DEFAULT=true, interleaved for BENCH_ROUNDS rounds: pages/s, CPU ms/page, WARC bytes written per page",
+    run: script("warc.ts"),
+    summary: (r) => `${r.pagesPerSecondWithout} -> ${r.pagesPerSecondWith} pages/s (${r.ratio}), CPU ${r.cpuMsPerPageWithout} -> ${r.cpuMsPerPageWith} ms/page, ${r.warcBytesPerPage} WARC bytes/page`,
+    targets: (r) => [met(Number(r.ratio) >= 0.85, `pages/s with warc >= 85 % of without (${Math.round(Number(r.ratio) * 100)} %)`)],
+  },
   "auth-flood": {
     describe: "GET /v2/crawl/active with a valid key 20 times a second, quiet then while 25 wrong keys a second arrive, each from another of 253 loopback addresses (embedded, USE_DB_AUTHENTICATION; `node bench/auth-flood.ts` for other cases and a base checkout)",
     run: script("auth-flood.ts", "many", "15"),
