@@ -914,6 +914,10 @@ export interface FetchTask {
    */
   startUrl?: string;
   /**
+   * web archives (warc jobs only): the page whose link queued this URL, or the sitemap marker; the metadata record's `via`
+   */
+  via?: string;
+  /**
    * the team that owns the job (authentication off: "bypass", the one anonymous team)
    */
   teamId?: string;

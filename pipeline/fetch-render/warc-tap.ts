@@ -63,5 +63,5 @@ export class WarcTap {
 
 function contextOf(task: FetchTask, role: "page" | "sitemap", exchange: HttpExchange): ExchangeContext {
   const redirect = exchange.statusCode >= 300 && exchange.statusCode < 400 && exchange.headers.some(([n]) => n.toLowerCase() === "location");
-  return { crawlId: task.crawlId, depth: task.depth, role: redirect ? "redirect" : role };
+  return { crawlId: task.crawlId, depth: task.depth, role: redirect ? "redirect" : role, ...(task.via ? { referrer: task.via } : {}) };
 }

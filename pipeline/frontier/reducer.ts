@@ -127,8 +127,9 @@ function setUrl(state: CrawlState, step: Step, key: string, s: UrlState, depth: 
   step.urlRows.push({ crawlId: state.crawlId, urlKey: key, url, depth, state: s, version: state.version + 1, ...why });
 }
 
-function fetchTask(state: CrawlState, url: string, urlKey: string, depth: number, kind: "page" | "discover"): Emission {
+function fetchTask(state: CrawlState, url: string, urlKey: string, depth: number, kind: "page" | "discover", via?: string): Emission {
   const task: FetchTask = { crawlId: state.crawlId, teamId: teamOf(state), url, urlKey, depth, attempt: 0, options: state.options, kind, startUrl: state.startUrl };
+  if (via && state.options.warc) task.via = via; // web archives: the referring page, in the URL's metadata record
   // keyed by host: one fetch-render replica owns a host for every crawl (POLITENESS_SCOPE=domain: frontier.ts re-keys)
   return { topic: "fetch.tasks", key: keys.politeness(politenessKey(url)), value: task };
 }
@@ -137,7 +138,7 @@ function enqueue(state: CrawlState, step: Step, url: string, depth: number, from
   const key = keyOf(url, state.options);
   noteQueued(state.log, key, url, from, listMax);
   setUrl(state, step, key, URL_STATE.queued, depth, url, { reason: "queued", from });
-  send(state, step, fetchTask(state, url, key, depth, "page"));
+  send(state, step, fetchTask(state, url, key, depth, "page", from));
 }
 
 /** Slots used against `limit`: queued and done URLs (a failed URL frees its slot). */

@@ -3,6 +3,7 @@
 // scrape; every WARC file is read by an independent reader (Webrecorder's Python warcio, scripts/warcio.sh): every
 // record valid and its digests matching (`warcio check`), and the CDXJ index served by Trawl lists every URL once,
 // at the offset and length of its response (or revisit) record, which a Range request reads by itself.
+import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWarcSite, type WarcSite } from "../fixtures/warc-site.ts";
 import { getJson, MODES, postJson, startTrawl, waitForEnd, type Instance } from "./harness.ts";
@@ -43,6 +44,11 @@ describe.each(MODES)("%s mode", (mode) => {
     const of = (path: string) => records.filter((r) => r["warc-target-uri"] && new URL(r["warc-target-uri"]).pathname === path).map((r) => r["warc-type"]);
     expect(of("/")).toEqual(["request", "response", "metadata"]);
     expect(of("/app")).toEqual(["request", "response", "metadata", "conversion", "metadata"]);
+    // the metadata record names the crawl, the depth and the page whose link queued the URL
+    const meta = records.find((r) => r["warc-type"] === "metadata" && r["warc-target-uri"]?.endsWith("/doc.pdf"))!;
+    const start = Number(meta.offset);
+    const part = await fetch(`${trawl.api}/v2/crawl/${first}/warc/${meta.file}`, { headers: { range: `bytes=${start}-${start + Number(meta.length) - 1}` } });
+    expect(gunzipSync(Buffer.from(await part.arrayBuffer())).toString()).toContain(`crawlId: ${first}\r\nrole: page\r\ndepth: 1\r\nvia: ${site.origin}/\r\n`);
 
     // the recrawl sends the ETag: the 304 is a revisit (server-not-modified)
     const second = await crawl(true);
