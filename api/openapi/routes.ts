@@ -125,7 +125,7 @@ export const routeDocs: RouteDoc[] = [
   },
   ...["/v2/crawl", "/v2/batch/scrape"].flatMap((base): RouteDoc[] => {
     const tag = base === "/v2/crawl" ? "crawl" as const : "batch" as const;
-    const missing = error("unknown or another team's job, a job without web archives, or archives past WARC_RETENTION_HOURS");
+    const missing = error("unknown or another team's job, or expired (its archives past WARC_RETENTION_HOURS; a job without archives with its results)");
     return [
       {
         method: "get", path: `${base}/:id/warc`, tag, summary: "The job's web archives (WARC 1.1 files; a Trawl extension: submit with `warc: true`)", params: uuid,

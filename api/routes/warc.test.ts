@@ -1,7 +1,7 @@
 // The web-archive routes on a real HTTP server over a WarcArchive in a temporary directory: the listing, Range
 // requests (one record by offset, 416 past the end), the CDXJ index, the job's team only (another team's job, or an
 // archive whose job record expired and whose owner file names another team, is 404), expiry after
-// WARC_RETENTION_HOURS, and a job without archives.
+// WARC_RETENTION_HOURS, and a job without archives (an empty list while its results are served).
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -23,7 +23,11 @@ let server: Server;
 let base = "";
 let dir = "";
 let now = Date.now();
-const crawls: Record<string, { teamId: string; status: string }> = { [MINE]: { teamId: "bypass", status: "completed" }, [OTHERS]: { teamId: "team-b", status: "completed" }, [NONE]: { teamId: "bypass", status: "completed" } };
+const crawls: Record<string, { teamId: string; status: string; expiresAt: number }> = {
+  [MINE]: { teamId: "bypass", status: "completed", expiresAt: now + 86_400_000 },
+  [OTHERS]: { teamId: "team-b", status: "completed", expiresAt: now + 86_400_000 },
+  [NONE]: { teamId: "bypass", status: "completed", expiresAt: now + 3_600_000 },
+};
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "trawl-warc-routes-"));
@@ -67,19 +71,21 @@ describe("web-archive routes", () => {
     expect((await fetch(`${base}/v2/batch/scrape/${MINE}/warc`)).status).toBe(200);
   });
 
-  it("answer only the job's team; a job without archives, or past WARC_RETENTION_HOURS, is 404", async () => {
+  it("answer only the job's team; past WARC_RETENTION_HOURS a job is 404; a job without archives has none", async () => {
     for (const id of [OTHERS, ORPHAN]) {
       for (const path of ["warc", "cdxj"]) expect((await fetch(`${base}/v2/crawl/${id}/${path}`)).status, `${id} ${path}`).toBe(404);
     }
-    const none = await fetch(`${base}/v2/crawl/${NONE}/warc`);
-    expect(none.status).toBe(404);
-    expect(((await none.json()) as any).error).toMatch(/no web archives/);
+    // a job without archives (run without warc): an empty list and index
+    expect(await (await fetch(`${base}/v2/crawl/${NONE}/warc`)).json()).toEqual({ success: true, files: [] });
+    expect(await (await fetch(`${base}/v2/crawl/${NONE}/cdxj`)).text()).toBe("");
     expect((await fetch(`${base}/v2/crawl/${MINE}/warc/..%2F..%2Fetc%2Fpasswd`)).status).toBe(404);
     expect((await fetch(`${base}/v2/crawl/not-a-uuid/warc`)).status).toBe(400);
     now += 2 * 3_600_000;
     const expired = await fetch(`${base}/v2/crawl/${MINE}/cdxj`);
     expect(expired.status).toBe(404);
     expect(((await expired.json()) as any).error).toBe("Job expired");
+    // a job without archives expires with its results
+    expect((await fetch(`${base}/v2/crawl/${NONE}/warc`)).status).toBe(404);
   });
 
   it("parse byte ranges", () => {

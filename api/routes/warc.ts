@@ -31,16 +31,18 @@ export function warcRoutes(deps: ApiDeps): Router {
   const router = new Router();
   const { warc, store, clock, config } = deps;
 
-  /** The caller's job with archives, or the anchor's 404. */
+  /**
+   * The caller's job, or the anchor's 404. A job with no archives (run without `warc`, or none written yet) has an
+   * empty list and index while its results are served; archives are served WARC_RETENTION_HOURS after their last record.
+   */
   async function archived(ctx: Context): Promise<string> {
     const id = jobId(ctx);
-    if (!warc) throw jobNotFound();
     const crawl = await store.getCrawl(id);
-    const teamId = crawl ? crawl.teamId : (await warc.owner(id))?.teamId;
+    const teamId = crawl ? crawl.teamId : (await warc?.owner(id))?.teamId;
     if (teamId === undefined || teamId !== ctx.state.teamId) throw jobNotFound();
-    const last = await warc.lastWritten(id);
-    if (last === 0) throw apiError(404, "This job has no web archives (submit it with \"warc\": true)");
-    if (crawl?.status !== "scraping" && last + config.warcRetentionHours * 3_600_000 < clock.now()) throw jobExpired();
+    const last = (await warc?.lastWritten(id)) ?? 0;
+    const running = crawl?.status === "scraping";
+    if (!running && (last > 0 ? last + config.warcRetentionHours * 3_600_000 : (crawl?.expiresAt ?? 0)) < clock.now()) throw jobExpired();
     return id;
   }
 
@@ -48,13 +50,13 @@ export function warcRoutes(deps: ApiDeps): Router {
     router.get(`${base}/:id/warc`, async (ctx) => {
       const id = await archived(ctx);
       const origin = publicBase(ctx, config.trustProxy);
-      const files = await warc!.files(id);
+      const files = warc ? await warc.files(id) : [];
       ctx.body = { success: true, files: files.map((f) => ({ ...f, url: `${origin}${base}/${id}/warc/${f.name}` })) };
     });
 
     router.get(`${base}/:id/warc/:name`, async (ctx) => {
       const id = await archived(ctx);
-      const file = await warc!.filePath(id, String(ctx.params.name));
+      const file = await warc?.filePath(id, String(ctx.params.name));
       if (!file) throw apiError(404, "No such WARC file in this job");
       ctx.set("accept-ranges", "bytes");
       ctx.set("cache-control", "private, max-age=60");
@@ -75,7 +77,7 @@ export function warcRoutes(deps: ApiDeps): Router {
     router.get(`${base}/:id/cdxj`, async (ctx) => {
       const id = await archived(ctx);
       ctx.type = "text/x-cdxj; charset=utf-8";
-      ctx.body = (await warc!.cdxj(id)).join("");
+      ctx.body = warc ? (await warc.cdxj(id)).join("") : "";
     });
   }
   return router;

@@ -74,8 +74,8 @@ describe.each(MODES)("%s mode", (mode) => {
     expect(rendered.records.map((r) => r["warc-type"])).toEqual(["warcinfo", "request", "response", "metadata", "request", "response", "metadata", "conversion", "metadata"]);
 
     const plain = await crawl(undefined);
-    expect((await getJson(`${trawl.api}/v2/crawl/${plain}/warc`)).status).toBe(404);
-    expect((await getJson(`${trawl.api}/v2/crawl/${plain}/cdxj`)).status).toBe(404);
+    expect(await getJson(`${trawl.api}/v2/crawl/${plain}/warc`)).toMatchObject({ status: 200, body: { success: true, files: [] } });
+    expect(await (await fetch(`${trawl.api}/v2/crawl/${plain}/cdxj`)).text()).toBe("");
     expect((await getJson(`${trawl.api}/v2/crawl/00000000-0000-4000-8000-000000000000/warc`)).status).toBe(404);
   });
 });
