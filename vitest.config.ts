@@ -10,7 +10,7 @@ import { defineConfig } from "vitest/config";
 const ALONE = [
   "broker-loss", "clickhouse-cluster", "clickhouse-heal", "clickhouse-tls", "cluster-faults", "commit-rejoin", "crash-embedded", "extract-crash", "infra-layout",
   "kafka-fetch", "kafka-security", "kafka-three-brokers", "load-guard-hog", "record-framing", "reissue", "render-crash", "restart", "schemathesis",
-  "team-concurrency", "upload-bombs", "webhook-isolation",
+  "team-concurrency", "upload-bombs", "warc-crash", "warc-crash-cluster", "webhook-isolation",
 ].map((name) => `test/integration/${name}.test.ts`);
 
 const integration = {
