@@ -49,11 +49,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 await sleep(15_000);
 
 const admin = kafka.admin();
-await admin.connect();
-const offsetsTopic = (await admin.fetchTopicMetadata({ topics: ["__consumer_offsets"] })).topics[0];
-const coordinator = offsetsTopic?.partitions.find((p) => p.partitionId === coordinatorPartition(`${tag}.loss`, offsetsTopic.partitions.length))?.leader;
-const leads = (await admin.fetchTopicMetadata({ topics: [`${tag}.team.admission`] })).topics[0]?.partitions.filter((p) => p.leader === coordinator).length;
-await admin.disconnect();
+const metadata = await admin.metadata({ topics: ["__consumer_offsets", `${tag}.team.admission`], forceUpdate: true });
+const offsetsTopic = metadata.topics.get("__consumer_offsets");
+const coordinator = offsetsTopic?.partitions[coordinatorPartition(`${tag}.loss`, offsetsTopic.partitionsCount)]?.leader;
+const leads = metadata.topics.get(`${tag}.team.admission`)?.partitions.filter((p) => p.leader === coordinator).length;
+await admin.close();
 const pidFile = join(infraDir, "kafka", `node${coordinator}`, "kafka.pid");
 const killedAt = Date.now();
 process.kill(Number(readFileSync(pidFile, "utf8")), "SIGKILL");

@@ -166,11 +166,10 @@ describe("Kafka with SASL_SSL (SCRAM-SHA-512, TLS with a private CA)", () => {
       KAFKA_SSL_CA_FILE: infra!.saslSsl!.caFile,
     });
     const admin = createKafka(config, "security-test", createLogger("silent")).admin();
-    await admin.connect();
     try {
       expect(Array.isArray(await admin.listTopics())).toBe(true);
     } finally {
-      await admin.disconnect();
+      await admin.close();
     }
   }, 30_000);
 
@@ -179,11 +178,10 @@ describe("Kafka with SASL_SSL (SCRAM-SHA-512, TLS with a private CA)", () => {
     const env = { KAFKA_BROKERS: ssl.brokers, KAFKA_SECURITY_PROTOCOL: "SSL", KAFKA_SSL_CA_FILE: ssl.caFile };
     const listTopics = async (config: ReturnType<typeof loadConfig>) => {
       const admin = createKafka(config, "security-test", createLogger("silent")).admin();
-      await admin.connect();
       try {
         return await admin.listTopics();
       } finally {
-        await admin.disconnect();
+        await admin.close();
       }
     };
     expect(Array.isArray(await listTopics(loadConfig({ ...env, KAFKA_SSL_CERT_FILE: ssl.certFile, KAFKA_SSL_KEY_FILE: ssl.keyFile })))).toBe(true);
