@@ -15,7 +15,7 @@ export { createKafka, KafkaClients } from "./kafka-clients.ts";
 export { awaitLeaders, ensureTopics, kafkaQueueStats, MAX_MESSAGE_BYTES, reachKafka } from "./kafka-admin.ts";
 
 /**
- * The partitioner of every Trawl producer: the Java client's (and kafkajs', librdkafka's murmur2_random) choice for a
+ * The partitioner of every Trawl producer: the Java client's (and librdkafka's murmur2_random, and the previous client's) choice for a
  * key. The client takes the partitioner's answer modulo the topic's partition count; toPositive(murmur2) is below
  * 2^31, so javaPartition(key, 2^31) is that number itself and the client's modulo gives javaPartition(key, count).
  */

@@ -15,7 +15,9 @@ import { physicalTopic } from "../../pipeline/topology.ts";
 
 const MESSAGES = 150;
 const tag = `t${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
-const config = loadConfig(process.env, { topicPrefix: `${tag}.`, groupPrefix: `${tag}.`, topicPartitions: 1 });
+// the classic protocol's eager rebalance: a member joining takes every partition away from the others for a moment
+// (with the consumer protocol a member that joins a one-partition topic moves nothing)
+const config = loadConfig({ ...process.env, KAFKA_GROUP_PROTOCOL: "classic" }, { topicPrefix: `${tag}.`, groupPrefix: `${tag}.`, topicPartitions: 1 });
 const log = createLogger(process.env.LOG_LEVEL ?? "error");
 const kafka = createKafka(config, "batch-abandon-test", log);
 const bus = new KafkaBus(kafka, config.topicPrefix);

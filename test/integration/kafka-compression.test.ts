@@ -1,6 +1,6 @@
 // Compression of produced batches on a real broker: the internal topics go out as zstd (KAFKA_COMPRESSION), the public
 // ones as KAFKA_PUBLIC_COMPRESSION says; the broker accepts and stores them compressed (the partition's log on disk is
-// the evidence), kafkajs reads them back through the codec Trawl registers, and kcat (librdkafka, a downstream
+// the evidence), Trawl's client (@platformatic/kafka) reads them back, and kcat (librdkafka, a downstream
 // consumer's client) reads them too.
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";

@@ -105,7 +105,7 @@ function trawl(port: number, env: Record<string, string>) {
       CLICKHOUSE_DATABASE: `trawl_${tag}`,
       ALLOW_PRIVATE_CRAWL_TARGETS: "true",
       PORT: String(port),
-      // every line Trawl and kafkajs write, to look for the secrets in
+      // every line Trawl and its Kafka client write, to look for the secrets in
       LOG_LEVEL: "debug",
       RENDER: "never",
       MAX_CPU: "1",

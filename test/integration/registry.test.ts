@@ -1,6 +1,6 @@
 // Public topics through a real Confluent-compatible Schema Registry (Apicurio, started by scripts/registry.sh):
 // the schemas are registered at start, crawl.pages and crawl.events carry the wire format, the pipeline's own
-// consumers still read them, and the kafkajs example of docs/api.md decodes every page through the registry.
+// consumers still read them, and the Node.js example of docs/api.md decodes every page through the registry.
 import { SchemaRegistry } from "@kafkajs/confluent-schema-registry";
 import { readTopic } from "./read-topic.ts";
 import { createKafka } from "../../pipeline/runtime/kafka-bus.ts";
@@ -57,7 +57,7 @@ describe("schema registry (cluster mode)", () => {
     expect(receiver.received.at(-1)?.type).toBe("crawl.completed");
   });
 
-  it("the kafkajs example decodes every page through the registry", async () => {
+  it("the Node.js example decodes every page through the registry", async () => {
     const pages: CrawlPageMessage[] = [];
     const reader = await consumeCrawlPages({
       brokers: trawl.config.kafkaBrokers.split(","),
