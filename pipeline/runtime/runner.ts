@@ -271,12 +271,14 @@ export async function startRunner<T, B>(
 
   async function fetchLoop(m: Member): Promise<void> {
     const fetching = new Map<number, Promise<void>>();
+    /** partitions in a fetch in flight (a leader that moved meanwhile is not asked for them a second time) */
+    const asked = new Set<number>();
     let failures = 0;
     while (!m.closed && !stopping.signal.aborted) {
       try {
         sync(m);
         await lookUpPositions(m);
-        const ready = [...m.leases.keys()].filter((p) => m.positions.has(p) && !m.busy.has(p));
+        const ready = [...m.leases.keys()].filter((p) => m.positions.has(p) && !m.busy.has(p) && !asked.has(p));
         if (ready.length === 0 || m.busy.size >= BATCHES_AT_ONCE) {
           await waker.nap(OWNERSHIP_CHECK_MS);
           continue;
@@ -291,8 +293,10 @@ export async function startRunner<T, B>(
           byNode.set(leader, [...(byNode.get(leader) ?? []), p]);
         }
         for (const [node, partitions] of byNode) {
+          for (const p of partitions) asked.add(p);
           const f = fetchFrom(m, node, t.id, partitions).finally(() => {
             fetching.delete(node);
+            for (const p of partitions) asked.delete(p);
             waker.ring();
           });
           fetching.set(node, f);
