@@ -20,6 +20,7 @@ import { mapRoutes } from "./routes/map.ts";
 import { searchRoutes } from "./routes/search.ts";
 import { teamRoutes } from "./routes/team.ts";
 import { screenshotRoutes } from "./routes/screenshot.ts";
+import { warcRoutes } from "./routes/warc.ts";
 import { monitorRoutes } from "./routes/monitor.ts";
 import { healthBody } from "../pipeline/runtime/metrics.ts";
 
@@ -60,7 +61,7 @@ export function createApp(deps: ApiDeps): Koa {
     health, crawlRoutes({ ...deps, log }), crawlUrlRoutes({ ...deps, log }), adminRoutes({ ...deps, log }), adminKeyRoutes({ ...deps, log }), openApiRoutes(),
     mapRoutes({ ...deps, log }), searchRoutes({ ...deps, log }), teamRoutes({ ...deps, log }),
     batchRoutes({ ...deps, log }), scrapeRoutes({ ...deps, log }), parseRoutes({ ...deps, log }), extractRoutes({ ...deps, log }), screenshotRoutes(deps),
-    monitorRoutes({ ...deps, log }),
+    monitorRoutes({ ...deps, log }), warcRoutes(deps),
   ];
   for (const router of routers) app.use(router.routes());
   app.use((ctx) => {

@@ -7,6 +7,7 @@ import type { Metrics, StoreReplica } from "../pipeline/runtime/metrics.ts";
 import type { AuthStore } from "../pipeline/store/auth-store.ts";
 import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
 import type { ScreenshotStore } from "../pipeline/store/screenshot-store.ts";
+import type { WarcArchive } from "../pipeline/store/warc/warc-archive.ts";
 import type { SnapshotStore } from "../pipeline/store/snapshot-store.ts";
 import type { MonitorStore } from "../pipeline/store/monitor-store.ts";
 import type { ScrapeDeps } from "../pipeline/usecases/scrape-page.ts";
@@ -44,6 +45,8 @@ export interface ApiDeps extends ScrapeDeps {
   queueStats?: () => Promise<QueueStat[]>;
   /** GET status answers shared for STATUS_CACHE_MS (absent: every read goes to the store) */
   statusCache?: StatusCache;
+  /** web archives of jobs run with `warc: true`, served under /v2/crawl/:id/warc and /cdxj (absent: none) */
+  warc?: WarcArchive;
   /** SCREENSHOTS=url: stored screenshots, served at /v2/screenshots/:job/:file (absent: data URLs) */
   screenshots?: ScreenshotStore;
   /** change tracking's page history (removed pages of a crawl, and POST /v2/scrape's comparisons) */

@@ -3,6 +3,8 @@
 import type { CrawlEvent } from "../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../pipeline/runtime/bus.ts";
 import { DeclaredProcessor } from "../pipeline/runtime/declared-processor.ts";
+import type { CrawlStore } from "../pipeline/store/crawl-store.ts";
+import { needsStoredDocument, storedDocuments, withStoredDocument } from "../pipeline/store/page-event-document.ts";
 
 type Listener = (e: CrawlEvent) => void;
 
@@ -42,17 +44,27 @@ export class EventHub {
   }
 }
 
-export class ApiEventsProcessor extends DeclaredProcessor implements Processor<CrawlEvent, void> {
+/** The stored documents of a batch's page events without one (CRAWL_EVENTS_DOCUMENT=false) that this process's watchers wait for. */
+interface Batch {
+  docs: Map<string, string>;
+}
+
+export class ApiEventsProcessor extends DeclaredProcessor implements Processor<CrawlEvent, Batch> {
   readonly mode = "ordered" as const;
   readonly concurrency = 1;
   private readonly hub: EventHub;
+  private readonly store: CrawlStore | undefined;
 
-  constructor(hub: EventHub) {
+  /** store: where a page event without its document (CRAWL_EVENTS_DOCUMENT=false) finds it for this process's watchers */
+  constructor(hub: EventHub, store?: CrawlStore) {
     super("api-events");
     this.hub = hub;
+    this.store = store;
   }
 
-  createBatch(): void {}
+  createBatch(): Batch {
+    return { docs: new Map() };
+  }
 
   /**
    * A page event of a crawl no WebSocket here watches: only watchers use page events (every-event listeners want the
@@ -64,8 +76,17 @@ export class ApiEventsProcessor extends DeclaredProcessor implements Processor<C
     return crawlId !== undefined && !this.hub.watched(crawlId);
   }
 
-  async handle(msg: Consumed<CrawlEvent>): Promise<Emission[]> {
-    this.hub.publish(msg.value);
+  /** The documents of the batch's page events without one that watchers here wait for: one read per crawl. */
+  async prepare(messages: Consumed<CrawlEvent>[], batch: Batch): Promise<void> {
+    const wanted = messages.map((m) => m.value).filter((e) => needsStoredDocument(e) && this.hub.watched(e.crawlId));
+    if (this.store && wanted.length) batch.docs = await storedDocuments(this.store, wanted);
+  }
+
+  async handle(msg: Consumed<CrawlEvent>, batch?: Batch): Promise<Emission[]> {
+    const e = msg.value;
+    // watchers send a document frame per page: a page event without its document gets the stored one
+    const event = this.store && needsStoredDocument(e) && this.hub.watched(e.crawlId) ? await withStoredDocument(this.store, e, batch?.docs) : e;
+    this.hub.publish(event ?? e);
     return [];
   }
 }

@@ -1,6 +1,6 @@
 // The infrastructure of one process, per mode: Kafka + ClickHouse (cluster) or the in-process bus and the on-disk
 // store (embedded). Both give the roles the same ports.
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import type { Bus, Processor, QueueStat } from "../pipeline/runtime/bus.ts";
 import type { Clock } from "../pipeline/runtime/clock.ts";
 import { ConfigError, type Config } from "../pipeline/runtime/config.ts";
@@ -28,6 +28,7 @@ import { raw } from "../pipeline/store/sql.ts";
 import { ClickHouseScreenshotStore, EmbeddedScreenshotStore, type ScreenshotStore } from "../pipeline/store/screenshot-store.ts";
 import { EmbeddedSnapshotStore, type SnapshotStore } from "../pipeline/store/snapshot-store.ts";
 import { ClickHouseSnapshotStore } from "../pipeline/store/clickhouse-snapshot-store.ts";
+import { WarcArchive } from "../pipeline/store/warc/warc-archive.ts";
 import { EmbeddedMonitorStore, type MonitorStore } from "../pipeline/store/monitor-store.ts";
 import { ClickHouseMonitorStore } from "../pipeline/store/clickhouse-monitor-store.ts";
 import type { KafkaCompression } from "../pipeline/runtime/kafka-compression.ts";
@@ -44,6 +45,8 @@ export interface Infrastructure {
   snapshots: SnapshotStore;
   /** Monitors (scheduled recrawls) and their checks. */
   monitors: MonitorStore;
+  /** Web archives (WARC files and CDXJ index) of jobs run with `warc: true`: WARC_DIR, else DATA_DIR/warc. */
+  warc: WarcArchive;
   run<T, B>(processor: Processor<T, B>): Promise<RunnerHandle>;
   ready(): Promise<boolean>;
   queueStats(): Promise<QueueStat[]>;
@@ -55,6 +58,10 @@ export interface Infrastructure {
   damaged?: boolean;
   close(): Promise<void>;
 }
+
+/** The web archives' directory: WARC_DIR (a shared volume in cluster mode), else DATA_DIR/warc. */
+export const warcArchive = (config: Config): WarcArchive =>
+  new WarcArchive({ root: resolve(config.warcDir || join(config.dataDir, "warc")), maxFileBytes: config.warcMaxFileBytes, software: "Trawl (https://github.com/trawl)" });
 
 /** The infrastructure `config.mode` asks for; `client` names this process's Kafka client. */
 export function openInfrastructure(config: Config, log: Logger, clock: Clock, client: string): Promise<Infrastructure> {
@@ -93,6 +100,7 @@ async function clusterInfrastructure(config: Config, log: Logger, client: string
   const bus = new KafkaBus(kafka, config.topicPrefix, registry, { lingerMs: config.kafkaLingerMs, compression: config.kafkaCompression as KafkaCompression, publicCompression: config.kafkaPublicCompression as KafkaCompression, log });
   await bus.connect();
   const cache = new ClickHousePageCache(ch, log);
+  const warc = warcArchive(config);
   return {
     bus,
     store: new ClickHouseCrawlStore(ch, legacyTables),
@@ -101,11 +109,13 @@ async function clusterInfrastructure(config: Config, log: Logger, client: string
     screenshots: new ClickHouseScreenshotStore(ch, legacyTables),
     snapshots: new ClickHouseSnapshotStore(ch),
     monitors: new ClickHouseMonitorStore(ch),
+    warc,
     run: (processor) => startRunner({ kafka, bus, config, log }, processor),
     ready: async () => (await ch.query(raw("SELECT 1 AS ok"))).length === 1,
     queueStats: () => kafkaQueueStats(kafka, config),
     storeReplicas: () => replicas.replicas(),
     close: async () => {
+      await warc.close();
       replicas.stop();
       await cache.close();
       await bus.close();
@@ -124,6 +134,10 @@ async function embeddedInfrastructure(config: Config, log: Logger, clock: Clock)
   const auth = await EmbeddedAuthStore.open(dir);
   const snapshots = await EmbeddedSnapshotStore.open(dir, log);
   const monitors = await EmbeddedMonitorStore.open(dir);
+  const warc = warcArchive(config);
+  // a file a killed process left torn is cut to its last whole append now (files of live processes are left alone)
+  const cutTails = await warc.repair(Date.now() - 5 * 60_000);
+  if (cutTails.length) log.warn({ files: cutTails }, "web archives: torn tails cut (a kill during a write); their pages are written again");
   const damaged = bus.damage.tornBytes + bus.damage.missingOffsets + bus.damage.damagedRecords + store.repairedBytes + store.damagedRecords > 0;
   if (damaged) {
     const found = { ...bus.damage, storeTornBytes: store.repairedBytes, storeDamagedRecords: store.damagedRecords, cacheTornBytes: cache.repairedBytes };
@@ -139,12 +153,14 @@ async function embeddedInfrastructure(config: Config, log: Logger, clock: Clock)
     screenshots: new EmbeddedScreenshotStore(dir, async (jobId) => (await store.getCrawl(jobId)) !== null),
     snapshots,
     monitors,
+    warc,
     run: async (processor) => bus.consume(processor, log),
     ready: async () => true,
     queueStats: () => bus.queueStats(),
     started: () => bus.trimUnconsumed(),
     damaged,
     close: async () => {
+      await warc.close();
       await bus.close();
       await store.close();
       await cache.close();

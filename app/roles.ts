@@ -18,7 +18,9 @@ import { OwnServers, serverEndpoints } from "../pipeline/fetch-render/own-server
 import { readCgroup } from "../pipeline/fetch-render/cgroup.ts";
 import { Politeness } from "../pipeline/fetch-render/politeness.ts";
 import { HostLimits } from "../pipeline/fetch-render/host-limit.ts";
+import type { PolitenessScope } from "../pipeline/url/politeness-key.ts";
 import { RobotsCache } from "../pipeline/fetch-render/robots.ts";
+import { WarcTap } from "../pipeline/fetch-render/warc-tap.ts";
 import { IndexBackend } from "../pipeline/search/index-backend.ts";
 import { SearxngBackend } from "../pipeline/search/searxng-backend.ts";
 import { FrontierProcessor } from "../pipeline/frontier/frontier.ts";
@@ -136,6 +138,12 @@ export async function sweepExpired(w: Wiring, now: number): Promise<string[]> {
   const { infra } = w;
   const ids = await infra.store.deleteExpired(now, RETENTION_MS, (crawls) => infra.auth.recordUsage(ledgerRows(crawls)));
   await infra.screenshots.deleteExpired(ids, now - RETENTION_MS);
+  // web archives: WARC_RETENTION_HOURS after their last record, unless their job still runs
+  // torn tails of files no writer extends any more (a killed fetch-render or render replica), then expired archives
+  const cut = await infra.warc.repair(now - 5 * 60_000);
+  if (cut.length) w.log.warn({ files: cut }, "web archives: torn tails cut (a kill during a write); their pages are written again");
+  const gone = await infra.warc.deleteExpired(now - w.config.warcRetentionHours * 3_600_000, async (id) => (await infra.store.getCrawl(id))?.status === "scraping");
+  if (gone.length) w.log.info({ jobs: gone.length }, "expired web archives deleted");
   return ids;
 }
 
@@ -182,9 +190,13 @@ export async function startFetchRender(w: Wiring): Promise<void> {
   const { infra, clock, log, config } = w;
   const fetcher = pageFetcher(config);
   w.closers.push(() => fetcher.close());
+  const stopping = new AbortController(); // tasks waiting for their host's turn are left for the restart
+  w.beforeStop.push(() => stopping.abort());
+  const robots = new RobotsCache({ fetcher, ttlMs: config.robotsCacheTtlMs, timeoutMs: Math.min(config.fetchTimeoutMs, 10_000), now: clock.now });
   const processor = new FetchRenderProcessor({
     fetcher,
-    robots: new RobotsCache({ fetcher, ttlMs: config.robotsCacheTtlMs, timeoutMs: Math.min(config.fetchTimeoutMs, 10_000), now: clock.now }),
+    robots,
+    warc: new WarcTap(infra.warc, robots, log),
     politeness: new Politeness(clock.now),
     cancels: new CancelCache(infra.store, 1000, clock.now),
     log,
@@ -206,7 +218,10 @@ export async function startFetchRender(w: Wiring): Promise<void> {
     metrics: w.metrics,
     load: loadGuard(w, "fetch-render", config.fetchConcurrency),
     snapshots: infra.snapshots,
-  }, config.fetchConcurrency);
+    politenessScope: config.politenessScope as PolitenessScope,
+    hostWaitMaxMs: config.hostWaitMaxMs,
+    stopping: stopping.signal,
+  }, config.fetchTasksHeld);
   w.runners.push(await infra.run(processor));
 }
 
@@ -217,7 +232,7 @@ export async function startRender(w: Wiring, alone: boolean): Promise<void> {
   if (alone && !renderer.status().available) throw new ConfigError(`config: the render role needs Chromium: ${renderer.status().reason}`);
   w.runners.push(await infra.run(new RenderProcessor({
     renderer, cancels: new CancelCache(infra.store, 1000, clock.now), log, defaultTimeoutMs: config.fetchTimeoutMs, load: loadGuard(w, "render", config.renderConcurrency),
-    ...(config.screenshots === "url" ? { screenshots: infra.screenshots } : {}), now: () => clock.now(),
+    ...(config.screenshots === "url" ? { screenshots: infra.screenshots } : {}), now: () => clock.now(), warc: infra.warc,
   }, config.renderConcurrency)));
 }
 
@@ -232,7 +247,7 @@ export async function startExtractJson(w: Wiring): Promise<void> {
 
 export async function startSink(w: Wiring): Promise<void> {
   const { infra, clock, log } = w;
-  w.runners.push(await infra.run(new SinkProcessor({ store: infra.store, cancels: new CancelCache(infra.store, 0, clock.now), clock, log, metrics: w.metrics, snapshots: infra.snapshots })));
+  w.runners.push(await infra.run(new SinkProcessor({ store: infra.store, cancels: new CancelCache(infra.store, 0, clock.now), clock, log, metrics: w.metrics, snapshots: infra.snapshots, eventDocument: w.config.crawlEventsDocument })));
 }
 
 export async function startWebhookEmit(w: Wiring): Promise<void> {
@@ -263,7 +278,7 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
   hub.onEvent((e) => {
     if (e.type !== "crawl.page" && e.type !== "crawl.started") statusCache.invalidate(e.crawlId); // it ended: no stale "scraping"
   });
-  w.runners.push(await infra.run(new ApiEventsProcessor(hub)));
+  w.runners.push(await infra.run(new ApiEventsProcessor(hub, infra.store)));
   const access = config.useDbAuthentication ? new TeamAccess({
     store: infra.store, auth: infra.auth, cacheTtlMs: config.authCacheTtlMs, now: () => clock.now(),
     hashConcurrency: config.authHashConcurrency, failureLimit: config.authFailureLimit, failureWindowMs: config.authFailureWindowMs,
@@ -289,6 +304,7 @@ export async function startApi(w: Wiring): Promise<{ server: Server; wss: WebSoc
     ...scrape, config, ready: () => infra.ready(), ...(infra.storeReplicas ? { storeReplicas: infra.storeReplicas } : {}), ...(w.providers.llm ? { llm: w.providers.llm } : {}),
     queueStats: () => infra.queueStats(), metrics: w.metrics, authStore: infra.auth, ...(access ? { access } : {}), robots, searchBackend,
     ...(config.screenshots === "url" ? { screenshots: infra.screenshots } : {}), statusCache, monitors: infra.monitors,
+    warc: infra.warc,
   });
   // monitors: every API replica polls for due ticks; a tick's check id is fixed, so its job starts once
   const scheduler = new MonitorScheduler({

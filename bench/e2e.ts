@@ -3,13 +3,17 @@
 // and ClickHouse included in cluster mode) and peak RSS per process.
 // Cluster mode starts its own Kafka and ClickHouse (private ports and data directory, through the project's scripts),
 // so the first crawl is the first after the servers started and no other work on the machine counts as theirs.
-// usage: node bench/e2e.ts embedded|cluster|cluster-api pg|synthetic:<pages> [RENDER|-] [limit|-] [crawls] [readers]
+// usage: node bench/e2e.ts embedded|cluster|cluster-api pg|synthetic:<pages>|hosts:<pages>:<hosts> [RENDER|-] [limit|-] [crawls] [readers]
+// hosts:<pages>:<hosts>: a synthetic web of <hosts> hosts (h0.site.test ..., RESOLVE'd to loopback), <pages>/<hosts>
+// pages each, crawled from host 0's first page (which links every host) with allowSubdomains and limit <pages>; the
+// result adds each tenth of the crawl (pages/s, RSS and CPU per process, status latency) and, once the crawl is done,
+// the latency of `next` paging of GET /v2/crawl/:id and of GET /v2/crawl/:id/urls at its start, middle and end.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensurePostgresManual, serveDirectory, siteLimitFrom } from "./corpus.ts";
-import { startSyntheticSite } from "./synthetic-site.ts";
+import { startManyHostSite, startSyntheticSite } from "./synthetic-site.ts";
 import { cpuSeconds, descendants, peakBrowserMemory, peakRss, rssMB, systemCpuSeconds, threadCpuSeconds } from "./proc.ts";
 import { freePort, startOwnInfra, type OwnInfra } from "../test/integration/own-infra.ts";
 
@@ -109,13 +113,87 @@ async function heapSnapshot(pid: number, api: string): Promise<void> {
   await fetch(`${api}/ready`);
 }
 
+interface Mark {
+  share: number;
+  completed: number;
+  /** ms after the POST */
+  ms: number;
+  epochMs: number;
+  rssMB: Record<string, number>;
+  cpuS: Record<string, number>;
+}
+
+/**
+ * Each tenth of a crawl from its marks: pages/s, CPU ms per page per process, RSS per process at its end, and the
+ * status readers' p50/p99 over it. The first tenth runs from the POST; `firstTenthAfterWarmup` from the 1 % mark to
+ * the 10 % mark (the first ~1 % is start-up: connections, JIT, the adaptive host limits growing).
+ */
+function tenthsOf(marks: Mark[], cpuStart: Record<string, number>, postEpochMs: number, read: { latencies: number[]; at?: number[] }) {
+  const begin: Mark = { share: 0, completed: 0, ms: 0, epochMs: postEpochMs, rssMB: {}, cpuS: cpuStart };
+  const warm = marks.find((m) => m.share === 0.01);
+  const tenthMarks = marks.filter((m) => m.share >= 0.1);
+  const rate = (a: Mark, b: Mark) => +((b.completed - a.completed) / Math.max(0.001, (b.ms - a.ms) / 1000)).toFixed(1);
+  const cpu = (a: Mark, b: Mark) => Object.fromEntries(Object.keys(b.cpuS).map((k) => [k, +((1000 * ((b.cpuS[k] ?? 0) - (a.cpuS[k] ?? 0))) / Math.max(1, b.completed - a.completed)).toFixed(2)]));
+  const reads = (a: Mark, b: Mark) => {
+    if (!read.at) return {};
+    const xs = read.latencies.filter((_, i) => (read.at?.[i] ?? 0) >= a.epochMs && (read.at?.[i] ?? 0) < b.epochMs).sort((x, y) => x - y);
+    return { statusReads: xs.length, statusP50Ms: quantile(xs, 0.5), statusP99Ms: quantile(xs, 0.99) };
+  };
+  const byTenth = tenthMarks.map((m, i) => {
+    const a = i === 0 ? begin : (tenthMarks[i - 1] as Mark);
+    return { upTo: `${Math.round(m.share * 100)}%`, atS: +(m.ms / 1000).toFixed(1), pagesPerSecond: rate(a, m), cpuMsPerPage: cpu(a, m), rssMB: m.rssMB, ...reads(a, m) };
+  });
+  const ten = tenthMarks[0];
+  return {
+    byTenth,
+    ...(warm && ten ? { firstTenthAfterWarmup: { from: warm.completed, to: ten.completed, pagesPerSecond: rate(warm, ten) } } : {}),
+  };
+}
+
+/** Latency of reading a done crawl page by page: from skip 0, the middle and near the end, 5 pages each following `next`,
+ * of GET /v2/crawl/:id (default page size) and GET /v2/crawl/:id/urls; ms until the whole body arrived. */
+async function pagingLatency(api: string, id: string, total: number) {
+  const walk = async (first: string) => {
+    const ms: number[] = [];
+    let items = 0;
+    let url: string | undefined = first;
+    for (let i = 0; i < 5 && url; i++) {
+      const t = performance.now();
+      const res: Response = await fetch(url);
+      const text = await res.text();
+      ms.push(+(performance.now() - t).toFixed(1));
+      if (!res.ok) throw new Error(`GET ${url} answered ${res.status}: ${text.slice(0, 300)}`);
+      const body = JSON.parse(text) as { data?: unknown[]; next?: string; total?: number };
+      items += body.data?.length ?? 0;
+      listed = body.total ?? listed;
+      url = body.next;
+    }
+    return { ms, items };
+  };
+  let listed = 0;
+  const out: Record<string, { skip: number; ms: number[]; items: number }[]> = { status: [], urls: [] };
+  for (const skip of [0, Math.floor(total / 2), Math.max(0, total - 300)]) out.status?.push({ skip, ...(await walk(`${api}/v2/crawl/${id}?skip=${skip}`)) });
+  // the URL list holds CRAWL_URL_LOG_MAX crawled URLs at most plus the skipped ones: its own total, from its first page
+  out.urls?.push({ skip: 0, ...(await walk(`${api}/v2/crawl/${id}/urls`)) });
+  const urlsTotal = listed;
+  for (const skip of [Math.floor(urlsTotal / 2), Math.max(0, urlsTotal - 300)]) out.urls?.push({ skip, ...(await walk(`${api}/v2/crawl/${id}/urls?skip=${skip}`)) });
+  const summary = (list: { ms: number[] }[]) => {
+    const all = list.flatMap((x) => x.ms).sort((a, b) => a - b);
+    return { pages: all.length, p50Ms: quantile(all, 0.5), maxMs: all.at(-1) ?? 0 };
+  };
+  return { statusNext: summary(out.status ?? []), urls: { ...summary(out.urls ?? []), listed: urlsTotal }, detail: out };
+}
+
 export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrapeOptions?: Record<string, unknown>, opts: E2eOptions = {}) {
   // BENCH_VALIDATORS=1: the manual is served with ETag / Last-Modified and answers 304 (conditional recrawls)
   // BENCH_SITE_LIMIT=<inFlight>:<delayMs>: the manual's host answers 429 past that many requests at once (politeness)
   const limit = siteLimitFrom(process.env.BENCH_SITE_LIMIT);
   if (limit && siteSpec !== "pg") throw new Error("BENCH_SITE_LIMIT applies to the pg site only");
-  const site = siteSpec === "pg" ? await serveDirectory(ensurePostgresManual(), { validators: process.env.BENCH_VALIDATORS === "1", ...(limit ? { limit } : {}) }) : await startSyntheticSite(Number(siteSpec.split(":")[1] ?? 1000));
-  const start = siteSpec === "pg" ? `${site.origin}/docs/index.html` : `${site.origin}/site/p0.html`;
+  const hostsSpec = /^hosts:(\d+):(\d+)$/.exec(siteSpec);
+  if (siteSpec !== "pg" && !hostsSpec && !/^synthetic:\d+$/.test(siteSpec)) throw new Error(`unknown site ${siteSpec}: pg, synthetic:<pages> or hosts:<pages>:<hosts>`);
+  const manyHosts = hostsSpec ? await startManyHostSite(Number(hostsSpec[1]), Number(hostsSpec[2])) : null;
+  const site = siteSpec === "pg" ? await serveDirectory(ensurePostgresManual(), { validators: process.env.BENCH_VALIDATORS === "1", ...(limit ? { limit } : {}) }) : (manyHosts ?? await startSyntheticSite(Number(siteSpec.split(":")[1] ?? 1000)));
+  const start = siteSpec === "pg" ? `${site.origin}/docs/index.html` : manyHosts ? manyHosts.start : `${site.origin}/site/p0.html`;
   const expected = siteSpec === "pg" ? undefined : Number(siteSpec.split(":")[1]);
   // when the site answered each request: where a crawl's time goes between the POST, the first and last fetch and the end
   const requestTimes: number[] = [];
@@ -153,6 +231,8 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
     const env = {
       // the defaults of `npm start` / `npx trawl all`: only what a crawl of a loopback site needs, and where it runs
       ...process.env, TRAWL_MODE: mode, PORT: String(port), DATA_DIR: dataDir, ALLOW_PRIVATE_CRAWL_TARGETS: "true",
+      // the many-host site's names, all on loopback (the one setting besides the defaults that such a crawl needs)
+      ...(manyHosts ? { RESOLVE: manyHosts.resolve } : {}),
       // BENCH_TRAWL_ENV="HOST_MAX_CONCURRENCY=16,MAX_CPU=1": tuned settings, for rows labelled as such
       ...trawlEnv(process.env.BENCH_TRAWL_ENV),
       ...(infra ? { KAFKA_BROKERS: infra.kafkaBrokers, CLICKHOUSE_URL: infra.clickhouseUrl } : {}),
@@ -195,7 +275,9 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
       const answers = () => (site as { answered?: Record<number, number> }).answered;
       const answered0: Record<string, number> = { ...answers() };
       const t1 = performance.now();
-      const res = await fetch(`${api}/v2/crawl`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: start, limit: opts.limit ?? 200_000, crawlEntireDomain: true, ...(scrapeOptions ? { scrapeOptions } : {}) }) });
+      const crawlLimit = opts.limit ?? (manyHosts ? expected : 200_000);
+      const res = await fetch(`${api}/v2/crawl`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: start, limit: crawlLimit, crawlEntireDomain: true, ...(manyHosts ? { allowSubdomains: true } : {}), ...(scrapeOptions ? { scrapeOptions } : {}) }) });
+      if (!res.ok) throw new Error(`POST /v2/crawl answered ${res.status}: ${await res.text()}`);
       const { id } = (await res.json()) as { id: string };
       const lagTimer = process.env.BENCH_LAG === "1" ? setInterval(() => void printLag(api), 1000) : undefined;
       const memTimer = process.env.BENCH_MEM === "1" ? setInterval(() => void printMemory(api, pids), 5000) : undefined;
@@ -204,11 +286,18 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
       let firstPageMs = 0;
       let status: { status: string; completed: number };
       const rssAt: Record<string, Record<string, number>> = {};
+      // synthetic sites: when each tenth of the expected pages was done (and 1 %, the warm-up's end), with every
+      // process's RSS and CPU then
+      const marks: Mark[] = [];
+      const tenths = expected ? [0.01, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1] : [];
       for (;;) {
         const t = performance.now();
         status = (await (await fetch(`${api}/v2/crawl/${id}?limit=1`)).json()) as typeof status;
         polls.push(performance.now() - t);
         if (!firstPageMs && status.completed > 0) firstPageMs = Math.round(performance.now() - t1);
+        while (expected && marks.length < tenths.length && status.completed >= expected * (tenths[marks.length] as number)) {
+          marks.push({ share: tenths[marks.length] as number, completed: status.completed, ms: Math.round(performance.now() - t1), epochMs: Math.round(performance.timeOrigin + performance.now()), rssMB: rss.now(), cpuS: Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)])) });
+        }
         if (expected) {
           for (const f of [0.1, 0.5]) {
             if (rssAt[f] || status.completed < expected * f) continue;
@@ -228,7 +317,10 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
       clearInterval(memTimer);
       rssAt["1"] = rss.now();
       if (snapshotDir && expected) await heapSnapshot(child.pid as number, api);
-      const read = readers ? await readers.stop() : { latencies: polls, loopMaxMs: undefined };
+      const read: { latencies: number[]; at?: number[]; loopMaxMs?: number } = readers ? await readers.stop() : { latencies: polls, loopMaxMs: undefined };
+      const byTenth = marks.length ? tenthsOf(marks, cpuStart, Math.round(performance.timeOrigin + t1), read) : undefined;
+      // once the crawl is done (readers stopped): `next` paging of the status and of the URL list
+      const paging = manyHosts ? await pagingLatency(api, id, status.completed) : undefined;
       const latencies = read.latencies.sort((a, b) => a - b);
       // the browser processes are Trawl's children: their CPU counts (they run from the first rendered page on)
       const browserCpu = descendants(child.pid as number).reduce((n, p) => n + cpuSeconds(p), 0) - browserCpu0;
@@ -253,6 +345,9 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
         ...(read.loopMaxMs !== undefined ? { readersLoopMaxMs: read.loopMaxMs } : {}),
         cpuSecondsPerPage: +((cpuMsPerPage.trawl ?? 0) / 1000).toFixed(4), cpuMsPerPage, systemMsPerPage, threadMsPerPage, ...(browserCpu > 0 ? { browserCpuSeconds: +browserCpu.toFixed(1) } : {}),
         ...(expected ? { rssMBAt10pct: rssAt["0.1"], rssMBAt50pct: rssAt["0.5"], rssMBAt100pct: rssAt["1"] } : {}),
+        ...(byTenth ? { crawlLimit, ...byTenth } : {}),
+        ...(paging ? { paging } : {}),
+        ...(manyHosts ? { siteServed: { hosts: manyHosts.requestsPerHost.length, hostsReached: manyHosts.requestsPerHost.filter((n) => n > 0).length, requests: manyHosts.requestsPerHost.reduce((a, b) => a + b, 0) } } : {}),
       };
     };
 

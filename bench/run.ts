@@ -14,6 +14,8 @@ interface Bench {
   /** one readable cell for the table (default: every field) */
   summary?: (r: Record<string, unknown>) => string;
   targets?: (r: Record<string, unknown>, all: Record<string, Record<string, unknown>>) => string[];
+  /** results file name after the date (default: the bench's name) */
+  file?: string;
 }
 
 const script = (file: string, ...args: string[]) => scriptWith({}, file, ...args);
@@ -126,11 +128,72 @@ function e2eSummary(r: Record<string, unknown>): string {
   return [`ready ${r.readyMs} ms; peak RSS MB ${JSON.stringify(r.peakRssMB)}`, ...crawls].join("<br>");
 }
 
+/** Issue 48's scale run: BENCH_SCALE_PAGES pages (1,000,000) over BENCH_SCALE_HOSTS hosts (1,000), 200 status readers. */
+const scalePages = Number(process.env.BENCH_SCALE_PAGES ?? 1_000_000);
+const scaleHosts = Number(process.env.BENCH_SCALE_HOSTS ?? 1_000);
+const scaleFile = (mode: string) => (scalePages === 1_000_000 && scaleHosts === 1_000 ? `scale1m${mode}` : `scale1m${mode}-${scalePages}x${scaleHosts}`);
+const scaleRun = (mode: "embedded" | "cluster") => script("e2e.ts", mode, `hosts:${scalePages}:${scaleHosts}`, "-", "-", "1", "200");
+
+interface Tenth { upTo: string; pagesPerSecond: number; cpuMsPerPage: Record<string, number>; rssMB: Record<string, number>; statusP99Ms?: number }
+interface Paging { p50Ms: number; maxMs: number; pages: number }
+
+function scaleSummary(r: Record<string, unknown>): string {
+  const tenths = (r.byTenth as Tenth[] | undefined) ?? [];
+  const paging = r.paging as { statusNext: Paging; urls: Paging } | undefined;
+  const cpu = Object.entries(r.cpuMsPerPage as Record<string, number>).map(([k, v]) => `${k} ${v}`).join(", ");
+  const rss = (k: string) => JSON.stringify(r[k]);
+  return [
+    `${r.mode}: ${r.pages} of ${r.crawlLimit} pages (${r.status}), ${r.seconds} s, ${r.pagesPerSecond} pages/s; CPU ms/page ${cpu}`,
+    `pages/s by tenth: ${tenths.map((t) => t.pagesPerSecond).join(" / ")} (first tenth after the 1 % warm-up ${(r.firstTenthAfterWarmup as { pagesPerSecond: number } | undefined)?.pagesPerSecond})`,
+    `trawl CPU ms/page by tenth: ${tenths.map((t) => t.cpuMsPerPage.trawl).join(" / ")}; status p99 by tenth: ${tenths.map((t) => t.statusP99Ms).join(" / ")} ms`,
+    `RSS MB at 10 % ${rss("rssMBAt10pct")}, 50 % ${rss("rssMBAt50pct")}, 100 % ${rss("rssMBAt100pct")}; peak ${rss("peakRssMB")}`,
+    `status (200 readers) p50 ${r.statusP50Ms} / p99 ${r.statusP99Ms} ms over ${r.statusReads} reads`,
+    paging ? `at the end: status next paging p50 ${paging.statusNext.p50Ms} / max ${paging.statusNext.maxMs} ms (${paging.statusNext.pages} pages), /urls p50 ${paging.urls.p50Ms} / max ${paging.urls.maxMs} ms (${paging.urls.pages} pages)` : "",
+  ].join("<br>");
+}
+
+/** Issue 48's goals for one mode's scale run. */
+function scaleTargets(r: Record<string, unknown>): string[] {
+  const at = (k: string) => (r[k] as Record<string, number> | undefined) ?? {};
+  const rss = Object.keys(at("rssMBAt10pct")).map((p) => {
+    const a = Number(at("rssMBAt10pct")[p]);
+    const b = Number(at("rssMBAt100pct")[p]);
+    return met(b <= 1.2 * a, `${r.mode} ${p} RSS at 100 % <= 1.2x at 10 % (${a} -> ${b} MB = ${(b / a).toFixed(2)}x)`);
+  });
+  const tenths = (r.byTenth as Tenth[] | undefined) ?? [];
+  const first = Number((r.firstTenthAfterWarmup as { pagesPerSecond: number } | undefined)?.pagesPerSecond);
+  const last = Number(tenths.at(-1)?.pagesPerSecond);
+  const paging = r.paging as { statusNext: Paging; urls: Paging } | undefined;
+  return [
+    met(r.pages === r.crawlLimit && r.status === "completed", `${r.mode} crawl completed with every page (${r.pages} of ${r.crawlLimit}, ${r.status})`),
+    ...rss,
+    met(tenths.length === 10 && last >= 0.9 * first, `${r.mode} last tenth >= 90 % of the first after warm-up (${last} vs ${first} pages/s = ${(last / first).toFixed(2)})`),
+    met(Number(r.statusP99Ms) < 50, `${r.mode} status p99 < 50 ms with 200 readers (${r.statusP99Ms} ms)`),
+    met(!!paging && paging.statusNext.maxMs < 100, `${r.mode} next paging of the status < 100 ms per page at the end (max ${paging?.statusNext.maxMs} ms)`),
+    met(!!paging && paging.urls.maxMs < 100, `${r.mode} GET /v2/crawl/:id/urls < 100 ms per page at the end (max ${paging?.urls.maxMs} ms)`),
+  ];
+}
+
 const benches: Record<string, Bench> = {
+  "store-scale": {
+    describe: "issue 48: the embedded store at the end of a 1,000,000-document crawl (DOCS), filled through the store port: bytes of memory per document, restart to the first /health answer and its RSS against an empty DATA_DIR, paging latencies (`node bench/store-scale.ts <checkout>` for a base commit)",
+    run: script("store-scale.ts"),
+    targets: (r) => {
+      const paging = r.pagingMs as Record<string, number[]>;
+      const warm = (k: string) => Math.max(...(paging[k] ?? [Infinity]).slice(1));
+      return [
+        met(Number(r.heldSecondHalfBytesPerDoc) <= 32, `<= 16 bytes per document in the store and 16 in the page cache (${r.heldSecondHalfBytesPerDoc} held per document over the second half)`),
+        met(Number(r.readyMs) - Number(r.emptyReadyMs) < 5000, `restart answers /health < 5 s later than on an empty DATA_DIR (${r.readyMs} ms against ${r.emptyReadyMs})`),
+        met(Number(r.rssAtFirstAnswerMB) <= 1.1 * Number(r.rssEmptyStartMB), `RSS at restart <= empty + 10 % (${r.rssAtFirstAnswerMB} MB against ${r.rssEmptyStartMB})`),
+        met(Math.max(warm("statusFirst"), warm("statusMiddle"), warm("statusEnd"), ...(paging.nextWalk ?? [])) < 100, `next paging < 100 ms per page (${JSON.stringify({ first: paging.statusFirst, middle: paging.statusMiddle, end: paging.statusEnd, next: paging.nextWalk })})`),
+        met(Math.max(warm("urlsFirst"), warm("urlsEnd")) < 100, `/urls < 100 ms per page once its listing is built (first read builds it: ${paging.urlsFirst?.[0]} ms; ${JSON.stringify({ first: paging.urlsFirst, end: paging.urlsEnd })})`),
+      ];
+    },
+  },
   frontier: {
-    describe: "frontier state memory, 200,000 URLs",
-    run: script("frontier-memory.ts", "200000"),
-    targets: (r) => [met(Number(r.bytesPerUrl) <= 150, "<= 150 bytes per URL")],
+    describe: "frontier state memory, 1,000,000 URLs: bytes per URL from 10 % to 100 % (issue 48: <= 16)",
+    run: script("frontier-memory.ts", "1000000"),
+    targets: (r) => [met(Number(r.bytesPerUrl) <= 16, `<= 16 bytes per seen URL (${r.bytesPerUrl}; whole state at ${r.urls} URLs: ${r.bytesPerUrlAtN} per URL, of which ${r.fixedPerCrawlMB} MB per crawl whatever its size)`)],
   },
   convert: {
     describe: "convert stage vs plain turndown: PostgreSQL 15 manual and Python 3.11 docs; parser fidelity; main content",
@@ -269,6 +332,12 @@ const benches: Record<string, Bench> = {
     run: script("auth.ts"),
     targets: (r) => [met(Number(r.addedP50Ms) < 1, `the key check adds < 1 ms at p50 (${r.addedP50Ms} ms)`)],
   },
+  warc: {
+    describe: "web archives (issue 47): the embedded crawl of the manual without and with WARC_DEFAULT=true, interleaved for BENCH_ROUNDS rounds: pages/s, CPU ms/page, WARC bytes written per page",
+    run: script("warc.ts"),
+    summary: (r) => `${r.pagesPerSecondWithout} -> ${r.pagesPerSecondWith} pages/s (${r.ratio}), CPU ${r.cpuMsPerPageWithout} -> ${r.cpuMsPerPageWith} ms/page, ${r.warcBytesPerPage} WARC bytes/page`,
+    targets: (r) => [met(Number(r.ratio) >= 0.85, `pages/s with warc >= 85 % of without (${Math.round(Number(r.ratio) * 100)} %)`)],
+  },
   "auth-flood": {
     describe: "GET /v2/crawl/active with a valid key 20 times a second, quiet then while 25 wrong keys a second arrive, each from another of 253 loopback addresses (embedded, USE_DB_AUTHENTICATION; `node bench/auth-flood.ts` for other cases and a base checkout)",
     run: script("auth-flood.ts", "many", "15"),
@@ -292,6 +361,42 @@ const benches: Record<string, Bench> = {
     run: script("e2e.ts", "cluster", "synthetic:100000"),
     targets: (r) => rssFlat(r),
   },
+  "scale1m-embedded": {
+    describe: `issue 48: embedded mode, ${scalePages.toLocaleString("en")} pages over ${scaleHosts.toLocaleString("en")} hosts (BENCH_SCALE_PAGES, BENCH_SCALE_HOSTS), one start page linking every host, allowSubdomains, defaults, 200 status readers: pages/s, CPU and RSS per tenth, paging at the end`,
+    run: scaleRun("embedded"),
+    summary: scaleSummary,
+    targets: scaleTargets,
+    file: scaleFile("-embedded"),
+  },
+  "scale1m-cluster": {
+    describe: `issue 48: cluster mode (every role in one process, on its own Kafka + ClickHouse), ${scalePages.toLocaleString("en")} pages over ${scaleHosts.toLocaleString("en")} hosts, as scale1m-embedded`,
+    run: scaleRun("cluster"),
+    summary: scaleSummary,
+    targets: scaleTargets,
+    file: scaleFile("-cluster"),
+  },
+  scale1m: {
+    describe: `issue 48: scale1m-embedded then scale1m-cluster (${scalePages.toLocaleString("en")} pages over ${scaleHosts.toLocaleString("en")} hosts)`,
+    run: () => {
+      const embedded = scaleRun("embedded")();
+      settle();
+      return { embedded, cluster: scaleRun("cluster")() };
+    },
+    summary: (r) => [scaleSummary(r.embedded as Record<string, unknown>), scaleSummary(r.cluster as Record<string, unknown>)].join("<br>"),
+    targets: (r) => [...scaleTargets(r.embedded as Record<string, unknown>), ...scaleTargets(r.cluster as Record<string, unknown>)],
+    file: scaleFile(""),
+  },
+  "kafka-bytes": {
+    describe: "bytes each page puts through Kafka, per topic, before compression (key + value of every record, read back with kcat), against the stored document: cluster crawls of 300 pages of the PostgreSQL manual on the Kafka and ClickHouse of KAFKA_BROKERS / CLICKHOUSE_URL (a topic prefix and database of their own), one with no webhook and one whose webhook takes every event; KAFKA_BYTES_ENV=A=1,B=2: Trawl's settings for the run (e.g. CRAWL_EVENTS_DOCUMENT=false)",
+    run: scriptWith({}, "kafka-bytes.ts", "pg", "300"),
+    summary: (r) => (["plain", "webhook"] as const).map((k) => {
+      const x = r[k] as { pages: number; docBytesPerPage: number; kafkaBytesPerPage: number; kafkaPerDocument: number; kafkaOnDiskBytesPerPage?: number; topics: Record<string, { bytesPerPage: number }> };
+      const topics = Object.entries(x.topics).map(([t, b]) => `${t} ${b.bytesPerPage}`).join(", ");
+      const disk = x.kafkaOnDiskBytesPerPage === undefined ? "" : `; on the broker's disk ${x.kafkaOnDiskBytesPerPage} B/page`;
+      return `${k === "plain" ? "no webhook" : "webhook, every event"}: ${x.pages} pages, document ${x.docBytesPerPage} B, Kafka ${x.kafkaBytesPerPage} B/page = ${x.kafkaPerDocument}x (${topics})${disk}`;
+    }).join("<br>"),
+    targets: (r) => [met(Number((r.plain as Record<string, unknown>).kafkaPerDocument) <= 2, `issue 46 goal: bytes through Kafka per page <= 2x the stored document (${(r.plain as Record<string, unknown>).kafkaPerDocument}x)`)],
+  },
   "map-search": {
     describe: "POST /v2/map on the PostgreSQL manual's ~1,170-URL sitemap; search index: ClickHouse query + BM25 vs embedded scan vs in-memory index, 10,000 docs",
     run: script("map-search.ts"),
@@ -306,7 +411,9 @@ const benches: Record<string, Bench> = {
 const fromDate = process.argv.find((a) => a.startsWith("--from="))?.slice("--from=".length);
 const names = process.argv.slice(2).filter((a) => !a.startsWith("--from="));
 const wanted = names.length ? names : ["frontier", "convert", "peer", "polite", "embedded", "cluster", "goals", "status", "scale10k", "scale100k", "scale100k-cluster"];
+// BENCH_COMMIT: the commit measured, when the bench runs from an export of it (`git archive`) rather than a checkout
 const commit = (() => {
+  if (process.env.BENCH_COMMIT) return process.env.BENCH_COMMIT;
   try {
     return execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
   } catch {
@@ -321,13 +428,14 @@ const rows: string[] = [];
 for (const name of wanted) {
   const b = benches[name];
   if (!b) throw new Error(`unknown benchmark ${name}; known: ${Object.keys(benches).join(", ")}`);
-  const saved = fromDate ? (JSON.parse(readFileSync(join(here, "results", `${fromDate}-${name}.json`), "utf8")) as { result: Record<string, unknown> }) : null;
+  const file = b.file ?? name;
+  const saved = fromDate ? (JSON.parse(readFileSync(join(here, "results", `${fromDate}-${file}.json`), "utf8")) as { result: Record<string, unknown> }) : null;
   const settled = saved ? null : settle();
   const result = saved ? saved.result : b.run();
   results[name] = result;
   const targets = b.targets?.(result, results) ?? [];
   const record = { name, describe: b.describe, date: new Date().toISOString(), commit, cores: cpus().length, node: process.version, settled, result, targets };
-  if (!saved) writeFileSync(join(here, "results", `${date}-${name}.json`), JSON.stringify(record, null, 2) + "\n");
+  if (!saved) writeFileSync(join(here, "results", `${date}-${file}.json`), JSON.stringify(record, null, 2) + "\n");
   const flat = b.summary?.(result) ?? Object.entries(result).map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`).join(", ");
   rows.push(`| ${name} | ${b.describe} | ${flat} | ${targets.join("; ")} |`);
   console.error(`done: ${name}`);

@@ -24,6 +24,8 @@ async function warmUp(): Promise<void> {
 
 async function read(url: string): Promise<void> {
   const latencies: number[] = [];
+  // when each read started (ms since the epoch), so a caller can split the latencies by phase of the crawl
+  const at: number[] = [];
   let running = true;
   const delay = monitorEventLoopDelay({ resolution: 5 });
   delay.enable();
@@ -33,7 +35,10 @@ async function read(url: string): Promise<void> {
       const t = performance.now();
       const res = await fetch(url).catch(() => null);
       await res?.arrayBuffer().catch(() => null);
-      if (res?.ok) latencies.push(performance.now() - t);
+      if (res?.ok) {
+        latencies.push(performance.now() - t);
+        at.push(Math.round(performance.timeOrigin + t));
+      }
       await new Promise((r) => setTimeout(r, 750 + Math.random() * 500));
     }
   };
@@ -42,7 +47,7 @@ async function read(url: string): Promise<void> {
   running = false;
   await Promise.all(all);
   // the readers' own worst event-loop stall: a read in flight then waited for the reader, not for Trawl
-  process.stdout.write(JSON.stringify({ latencies, loopMaxMs: +(delay.max / 1e6).toFixed(1) }));
+  process.stdout.write(JSON.stringify({ latencies, at, loopMaxMs: +(delay.max / 1e6).toFixed(1) }));
 }
 
 await warmUp();

@@ -60,18 +60,18 @@ export const topics: readonly TopicSpec[] = [
   },
   {
     name: "fetch.tasks",
-    key: "crawlId + host",
-    why: "per-host politeness inside one partition; a big crawl spreads over all partitions",
+    key: "host (registrable domain with POLITENESS_SCOPE=domain; tasks keyed crawlId + host before are still handled)",
+    why: "one fetch-render replica owns a host for every crawl, team and replica, so its politeness is one; a many-host crawl spreads over all partitions; fetch-render sends back a task that waited too long for its host",
     schema: "fetch-task",
     public: false,
     retentionMs: 2 * DAY_MS,
-    producers: ["frontier"],
+    producers: ["frontier", "fetch-render"],
     consumers: ["fetch-render"],
   },
   {
     name: "render.tasks",
-    key: "crawlId + host",
-    why: "pages that need a browser, scaled apart from the static fetchers; per-host order as in fetch.tasks",
+    key: "host (as fetch.tasks)",
+    why: "pages that need a browser, scaled apart from the static fetchers; one owner per host as in fetch.tasks",
     schema: "render-task",
     public: false,
     retentionMs: 2 * DAY_MS,
@@ -241,6 +241,9 @@ export function physicalTopic(prefix: string, name: LogicalTopic, dlq = false): 
 export const keys = {
   crawl: (crawlId: string) => crawlId,
   team: (teamId: string) => teamId,
+  /** fetch.tasks and render.tasks: the politeness key of the URL (host, or registrable domain; url/politeness-key.ts) */
+  politeness: (politenessKey: string) => politenessKey,
+  /** the key of fetch.tasks and render.tasks before they were keyed by host (still in topics after an upgrade) */
   crawlHost: (crawlId: string, url: string) => `${crawlId}|${new URL(url).host}`,
   crawlUrl: (crawlId: string, urlKey: string) => `${crawlId}|${urlKey}`,
   crawlEvent: (crawlId: string, eventId: string) => `${crawlId}|${eventId}`,

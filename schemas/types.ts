@@ -164,6 +164,10 @@ export interface BatchScrapeRequest {
   origin?: string;
   integration?: string | null;
   zeroDataRetention?: boolean;
+  /**
+   * Trawl extension: write the job's exchanges as web archives (WARC 1.1, gzip per record, with a CDXJ index), served at /v2/crawl/{id}/warc and /v2/crawl/{id}/cdxj (batch scrapes: /v2/batch/scrape/{id}/...). Default: the server's WARC_DEFAULT.
+   */
+  warc?: boolean;
   webhook?: Webhook;
   /**
    * Add these URLs to an existing batch scrape (not supported by this server: refused with 400).
@@ -388,6 +392,10 @@ export interface CrawlEvent {
    */
   seq?: number;
   document?: PageDocument;
+  /**
+   * for crawl.page without a document (CRAWL_EVENTS_DOCUMENT=false): the page's URL key, the urlKey of its crawl.pages message; its document is that message's, or GET /v2/crawl/{id}?skip=<seq>
+   */
+  urlKey?: string;
   error?: string | null;
   /**
    * the job's kind (absent: crawl); webhooks of a batch use batch_scrape.* event names
@@ -579,6 +587,10 @@ export interface CrawlOptions {
   mobile?: boolean;
   skipTlsVerification?: boolean;
   /**
+   * web archives: fetch-render and render write the job's exchanges as WARC records (pipeline/store/warc)
+   */
+  warc?: boolean;
+  /**
    * static fetch only: no headless browser, even for a page that looks script-built (RENDER=auto) or under RENDER=always
    */
   fastMode?: boolean;
@@ -670,6 +682,9 @@ export interface PageFreshness {
  */
 export interface CrawlRequest {
   url: string;
+  /**
+   * Most pages crawled (default DEFAULT_CRAWL_LIMIT, 10,000). At most the server's CRAWL_MAX_PAGES (default 100,000,000): a larger limit is refused with 400 BAD_REQUEST naming the maximum. With API keys on, also lowered to the team's credits left.
+   */
   limit?: number;
   crawlEntireDomain?: boolean;
   allowSubdomains?: boolean;
@@ -695,6 +710,10 @@ export interface CrawlRequest {
   webhook?: Webhook;
   prompt?: string;
   zeroDataRetention?: boolean;
+  /**
+   * Trawl extension: write the job's exchanges as web archives (WARC 1.1, gzip per record, with a CDXJ index), served at /v2/crawl/{id}/warc and /v2/crawl/{id}/cdxj (batch scrapes: /v2/batch/scrape/{id}/...). Default: the server's WARC_DEFAULT.
+   */
+  warc?: boolean;
   origin?: string;
   integration?: string | null;
 }

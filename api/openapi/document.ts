@@ -58,6 +58,8 @@ function operation(r: RouteDoc): Json {
     responses[status] = {
       description,
       content: body === "html" ? { "text/html": { schema: { type: "string" } } }
+        : body === "warc" ? { "application/warc": { schema: { type: "string", format: "binary" } } }
+        : body === "cdxj" ? { "text/x-cdxj": { schema: { type: "string" } } }
         : body === "image" ? { "image/png": { schema: { type: "string", format: "binary" } }, "image/jpeg": { schema: { type: "string", format: "binary" } } }
         : { "application/json": { schema: refTo(body) } },
       ...(links ? { links: Object.fromEntries(Object.entries(links).map(([name, l]) => [name, { operationId: operationId(...(l.operation.split(" ") as [string, string])), parameters: l.parameters }])) } : {}),
@@ -85,7 +87,7 @@ export function buildOpenApiDocument(routes: readonly RouteDoc[] = routeDocs): J
     paths[p] = { ...paths[p], [r.method]: operation(r) };
     if (r.body) wanted.add(refTo(r.body).$ref.split("/").pop() as string);
     if (r.upload) wanted.add(r.upload.options);
-    for (const { body } of Object.values(r.responses)) if (body !== "html" && body !== "image") wanted.add(refTo(body).$ref.split("/").pop() as string);
+    for (const { body } of Object.values(r.responses)) if (body !== "html" && body !== "image" && body !== "warc" && body !== "cdxj") wanted.add(refTo(body).$ref.split("/").pop() as string);
   }
   // components: what the routes refer to, and what those refer to
   const all = sources();

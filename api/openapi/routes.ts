@@ -6,7 +6,7 @@ import type { SchemaName } from "../../schemas/index.ts";
 import { URL_REASONS } from "../../pipeline/store/url-reason.ts";
 
 /** A response body: `api-bodies#Name` (a $defs entry), a schemas/ file name, HTML, or an image (PNG or JPEG). */
-export type BodyRef = `api-bodies#${string}` | SchemaName | "html" | "image";
+export type BodyRef = `api-bodies#${string}` | SchemaName | "html" | "image" | "warc" | "cdxj";
 
 export interface RouteDoc {
   method: "get" | "post" | "patch" | "delete";
@@ -23,7 +23,7 @@ export interface RouteDoc {
   /** path parameters that are not plain strings */
   params?: Record<string, { type: "string"; format?: string; description?: string }>;
   query?: Record<string, { type: "integer" | "string"; minimum?: number; maximum?: number; enum?: string[]; format?: string; pattern?: string; required?: boolean; description: string }>;
-  responses: Partial<Record<200 | 400 | 401 | 402 | 403 | 404 | 405 | 408 | 409 | 413 | 415 | 429 | 500 | 503, Answer>>;
+  responses: Partial<Record<200 | 206 | 416 | 400 | 401 | 402 | 403 | 404 | 405 | 408 | 409 | 413 | 415 | 429 | 500 | 503, Answer>>;
 }
 
 export interface Answer {
@@ -123,6 +123,28 @@ export const routeDocs: RouteDoc[] = [
     params: { ...uuid, file: { type: "string", description: "`<screenshot id>.png` or `.jpeg`, as in document.screenshot" } },
     responses: { 200: { description: "the image", body: "image" }, 400: error("invalid job id"), 404: error("unknown, another team's, or expired"), ...AUTH, ...SERVER },
   },
+  ...["/v2/crawl", "/v2/batch/scrape"].flatMap((base): RouteDoc[] => {
+    const tag = base === "/v2/crawl" ? "crawl" as const : "batch" as const;
+    const missing = error("unknown or another team's job, a job without web archives, or archives past WARC_RETENTION_HOURS");
+    return [
+      {
+        method: "get", path: `${base}/:id/warc`, tag, summary: "The job's web archives (WARC 1.1 files; a Trawl extension: submit with `warc: true`)", params: uuid,
+        responses: { 200: { description: "the files", body: "api-bodies#WarcFiles" }, 400: error("invalid job id"), 404: missing, ...AUTH, ...SERVER },
+      },
+      {
+        method: "get", path: `${base}/:id/warc/:name`, tag, summary: "One WARC file (gzip per record); Range requests read one record by its CDXJ offset and length",
+        params: { ...uuid, name: { type: "string", description: "a file name of GET …/warc" } },
+        responses: {
+          200: { description: "the file", body: "warc" }, 206: { description: "the range asked", body: "warc" }, 400: error("invalid job id"), 404: missing,
+          416: error("the range is past the end of the file"), ...AUTH, ...SERVER,
+        },
+      },
+      {
+        method: "get", path: `${base}/:id/cdxj`, tag, summary: "The job's CDXJ index: `<SURT> <timestamp> <JSON>` per URL (url, mime, status, digest, length, offset, filename), sorted", params: uuid,
+        responses: { 200: { description: "the index", body: "cdxj" }, 400: error("invalid job id"), 404: missing, ...AUTH, ...SERVER },
+      },
+    ];
+  }),
   { method: "get", path: "/v2/openapi.json", tag: "meta", summary: "This document", responses: { 200: { description: "OpenAPI 3.1", body: "api-bodies#OpenApiDocument" } } },
   { method: "get", path: "/health", tag: "meta", summary: "Liveness", responses: { 200: { description: "alive", body: "api-bodies#Health" } } },
   {

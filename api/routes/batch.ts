@@ -9,7 +9,7 @@ import { publicBase, withScreenshotBase } from "../public-url.ts";
 import { validateBody } from "../validate.ts";
 import { jobRoutes } from "./crawl.ts";
 import { checkStartUrl } from "../../pipeline/url/start-url.ts";
-import { batchOptions, checkJobFields, webhookSetting } from "../../pipeline/usecases/request-options.ts";
+import { batchOptions, checkJobFields, checkPageLimit, webhookSetting } from "../../pipeline/usecases/request-options.ts";
 import { appendToBatch, submitBatch } from "../../pipeline/usecases/submit-batch.ts";
 import { UNLIMITED } from "../../pipeline/usecases/credit-reservations.ts";
 import { RequestError, type RequestIssue } from "../../pipeline/runtime/errors.ts";
@@ -42,7 +42,10 @@ export function batchRoutes(deps: ApiDeps): Router {
     checkJobFields(batch);
     const { valid, invalid } = checkUrls(batch.urls, batch.ignoreInvalidURLs ?? true, config.allowPrivateCrawlTargets);
     if (valid.length === 0) throw new RequestError("No valid URLs to scrape", [{ code: "custom", path: ["urls"], message: "Every URL of the batch is invalid" }]);
+    checkPageLimit(valid.length, config.crawlMaxPages, ["urls"], (n) => `a batch of ${n} URLs`);
     const options = withScreenshotBase(ctx, config, batchOptions(page, valid.length, batch.maxConcurrency));
+    // web archives (a Trawl extension): the request's warc, else WARC_DEFAULT
+    if (batch.warc ?? config.warcDefault) options.warc = true;
     const webhook = webhookSetting(batch.webhook, config.defaultWebhookUrl);
     let id: string;
     if (batch.appendToId !== undefined) {
@@ -55,6 +58,7 @@ export function batchRoutes(deps: ApiDeps): Router {
         const target = await store.getCrawl(batch.appendToId);
         if (!target || target.teamId !== ctx.state.teamId || target.options.kind !== "batch") throw jobNotFound();
         if (target.status !== "scraping") throw apiError(409, `The batch scrape ${batch.appendToId} has already ended (${target.status}); URLs can only be appended to a running batch`);
+        checkPageLimit(target.total + valid.length, config.crawlMaxPages, ["urls"], (n) => `the batch with these URLs appended (${n} URLs)`);
         await claimIdempotencyKey(ctx, deps);
         const budget = target.options.maxCredits;
         if (budget !== undefined && held.credits !== Infinity) raise = budget + held.credits;

@@ -6,7 +6,7 @@ import type { ApiDeps } from "../deps.ts";
 import { apiError, jobExpired, jobNotFound } from "../errors.ts";
 import { publicBase } from "../public-url.ts";
 import { findCrawl } from "../../pipeline/usecases/crawl-status.ts";
-import { crawlUrls, explainUrl, pageUrls, URL_STATES } from "../../pipeline/usecases/crawl-urls.ts";
+import { crawlUrlPage, explainUrl, URL_STATES } from "../../pipeline/usecases/crawl-urls.ts";
 import { isUrlReason } from "../../pipeline/store/url-reason.ts";
 import { resolveLink } from "../../pipeline/url/normalize-url.ts";
 import type { CrawlRecord } from "../../pipeline/store/crawl-store.ts";
@@ -40,8 +40,7 @@ export function crawlUrlRoutes(deps: ApiDeps): Router {
     if (state !== undefined && !(URL_STATES as readonly string[]).includes(state)) throw badQuery(`status must be one of ${URL_STATES.join(", ")}`);
     if (reason !== undefined && !isUrlReason(reason)) throw badQuery(`unknown reason ${JSON.stringify(reason)}`);
     const crawl = await readable(ctx);
-    const { entries, unlisted } = await crawlUrls(store, crawl);
-    const page = pageUrls(entries, { state, reason, skip, limit });
+    const { unlisted, ...page } = await crawlUrlPage(store, crawl, { state, reason, skip, limit });
     let next: string | undefined;
     if (page.nextSkip !== undefined) {
       const q = new URLSearchParams({ ...(state ? { status: state } : {}), ...(reason ? { reason } : {}), skip: String(page.nextSkip), limit: String(limit) });

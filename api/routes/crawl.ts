@@ -121,7 +121,9 @@ export function crawlRoutes(deps: ApiDeps): Router {
       generated = await crawlParamsFromPrompt(deps.llm, url, body.prompt, deps.log);
       body = mergePromptOptions(body, generated);
     }
-    const options = withScreenshotBase(ctx, config, crawlOptions(body, config.defaultCrawlLimit));
+    const options = withScreenshotBase(ctx, config, crawlOptions(body, config.defaultCrawlLimit, config.crawlMaxPages));
+    // web archives (a Trawl extension): the request's warc, else WARC_DEFAULT
+    if (body.warc ?? config.warcDefault) options.warc = true;
     // credits: the limit lowered to the credits left, which become the crawl's budget (held until its record is written)
     const held = (await deps.access?.admitJob(ctx.state.teamId, options)) ?? UNLIMITED;
     if (body.prompt && !generated) options.promptNotApplied = `The prompt was not applied: ${NO_LLM}; the crawl runs with the options as sent.`;

@@ -1,5 +1,5 @@
 // `trawl crawl <url>`: an embedded crawl without an HTTP server, written to files as pages arrive.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { CrawlOptions, PageDocument } from "../../schemas/index.ts";
@@ -13,6 +13,7 @@ import { crawlUrls } from "../../pipeline/usecases/crawl-urls.ts";
 import { CrawlOutput, slugFor } from "./output.ts";
 import { ProgressReporter } from "./progress.ts";
 import { commandArgs } from "./args.ts";
+import { WarcArchive } from "../../pipeline/store/warc/warc-archive.ts";
 
 export const CRAWL_HELP = `usage: trawl crawl <url> [options]
 
@@ -28,6 +29,7 @@ options:
   --subdomains         include subdomains of the start host
   --all-content        keep navigation, headers and footers (default: main content only)
   --timeout-ms N       time limit of one page fetch (default from FETCH_TIMEOUT_MS, 30000)
+  --warc DIR           also write the crawl as web archives: DIR/<crawl id>/*.warc.gz (WARC 1.1) and index.cdxj
   -h, --help           this help
 
 Exit status: 0 completed, 1 failed, 2 bad usage, 130 interrupted (Ctrl-C cancels; pages already written stay).
@@ -39,18 +41,19 @@ export async function crawlCommand(argv: string[], env: Record<string, string | 
   const args = commandArgs(argv, {
     limit: { type: "string" }, format: { type: "string", multiple: true }, out: { type: "string" },
     "entire-domain": { type: "boolean" }, subdomains: { type: "boolean" }, "all-content": { type: "boolean" },
-    "timeout-ms": { type: "string" },
+    "timeout-ms": { type: "string" }, warc: { type: "string" },
   }, CRAWL_HELP);
   if ("exit" in args) return args.exit;
   const values = args.values as {
-    limit?: string; format?: string[]; out?: string; "entire-domain"?: boolean; subdomains?: boolean; "all-content"?: boolean; "timeout-ms"?: string;
+    limit?: string; format?: string[]; out?: string; "entire-domain"?: boolean; subdomains?: boolean; "all-content"?: boolean; "timeout-ms"?: string; warc?: string;
   };
   const dataDir = mkdtempSync(join(tmpdir(), "trawl-crawl-"));
   let config;
   let url: string;
   const options: CrawlOptions = { limit: 10000, crawlEntireDomain: Boolean(values["entire-domain"]), allowSubdomains: Boolean(values.subdomains), formats: ["markdown"], onlyMainContent: !values["all-content"] };
   try {
-    config = loadConfig(env, { mode: "embedded", dataDir, embeddedPartitions: 4 });
+    config = loadConfig(env, { mode: "embedded", dataDir, embeddedPartitions: 4, ...(values.warc !== undefined ? { warcDir: resolve(values.warc) } : {}) });
+    if (values.warc !== undefined) options.warc = true;
     url = checkStartUrl(args.url, config.allowPrivateCrawlTargets);
     if (values.limit !== undefined) {
       if (!/^\d+$/.test(values.limit) || Number(values.limit) < 1) throw new Error(`--limit must be a positive integer, not ${values.limit}`);
@@ -116,6 +119,14 @@ export async function crawlCommand(argv: string[], env: Record<string, string | 
     if (crawl) output.writeUrls((await crawlUrls(deps.store, crawl)).entries);
     await output.close();
     progress.end(`${status}: ${output.written} pages written to ${outDir}${crawl?.error ? ` (${crawl.error})` : ""}`);
+    if (values.warc !== undefined) {
+      // the writers close with the process; the index is merged from their sidecars
+      await running.stop();
+      running = undefined;
+      const archive = new WarcArchive({ root: config.warcDir, maxFileBytes: config.warcMaxFileBytes });
+      writeFileSync(join(archive.crawlDir(id), "index.cdxj"), (await archive.cdxj(id)).join(""));
+      process.stderr.write(`web archives (WARC 1.1) and index.cdxj in ${archive.crawlDir(id)}\n`);
+    }
     return interrupted ? 130 : status === "completed" ? 0 : 1;
   } finally {
     process.off("SIGINT", onSignal);

@@ -11,7 +11,9 @@ import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Route, WebSocketRoute } from "playwright-core";
+import { STATUS_CODES } from "node:http";
 import { type Dispatcher, request } from "undici";
+import type { HttpExchange } from "../store/warc/http-exchange.ts";
 import { guardedAgent, guardedSocket, PRIVATE_ADDRESS_REFUSED, refusedLiteral } from "../net/guarded-agent.ts";
 import { isPrivateAddress } from "../net/private-address.ts";
 import { proxyAgent, proxyTunnel, type ProxySetting } from "../net/proxy-agent.ts";
@@ -36,7 +38,24 @@ export interface Refusal {
 
 /** What one page's requests did: refused requests (with the reason) and bytes received. */
 export class PageTraffic {
+  /** web archives: told each main-frame navigation the browser made through us, as sent and received */
+  capture?: (exchange: HttpExchange) => void;
+  /** the target of the main frame's last redirect: Chromium fetches it through the guard proxy, not the routes */
+  private follow: string | null = null;
   bytes = 0;
+
+  /** A main-frame navigation answered (web archives); a redirect's target is captured when the browser fetches it. */
+  navigated(method: string, url: string, at: number, out: Extract<Exchange, { status: number }>): void {
+    if (!this.capture) return;
+    this.capture(archived(method, url, at, out));
+    const location = out.received.location;
+    this.follow = out.status >= 300 && out.status < 400 && typeof location === "string" ? new URL(location, url).href : null;
+  }
+
+  /** A request made through the guard proxy: captured when it is the main frame's redirect target. */
+  proxied(method: string, url: string, at: number, out: Extract<Exchange, { status: number }>): void {
+    if (this.follow !== null && this.follow === url) this.navigated(method, url, at, out);
+  }
   readonly refused: Refusal[] = [];
   requests = 0;
 
@@ -47,7 +66,7 @@ export class PageTraffic {
 
 /** The answer to a request made for the browser: the response, or why there is none. */
 export type Exchange =
-  | { status: number; headers: Record<string, string>; body: Buffer }
+  | { status: number; headers: Record<string, string>; body: Buffer; sent: Record<string, string>; received: Record<string, string | string[] | undefined> }
   | { refused: RefusalKind; reason: string }
   | { failed: "timedout" | "failed" };
 
@@ -63,6 +82,17 @@ export interface ExchangeRequest {
 }
 
 const HOP_HEADERS = new Set(["host", "connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection", "proxy-authorization", "te", "trailer", "accept-encoding"]);
+
+/** A response as the web archive keeps it (the browser asked for identity encoding: the body is as received). */
+function archived(method: string, url: string, at: number, out: Extract<Exchange, { status: number }>): HttpExchange {
+  const u = new URL(url);
+  const head = [`${method} ${u.pathname}${u.search} HTTP/1.1`, `host: ${u.host}`, ...Object.entries(out.sent).map(([n, v]) => `${n}: ${v}`)];
+  const headers = Object.entries(out.received).flatMap(([n, v]) => (v === undefined ? [] : (Array.isArray(v) ? v : [v]).map((x): [string, string] => [n, x])));
+  return {
+    url, requestHead: `${head.join("\r\n")}\r\n\r\n`, statusLine: `HTTP/1.1 ${out.status} ${STATUS_CODES[out.status] ?? ""}`.trimEnd(),
+    statusCode: out.status, headers, payload: out.body, at,
+  };
+}
 
 const privateRefusal = (message: string | undefined): Exchange => ({ refused: "private", reason: message ?? "private address" });
 
@@ -85,10 +115,12 @@ export class BrowserNetwork {
   }
 
   /** Makes an intercepted request of the browser itself and fulfils the route with the answer, or aborts it. */
-  async fulfil(route: Route, traffic: PageTraffic, skipTls: boolean, signal: AbortSignal, blocked?: (host: string) => boolean): Promise<void> {
+  async fulfil(route: Route, traffic: PageTraffic, skipTls: boolean, signal: AbortSignal, blocked?: (host: string) => boolean, main = false): Promise<void> {
     const req = route.request();
     const url = req.url();
+    const at = Date.now();
     const out = await this.exchange({ url, method: req.method(), headers: await req.allHeaders(), body: req.postDataBuffer() ?? undefined, skipTls, signal, blocked }, traffic);
+    if (main && "status" in out) traffic.navigated(req.method(), url, at, out);
     if ("refused" in out) {
       traffic.refuse(url, out.refused, out.reason);
       return route.abort("blockedbyclient");
@@ -140,7 +172,7 @@ export class BrowserNetwork {
       if (value === undefined || name === "content-length" || name === "content-encoding" || HOP_HEADERS.has(name)) continue;
       out[name] = Array.isArray(value) ? value.join("\n") : value;
     }
-    return { status: res.statusCode, headers: out, body: Buffer.concat(chunks) };
+    return { status: res.statusCode, headers: out, body: Buffer.concat(chunks), sent: headers, received: res.headers };
   }
 
   /**

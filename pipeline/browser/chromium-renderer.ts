@@ -234,6 +234,7 @@ export class ChromiumRenderer implements Renderer {
     const deadline = Date.now() + req.timeoutMs;
     const abort = new AbortController();
     const traffic = new PageTraffic();
+    if (req.capture) traffic.capture = req.capture;
     const device = req.mobile ? MOBILE : { ...DESKTOP, userAgent: this.opts.userAgent };
     const skipTls = req.skipTlsVerification ?? true;
     const proxy = await GuardProxy.start({ network: this.network, traffic, skipTls, log: this.log });
@@ -301,7 +302,7 @@ export class ChromiumRenderer implements Renderer {
     // the page itself is never an "ad": only what it loads (subresources, frames) is checked against the list
     const ads = p.ads;
     const blocked = ads && !isMainNavigation(request) ? (host: string) => ads.blocks(host) : undefined;
-    return this.network.fulfil(route, p.traffic, p.skipTls, p.signal, blocked).catch(async (err: unknown) => {
+    return this.network.fulfil(route, p.traffic, p.skipTls, p.signal, blocked, isMainNavigation(request)).catch(async (err: unknown) => {
       this.log.debug({ url: request.url(), err: errorMessage(err) }, "browser request not completed");
       await route.abort("failed").catch(() => undefined); // not left hanging (already answered, or the page is gone)
     });

@@ -83,12 +83,13 @@ export class GuardProxy {
         if (size > MAX_REQUEST_BYTES) return this.refuse(url, "too-large", `request body over ${MAX_REQUEST_BYTES} bytes`, req.socket);
         chunks.push(chunk as Buffer);
       }
+      const at = Date.now();
       const out = await this.opts.network.exchange({
         url, method: req.method ?? "GET", headers: req.headers, body: chunks.length ? Buffer.concat(chunks) : undefined, skipTls: this.opts.skipTls, signal: this.abort.signal,
       }, traffic);
       if ("refused" in out) return this.refuse(url, out.refused, out.reason, req.socket);
       if ("failed" in out) return void req.socket.destroy();
-      // exchange joins a repeated header with newlines (Playwright's form): a raw response sends each on its own line
+      traffic.proxied(req.method ?? "GET", url, at, out); // web archives: a main-frame redirect's target      // exchange joins a repeated header with newlines (Playwright's form): a raw response sends each on its own line
       const headers: Record<string, string | string[]> = { "content-length": String(out.body.length) };
       for (const [name, value] of Object.entries(out.headers)) if (name !== "content-length") headers[name] = value.includes("\n") ? value.split("\n") : value;
       res.writeHead(out.status, headers).end(out.body);

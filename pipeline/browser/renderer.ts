@@ -2,6 +2,7 @@
 // artefacts the request asked for. ChromiumRenderer (chromium-renderer.ts) implements it; the fetch-render stage,
 // the render role and the single-page scrape use it through this interface only.
 import type { Branding } from "../../schemas/index.ts";
+import type { HttpExchange } from "../store/warc/http-exchange.ts";
 
 /** A browser action, as Firecrawl v2 names them (`actions` of a scrape). */
 export type RenderAction =
@@ -44,6 +45,8 @@ export interface RenderRequest {
    * answered with it instead of asking the site again. Everything else the page loads goes to the network.
    */
   document?: { finalUrl: string; statusCode: number; contentType: string; body: string };
+  /** web archives: told each main-frame navigation (every redirect hop) as sent and received */
+  capture?: (exchange: HttpExchange) => void;
 }
 
 /** Firecrawl's `actions` result of a document. */

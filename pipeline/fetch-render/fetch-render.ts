@@ -11,7 +11,8 @@ import type { CancelCache } from "../store/cancel-cache.ts";
 import { crawlUrlKey } from "../url/normalize-url.ts";
 import { inScope } from "../url/scope.ts";
 import type { Fetcher } from "./fetcher.ts";
-import type { Politeness } from "./politeness.ts";
+import { GateWaitAborted, type Politeness } from "./politeness.ts";
+import { politenessKey, type PolitenessScope } from "../url/politeness-key.ts";
 import type { Answer, HostLimits } from "./host-limit.ts";
 import type { RobotsCache } from "./robots.ts";
 import type { LoadGuard } from "./load-guard.ts";
@@ -23,6 +24,8 @@ import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 import type { Metrics } from "../runtime/metrics.ts";
 import type { SnapshotStore } from "../store/snapshot-store.ts";
 import { afterFetch, conditionalHeaders, previousSnapshot } from "../store/page-freshness.ts";
+import type { HttpExchange } from "../store/warc/http-exchange.ts";
+import { WarcTap } from "./warc-tap.ts";
 
 export interface FetchRenderDeps {
   fetcher: Fetcher;
@@ -50,13 +53,26 @@ export interface FetchRenderDeps {
   renderMode?: RenderMode;
   /** pages fetched by outcome, fetch time and size */
   metrics?: Metrics;
+  /** web archives: jobs with `warc` have their requests written as WARC records */
+  warc?: WarcTap;
   /** change tracking: the previous snapshot of a page gives the validators of a conditional fetch */
   snapshots?: SnapshotStore;
+  /** POLITENESS_SCOPE: what shares one politeness, host (default) or registrable domain; fetch.tasks is keyed by it */
+  politenessScope?: PolitenessScope;
+  /** HOST_WAIT_MAX_MS: a task that waited this long for its host's turn goes back to the end of fetch.tasks (default 60 s) */
+  hostWaitMaxMs?: number;
+  /** aborted when the process begins to stop: tasks waiting for their host's turn are left for the restart */
+  stopping?: AbortSignal;
 }
 
 interface Batch {
   cancelled: Set<string>;
 }
+
+/** The reason of a wait given up at a rebalance. */
+const REASSIGNED = "partitions reassigned";
+/** The reason of a wait given up because the process is stopping. */
+const STOPPING = "stopping";
 
 /** Longest Crawl-delay honoured (a robots.txt asking for an hour between fetches would hold a crawl for days). */
 const MAX_CRAWL_DELAY_MS = 30_000;
@@ -90,19 +106,41 @@ export function sitemapLinks(task: FetchTask, urls: string[]): Emission[] {
   return out;
 }
 
+/**
+ * Keyed mode, a lane per task: the tasks of a partition (up to `held`: FETCH_TASKS_HELD) wait for their host's turn
+ * side by side (politeness.ts), each one produced and done on its own, so a slow or paused host holds only its own
+ * tasks and the partition's other hosts go on; the offset commit waits for the oldest task not done. How many fetch at
+ * once in the process is the load guard's (FETCH_CONCURRENCY). The task's key is not read: a task keyed crawl + host
+ * (before fetch.tasks was keyed by host) is handled alike.
+ */
 export class FetchRenderProcessor extends DeclaredProcessor implements Processor<FetchTask, Batch> {
-  readonly mode = "parallel" as const;
+  readonly mode = "keyed" as const;
   readonly concurrency: number;
   private readonly deps: FetchRenderDeps;
   private readonly log: Logger;
   /** fetch attempts behind a page's failure, for its PageFailed */
   private readonly attempts = new WeakMap<object, number>();
 
-  constructor(deps: FetchRenderDeps, concurrency: number) {
+  constructor(deps: FetchRenderDeps, held: number) {
     super("fetch-render");
     this.deps = deps;
-    this.concurrency = concurrency;
+    this.concurrency = held;
     this.log = deps.log.child({ component: "fetch-render" });
+    // a stop: tasks waiting for their host's turn are not fetched now (FETCH_INTERRUPTED: fetched after the restart)
+    deps.stopping?.addEventListener("abort", () => deps.politeness.giveUpWaiting(STOPPING), { once: true });
+  }
+
+  lane(msg: Consumed<FetchTask>): string {
+    return msg.offset;
+  }
+
+  /**
+   * A rebalance: every partition starts over from its committed offset (lanes.ts), perhaps in another replica, which
+   * then owns the host: the tasks still waiting here for a host's turn give up, unfetched and not committed, so that
+   * two replicas never fetch one host at once.
+   */
+  onPartitionsAssigned(): void {
+    this.deps.politeness.giveUpWaiting(REASSIGNED);
   }
 
   createBatch(): Batch {
@@ -119,7 +157,22 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
       this.log.debug({ crawlId: task.crawlId, urlKey: task.urlKey }, "crawl cancelled: fetch dropped");
       return [];
     }
-    return task.kind === "discover" ? this.discover(task) : this.fetchPage(task);
+    if (task.kind === "discover") return this.discover(task);
+    try {
+      return await this.fetchPage(task);
+    } catch (err) {
+      if (!(err instanceof GateWaitAborted)) throw err;
+      if (err.reason === REASSIGNED) return []; // not committed: delivered again from the committed offset
+      if (err.reason === STOPPING) throw new TrawlError("FETCH_INTERRUPTED", "the process is stopping; the page is fetched after the restart", { retriable: true });
+      // waited HOST_WAIT_MAX_MS for its host (slow, paused, or with many pages ahead): back to the end of the topic,
+      // under the host's key, so that this partition's offsets move on; it meets its host's turn again later
+      this.log.debug({ crawlId: task.crawlId, urlKey: task.urlKey, host: this.politenessOf(task.url) }, "fetch task sent back: its host's turn did not come");
+      return [{ topic: "fetch.tasks", key: keys.politeness(this.politenessOf(task.url)), value: task }];
+    }
+  }
+
+  private politenessOf(url: string): string {
+    return politenessKey(url, this.deps.politenessScope);
   }
 
   private userAgent(task: FetchTask): string {
@@ -138,7 +191,12 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
   }
 
   /** robots.txt and sitemaps of the start URL: LinksDiscovered (acked first), then DiscoveryDone. */
-  private async discover(task: FetchTask): Promise<Emission[]> {
+  private discover(task: FetchTask): Promise<Emission[]> {
+    const { warc } = this.deps;
+    return warc && task.options.warc ? warc.around(task, "sitemap", (capture) => this.discoverWith(task, capture)) : this.discoverWith(task);
+  }
+
+  private async discoverWith(task: FetchTask, capture?: (e: HttpExchange) => void): Promise<Emission[]> {
     const { deps } = this;
     const timeoutMs = task.options.timeoutMs ?? deps.defaultTimeoutMs;
     const robots = await deps.robots.get(task.url);
@@ -146,7 +204,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     let sitemaps = 0;
     let warnings: SitemapWarning[] = [];
     if ((task.options.sitemap ?? "include") !== "skip") {
-      const found = await discoverSitemapUrls(deps.fetcher, task.url, robots.sitemaps, {
+      const found = await discoverSitemapUrls(capture ? WarcTap.capturing(deps.fetcher, capture) : deps.fetcher, task.url, robots.sitemaps, {
         maxSitemaps: deps.maxSitemaps, maxUrls: Math.max(task.options.limit * 2, 1000), timeoutMs, maxBytes: deps.sitemapMaxBytes,
       });
       sitemaps = found.sitemaps;
@@ -158,7 +216,12 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     return out;
   }
 
-  private async fetchPage(task: FetchTask): Promise<Emission[]> {
+  private fetchPage(task: FetchTask): Promise<Emission[]> {
+    const { warc } = this.deps;
+    return warc && task.options.warc ? warc.around(task, "page", (capture) => this.fetchPageWith(task, capture)) : this.fetchPageWith(task);
+  }
+
+  private async fetchPageWith(task: FetchTask, capture?: (e: HttpExchange) => void): Promise<Emission[]> {
     const { deps } = this;
     const renderMode = deps.renderMode ?? "never";
     const crawlDelayMs = await this.checkRobots(task, task.url);
@@ -169,7 +232,8 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
       return [this.toRender(task, needs, true)];
     }
     const timeoutMs = task.options.timeoutMs ?? deps.defaultTimeoutMs;
-    const host = new URL(task.url).host;
+    // the host (or registrable domain) whose politeness every crawl of it shares: this process is its only fetcher
+    const host = this.politenessOf(task.url);
     const crawlSerial = task.options.delayMs !== undefined && task.options.delayMs > 0;
     const hostKey = `host:${host}`;
     // the host's adaptive limit; a Crawl-delay means one fetch at a time that far apart; the crawl's own gate
@@ -190,7 +254,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
       const ticket = deps.hosts.start(host);
       const sent = performance.now();
       try {
-        const result = await deps.fetcher.fetch({ url: task.url, timeoutMs, headers, errorPages: task.options.kind === "batch" });
+        const result = await deps.fetcher.fetch({ url: task.url, timeoutMs, headers, errorPages: task.options.kind === "batch", ...(capture ? { capture } : {}) });
         deps.hosts.end(host, ticket, answerOf(result.statusCode, result.headersMs ?? performance.now() - sent));
         return result;
       } catch (err) {
@@ -203,7 +267,8 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
       }
     };
     const fetchWithRetries = () => retry(
-      () => deps.politeness.run(rules, fetchOnce),
+      // a task not fetched yet gives up its wait for the host's turn after HOST_WAIT_MAX_MS (sent back, see handle)
+      () => deps.politeness.run(rules, fetchOnce, { turn: task.crawlId, ...(tries === 0 ? { maxWaitMs: deps.hostWaitMaxMs ?? 60_000 } : {}) }),
       {
         retries: deps.retries,
         initialMs: 500,
@@ -221,6 +286,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
       { url: task.url, headers: task.options.headers, maxAgeMs: task.options.maxAgeMs, storeInCache: task.options.storeInCache, minAgeMs: task.options.minAgeMs, lockdown: task.options.lockdown },
       fetchWithRetries,
     ).catch((err: unknown) => {
+      if (err instanceof GateWaitAborted) throw err;
       deps.metrics?.fetchSeconds.observe({ outcome: errorCode(err) }, seconds());
       if (tries > 0 && typeof err === "object" && err !== null) this.attempts.set(err, task.attempt + tries);
       throw err;
@@ -270,9 +336,9 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     return [{ topic: "pages.fetched", key: keys.crawlUrl(task.crawlId, task.urlKey), value: page }];
   }
 
-  /** The page goes to the render role, keyed like its fetch task (per-host order). */
+  /** The page goes to the render role, keyed like its fetch task (by host: one owner per host). */
   private toRender(task: FetchTask, reason: string, required: boolean, document?: RenderTask["document"]): Emission {
-    return { topic: "render.tasks", key: keys.crawlHost(task.crawlId, task.url), value: { task, reason, required, ...(document ? { document } : {}) } satisfies RenderTask };
+    return { topic: "render.tasks", key: keys.politeness(this.politenessOf(task.url)), value: { task, reason, required, ...(document ? { document } : {}) } satisfies RenderTask };
   }
 
   onPageFailure(msg: Consumed<FetchTask>, err: unknown): Emission[] {

@@ -8,6 +8,8 @@ import { proxyAgent, type ProxySetting } from "../net/proxy-agent.ts";
 import { isPrivateAddress } from "../net/private-address.ts";
 import { DECODABLE, InflateTooLargeError, inflateCapped, readCapped } from "../net/inflate.ts";
 import { decodeBody } from "./charset.ts";
+import type { HttpExchange } from "../store/warc/http-exchange.ts";
+import { captureHead, exchangeOf, tee, type CapturedHead } from "./exchange-capture.ts";
 
 export interface FetchRequest {
   url: string;
@@ -17,6 +19,8 @@ export interface FetchRequest {
   raw?: boolean;
   /** Return pages answered with status >= 400 as results (a single-page scrape returns the error page's document). */
   errorPages?: boolean;
+  /** Web archives: called with every request sent and its answer (redirect hops, error pages included) */
+  capture?: (exchange: HttpExchange) => void;
 }
 
 export interface FetchResult {
@@ -75,13 +79,26 @@ const TEXT_TYPES = /^(text\/|application\/(xhtml\+xml|xml|json|ld\+json|rss\+xml
 export class UndiciFetcher implements Fetcher {
   private readonly agent: Dispatcher;
   private readonly opts: UndiciFetcherOptions;
+  /** host:port -> the address last connected to (WARC-IP-Address) */
+  private readonly peers = new Map<string, string>();
 
   constructor(opts: UndiciFetcherOptions) {
     this.opts = opts;
     const { proxy } = opts;
+    const onConnected = (hostPort: string, address: string) => {
+      if (this.peers.size > 10_000) this.peers.clear();
+      this.peers.set(hostPort, address);
+    };
     this.agent = proxy
       ? proxyAgent(proxy, { rejectUnauthorized: false, connections: 64 })
-      : guardedAgent({ allowPrivate: opts.allowPrivate, resolve: opts.resolve });
+      : guardedAgent({ allowPrivate: opts.allowPrivate, resolve: opts.resolve, onConnected });
+  }
+
+  /** A body that is not returned: read (capped) for the archive when captured, else dumped. */
+  private async skipBody(res: Dispatcher.ResponseData, req: FetchRequest, record: (payload: Buffer) => void): Promise<void> {
+    if (!req.capture) return void (await res.body.dump());
+    const payload = await readCapped(res.body, this.opts.maxBytes, () => res.body.destroy()).catch(() => null);
+    if (payload) record(payload);
   }
 
   /**
@@ -115,34 +132,44 @@ export class UndiciFetcher implements Fetcher {
       await this.checkProxiedTarget(current);
       let res;
       const sent = performance.now();
+      const requestFields = {
+        "user-agent": this.opts.userAgent, accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+        "accept-encoding": "gzip, deflate, br", ...req.headers,
+      };
+      const head: CapturedHead = {};
+      const at = Date.now();
       try {
         res = await request(current, {
-          dispatcher: this.agent,
+          dispatcher: req.capture ? this.agent.compose(captureHead(head)) : this.agent,
           method: "GET",
           signal,
-          headers: {
-            "user-agent": this.opts.userAgent, accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
-            "accept-encoding": "gzip, deflate, br", ...req.headers,
-          },
+          headers: requestFields,
         });
       } catch (err) {
         throw toPageError(err, req.timeoutMs);
       }
       headersMs = performance.now() - sent;
+      const hopUrl = current;
+      const { statusCode, headers } = res;
+      const record = (payload: Buffer) => {
+        const u = new URL(hopUrl);
+        const peerIp = this.peers.get(`${u.hostname}:${u.port || (u.protocol === "https:" ? "443" : "80")}`);
+        req.capture?.(exchangeOf({ url: hopUrl, statusCode, head, headers, requestFields, payload, at, ...(peerIp ? { peerIp } : {}) }));
+      };
       const location = res.headers.location;
       if (res.statusCode >= 300 && res.statusCode < 400 && location) {
-        await res.body.dump();
+        await this.skipBody(res, req, record);
         if (hop >= this.opts.maxRedirects) throw new PageError("SCRAPE_TOO_MANY_REDIRECTS", `more than ${this.opts.maxRedirects} redirects`);
         current = new URL(String(location), current).href;
         continue;
       }
       if (res.statusCode === 304 && !req.raw && !hasValidators(req.headers)) {
-        await res.body.dump();
+        await this.skipBody(res, req, record);
         throw new PageError("SCRAPE_UNEXPECTED_NOT_MODIFIED", "HTTP 304 Not Modified to a request that carried no validators (If-None-Match, If-Modified-Since): there is no earlier copy of the page to reuse", { statusCode: 304 });
       }
       const contentType = String(res.headers["content-type"] ?? (req.raw ? "application/octet-stream" : "text/html"));
       if (res.statusCode >= 400 && !req.raw && !req.errorPages) {
-        await res.body.dump();
+        await this.skipBody(res, req, record);
         const retriable = res.statusCode >= 500 || res.statusCode === 429;
         throw new PageError("SCRAPE_HTTP_STATUS", `HTTP ${res.statusCode}`, {
           statusCode: res.statusCode, retriable, retryAfterMs: retryAfterMs(res.headers["retry-after"]),
@@ -150,7 +177,7 @@ export class UndiciFetcher implements Fetcher {
       }
       const pdf = /^application\/(pdf|x-pdf)/i.test(contentType) || (/^application\/octet-stream/i.test(contentType) && /\.pdf$/i.test(new URL(current).pathname));
       if (!req.raw && !pdf && !TEXT_TYPES.test(contentType)) {
-        await res.body.dump();
+        await this.skipBody(res, req, record);
         throw new PageError("SCRAPE_UNSUPPORTED_FILE_ERROR", `unsupported content type ${contentType}`, { statusCode: res.statusCode });
       }
       // a compressed body is inflated as it arrives; FETCH_MAX_BYTES caps the inflated size (a small gzip can
@@ -158,10 +185,13 @@ export class UndiciFetcher implements Fetcher {
       const encoding = String(res.headers["content-encoding"] ?? "").trim().toLowerCase();
       const codings = encoding.split(",").map((c) => c.trim()).filter((c) => c && c !== "identity");
       let bytes: Buffer;
+      const received: Buffer[] = [];
+      // the body as received is kept aside only when it is inflated here (otherwise it is `bytes` itself)
+      const source = req.capture && codings.length > 0 ? tee(res.body, received) : res.body;
       try {
         bytes = codings.length > 0 && codings.every((c) => DECODABLE.has(c))
-          ? await inflateCapped(res.body, encoding, this.opts.maxBytes)
-          : await readCapped(res.body, this.opts.maxBytes, () => res.body.destroy());
+          ? await inflateCapped(source, encoding, this.opts.maxBytes)
+          : await readCapped(source, this.opts.maxBytes, () => res.body.destroy());
       } catch (err) {
         res.body.destroy();
         if (err instanceof InflateTooLargeError) {
@@ -173,6 +203,7 @@ export class UndiciFetcher implements Fetcher {
         }
         throw toPageError(err, req.timeoutMs, res.statusCode);
       }
+      if (req.capture) record(codings.length > 0 ? Buffer.concat(received) : bytes);
       const type = pdf ? "application/pdf" : (contentType.split(";")[0]?.trim() ?? contentType);
       if (pdf) return { url: req.url, finalUrl: current, statusCode: res.statusCode, contentType: type, body: "", bytes, headersMs, ...validators(res.headers) };
       const body = decodeBody(bytes, contentType);

@@ -2,7 +2,7 @@
 // Order per batch: produce the fetch tasks and other phase-0 emissions (acked), persist URL states and crawl records,
 // produce the terminal events (phase 1), then commit. A crash in between replays the batch: the reducer re-emits
 // (harmless duplicates, dropped downstream), and a replayed message that ended a crawl announces the end again.
-import type { CrawlEvent, FrontierInboxMessage, TeamAdmissionMessage } from "../../schemas/index.ts";
+import type { CrawlEvent, FetchTask, FrontierInboxMessage, TeamAdmissionMessage } from "../../schemas/index.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Metrics } from "../runtime/metrics.ts";
@@ -16,6 +16,7 @@ import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 import { InboxOwnership, reissueAfterMs, reissueDue, type StageLimits } from "./reissue.ts";
 import type { SnapshotStore } from "../store/snapshot-store.ts";
 import { crawlUrlKey } from "../url/normalize-url.ts";
+import { politenessKey } from "../url/politeness-key.ts";
 import { changeRecord } from "../store/change-feed.ts";
 import { URL_LOG_MAX } from "./url-log.ts";
 
@@ -43,13 +44,15 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
   private readonly states = new PartitionCache<CrawlState>();
   /** Finished crawls stay in memory (oldest evicted first) so that late events need no store read. */
   private readonly maxFinished = 1000;
+  /** ... and their URL tables together at most this many bytes (a 4,000,000-URL crawl's is ~60 MB), the newest kept. */
+  private readonly maxFinishedBytes: number;
   private readonly finished: string[] = [];
   private readonly store: CrawlStore;
   private readonly clock: Clock;
   private readonly log: Logger;
   private readonly metrics: Metrics | undefined;
   /** The stages' time limits the reissue bound is derived from (reissue.ts); absent: nothing is reissued. */
-  private readonly limits: StageLimits | undefined;
+  private readonly limits: (StageLimits & { politenessScope?: string }) | undefined;
   /** Crawls whose reissue was asked for (ResumeRequested produced, not handled yet), with when. */
   private readonly asked = new Map<string, number>();
   /** Running crawls found in the store but in no frontier's memory, whose reissue was asked for, with when. */
@@ -62,10 +65,12 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
 
   /**
    * metrics: crawls started, ended by status, credits of ended crawls; snapshots: change tracking's history;
-   * urlLogMax: CRAWL_URL_LOG_MAX; limits.topicPartitions: KAFKA_PARTITIONS (the config is passed as limits)
+   * urlLogMax: CRAWL_URL_LOG_MAX; limits.topicPartitions: KAFKA_PARTITIONS (the config is passed as limits);
+   * finishedBytesMax: URL tables of finished crawls kept in memory (64 MB)
    */
-  constructor(deps: { store: CrawlStore; clock: Clock; log: Logger; metrics?: Metrics; limits?: StageLimits & { topicPartitions?: number }; snapshots?: SnapshotStore; urlLogMax?: number }) {
+  constructor(deps: { store: CrawlStore; clock: Clock; log: Logger; metrics?: Metrics; limits?: StageLimits & { topicPartitions?: number; politenessScope?: string }; snapshots?: SnapshotStore; urlLogMax?: number; finishedBytesMax?: number }) {
     super("frontier");
+    this.maxFinishedBytes = deps.finishedBytesMax ?? 64 * 1024 * 1024;
     this.inbox = new InboxOwnership(deps.limits?.topicPartitions ?? 0);
     this.urlLogMax = deps.urlLogMax ?? URL_LOG_MAX;
     this.snapshots = deps.snapshots;
@@ -88,6 +93,13 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
   }
 
   async handle(msg: Consumed<FrontierInboxMessage>, batch: Batch): Promise<Emission[]> {
+    const out = await this.handleEvent(msg, batch);
+    // the reducer keys fetch tasks by host; POLITENESS_SCOPE=domain keys them by registrable domain
+    if (this.limits?.politenessScope !== "domain") return out;
+    return out.map((e) => (e.topic === "fetch.tasks" ? { ...e, key: keys.politeness(politenessKey((e.value as FetchTask).url, "domain")) } : e));
+  }
+
+  private async handleEvent(msg: Consumed<FrontierInboxMessage>, batch: Batch): Promise<Emission[]> {
     if (this.inbox.seen(msg.key, msg.partition)) this.log.warn({ partition: msg.partition }, "frontier.inbox does not have KAFKA_PARTITIONS partitions (an existing topic keeps its own): the orphan scan looks at every crawl");
     let event = msg.value;
     let state = this.states.get(event.crawlId) ?? null;
@@ -255,6 +267,17 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     return [...emissions.map((e) => (e === completed ? summary : e)), ...changes];
   }
 
+  /** The oldest finished crawls leave memory past maxFinished of them or maxFinishedBytes of URL tables. */
+  private evictFinished(): void {
+    let bytes = 0;
+    for (const id of this.finished) bytes += this.states.get(id)?.urls.bytes ?? 0;
+    while (this.finished.length > this.maxFinished || (bytes > this.maxFinishedBytes && this.finished.length > 1)) {
+      const id = this.finished.shift() as string;
+      bytes -= this.states.get(id)?.urls.bytes ?? 0;
+      this.states.delete(id);
+    }
+  }
+
   private async persist(batch: Batch): Promise<void> {
     const now = this.clock.now();
     const records = [...batch.dirty].flatMap((id) => {
@@ -274,7 +297,7 @@ export class FrontierProcessor extends DeclaredProcessor implements Processor<Fr
     for (const r of records) {
       if (r.status === "scraping" || this.finished.includes(r.crawlId)) continue;
       this.finished.push(r.crawlId);
-      if (this.finished.length > this.maxFinished) this.states.delete(this.finished.shift() as string);
+      this.evictFinished();
     }
   }
 }

@@ -60,7 +60,7 @@ describe("frontier reducer: batch scrape", () => {
 
   it("survives a restart from its record and URL rows", () => {
     const first = run([requested, seeds(0, [A, B], true), done(0, A)]);
-    const rows = [...first.state.urls.keys()].map((urlKey, i) => ({ crawlId: ID, urlKey, url: "", depth: 0, state: (i === 0 ? 1 : 0) as 0 | 1, version: 3 }));
+    const rows = [seedKey("p", 0, A, options), seedKey("p", 1, B, options)].map((urlKey, i) => ({ crawlId: ID, urlKey, url: "", depth: 0, state: (i === 0 ? 1 : 0) as 0 | 1, version: 3 }));
     const restored = restore(toRecord(first.state, 1500), rows);
     const end = run([done(1, B)], restored);
     expect(end.state.status).toBe("completed");

@@ -66,6 +66,28 @@ describe("frontier reducer", () => {
     expect(tasks.map((t) => t.url)).toEqual(["https://s.test/docs/", "https://s.test/docs/a"]);
   });
 
+  it("at scale (30,000 URLs in its fingerprint table, grown ~30 times): each enqueued once, replays idempotent, completion exact", () => {
+    const many = Array.from({ length: 30_000 }, (_, i) => `https://s.test/docs/p/${i}`);
+    const chunks = Array.from({ length: 30 }, (_, c) => links("https://s.test/docs/", ...many.slice(c * 1000, c * 1000 + 1000)));
+    // every chunk twice (a replay), and the links again in other spellings
+    const spelled = links("https://s.test/docs/", ...many.slice(0, 1000).map((u) => u.replace("https://", "http://www.")));
+    const first = run([requested(), ...chunks, ...chunks, spelled], { limit: 100_000 });
+    expect(first.tasks).toHaveLength(30_001);
+    expect(new Set(first.tasks.map((t) => t.urlKey)).size).toBe(30_001);
+    expect(first.state.urls.size).toBe(30_001);
+    let state: CrawlState = first.state;
+    let t = 5000;
+    const events: string[] = [];
+    for (const url of ["https://s.test/docs/", ...many, ...many.slice(0, 500)]) {
+      const r = reduceAdmitted(state, done(url), t++);
+      state = r.state as CrawlState;
+      for (const e of r.step.emissions) if (e.topic === "crawl.events") events.push((e.value as { type: string }).type);
+    }
+    expect([state.status, state.done, state.queued, state.creditsUsed]).toEqual(["completed", 30_001, 0, 30_001]);
+    expect(events.filter((e) => e === "crawl.completed").length).toBeGreaterThanOrEqual(1);
+    expect(state.urls.bytes / state.urls.size).toBeLessThanOrEqual(16);
+  });
+
   it("replays of CrawlRequested, PageDone and PageFailed change nothing", () => {
     const a = run([requested(), links("https://s.test/docs/", "/docs/a"), done("https://s.test/docs/")]);
     const b = run([requested(), requested(), links("https://s.test/docs/", "https://s.test/docs/a"), done("https://s.test/docs/"), done("https://s.test/docs/"), failed("https://s.test/docs/")]);
@@ -123,9 +145,11 @@ describe("frontier reducer", () => {
 
   it("restores the same state from its persisted record and URL rows", () => {
     const { state } = run([requested(), links("https://s.test/docs/", "https://s.test/docs/a", "https://s.test/docs/b"), done("https://s.test/docs/"), failed("https://s.test/docs/b")]);
-    const rows = [...state.urls].map(([urlKey, packed]) => ({ crawlId: ID, urlKey, url: "", depth: depthOf(packed), state: stateOf(packed), version: 3 }));
+    const keys = ["https://s.test/docs/", "https://s.test/docs/a", "https://s.test/docs/b"].map(k);
+    const rows = keys.map((urlKey) => ({ urlKey, packed: state.urls.get(urlKey) as number })).map(({ urlKey, packed }) => ({ crawlId: ID, urlKey, url: "", depth: depthOf(packed), state: stateOf(packed), version: 3 }));
     const back = restore(toRecord(state, 9), rows);
-    expect(back.urls).toEqual(state.urls);
+    expect(back.urls.size).toBe(state.urls.size);
+    for (const key of keys) expect(back.urls.get(key)).toBe(state.urls.get(key));
     expect([back.queued, back.done, back.failed]).toEqual([1, 1, 1]);
     expect(stateOf(back.urls.get(k("https://s.test/docs/b")) as number)).toBe(URL_STATE.failed);
   });

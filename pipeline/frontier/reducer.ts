@@ -8,13 +8,15 @@ import { keys } from "../topology.ts";
 import type { CrawlRecord, CrawlStatus, ErrorRow, UrlRow, UrlState } from "../store/crawl-store.ts";
 import { URL_STATE } from "../store/crawl-store.ts";
 import { crawlUrlKey, resolveLink } from "../url/normalize-url.ts";
+import { politenessKey } from "../url/politeness-key.ts";
 import { FROM_SITEMAP } from "../store/url-reason.ts";
 import { failureReason, linkSkip, newUrlLog, noteDuplicate, noteQueued, noteSkip, restoreUrlLog, scopeSkip, URL_LOG_MAX, type UrlLog } from "./url-log.ts";
 import { TEAM_BYPASS } from "../runtime/constants.ts";
 import { ROBOTS_BLOCKED } from "../runtime/errors.ts";
+import { UrlTable } from "./url-table.ts";
 
 
-/** One URL's state packed in a number (state in the low 2 bits, depth above): ~100 bytes per URL with its key. */
+/** One URL's state packed in a number (state in the low 2 bits, depth above), kept in the UrlTable (≤ 16 bytes a URL). */
 const pack = (state: UrlState, depth: number) => (depth << 2) | state;
 export const stateOf = (packed: number) => (packed & 3) as UrlState;
 export const depthOf = (packed: number) => packed >>> 2;
@@ -33,8 +35,8 @@ export interface CrawlState {
   error: string;
   creditsUsed: number;
   tokensUsed: number;
-  /** url key -> packed state and depth */
-  urls: Map<string, number>;
+  /** url key (its 64-bit fingerprint) -> packed state and depth; the URL text is in the store's rows (url-table.ts) */
+  urls: UrlTable;
   queued: number;
   done: number;
   failed: number;
@@ -119,16 +121,16 @@ function count(state: CrawlState, s: UrlState, delta: number): void {
 }
 
 function setUrl(state: CrawlState, step: Step, key: string, s: UrlState, depth: number, url: string, why: Partial<UrlRow>): void {
-  const before = state.urls.get(key);
+  const before = state.urls.set(key, pack(s, depth));
   if (before !== undefined) count(state, stateOf(before), -1);
-  state.urls.set(key, pack(s, depth));
   count(state, s, 1);
   step.urlRows.push({ crawlId: state.crawlId, urlKey: key, url, depth, state: s, version: state.version + 1, ...why });
 }
 
 function fetchTask(state: CrawlState, url: string, urlKey: string, depth: number, kind: "page" | "discover"): Emission {
   const task: FetchTask = { crawlId: state.crawlId, teamId: teamOf(state), url, urlKey, depth, attempt: 0, options: state.options, kind, startUrl: state.startUrl };
-  return { topic: "fetch.tasks", key: keys.crawlHost(state.crawlId, url), value: task };
+  // keyed by host: one fetch-render replica owns a host for every crawl (POLITENESS_SCOPE=domain: frontier.ts re-keys)
+  return { topic: "fetch.tasks", key: keys.politeness(politenessKey(url)), value: task };
 }
 
 function enqueue(state: CrawlState, step: Step, url: string, depth: number, from: string, listMax = URL_LOG_MAX): void {
@@ -174,7 +176,7 @@ export function newState(msg: Extract<FrontierInboxMessage, { type: "CrawlReques
   return {
     crawlId: msg.crawlId, teamId: msg.teamId ?? "", webhook: msg.webhook ?? "", startUrl: msg.url, options: msg.options,
     status: "scraping", version: 0, createdAt: msg.createdAt, completedAt: 0, error: "", creditsUsed: 0, tokensUsed: 0,
-    urls: new Map(), queued: 0, done: 0, failed: 0, blocked: 0, discovering: false, backlog: [], progressAt: msg.createdAt, reissues: 0,
+    urls: new UrlTable(), queued: 0, done: 0, failed: 0, blocked: 0, discovering: false, backlog: [], progressAt: msg.createdAt, reissues: 0,
     log: newUrlLog(),
   };
 }
@@ -351,7 +353,8 @@ export function resume(state: CrawlState, queued: UrlRow[], now: number): Step {
   if (isHeld(state)) return { ...step, emissions: [jobQueued(state, state.options.teamQueue?.queuedAt ?? now)] };
   for (const row of queued) {
     const packed = state.urls.get(row.urlKey);
-    if (packed !== undefined && stateOf(packed) === URL_STATE.queued && row.url) step.emissions.push(fetchTask(state, row.url, row.urlKey, depthOf(packed), "page"));
+    // the row's depth: the table keeps depths up to MAX_DEPTH only
+    if (packed !== undefined && stateOf(packed) === URL_STATE.queued && row.url) step.emissions.push(fetchTask(state, row.url, row.urlKey, row.depth, "page"));
   }
   // (a batch's `discovering` means "more seed chunks to come": it has no discover task)
   if (state.discovering && !isBatch(state)) step.emissions.push(fetchTask(state, state.startUrl, keyOf(state.startUrl, state.options), 0, "discover"));
@@ -378,7 +381,7 @@ export function restore(record: CrawlRecord, urls: UrlRow[], listMax = URL_LOG_M
   const state: CrawlState = {
     crawlId: record.crawlId, teamId: record.teamId, webhook: record.webhook, startUrl: record.url, options: record.options,
     status: record.status, version: record.version, createdAt: record.createdAt, completedAt: record.completedAt,
-    error: record.error, creditsUsed: record.creditsUsed, tokensUsed: record.tokensUsed ?? 0, urls: new Map(), queued: 0, done: 0, failed: 0, blocked: 0,
+    error: record.error, creditsUsed: record.creditsUsed, tokensUsed: record.tokensUsed ?? 0, urls: new UrlTable(UrlTable.slotsFor(urls.length)), queued: 0, done: 0, failed: 0, blocked: 0,
     discovering: !record.discoveryDone, backlog: [], progressAt: record.updatedAt, reissues: 0,
     log: restoreUrlLog(urls, record.reasons, listMax),
   };

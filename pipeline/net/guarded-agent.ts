@@ -16,6 +16,8 @@ export interface GuardOptions {
   resolve?: Record<string, string>;
   connections?: number;
   rejectUnauthorized?: boolean;
+  /** told the address of each new connection (`host:port` as asked, address connected to): WARC-IP-Address */
+  onConnected?: (hostPort: string, address: string) => void;
 }
 
 function refusal(message: string): NodeJS.ErrnoException {
@@ -58,7 +60,13 @@ export function guardedAgent(opts: GuardOptions): Agent {
       callback(refusal(`refused to connect to private address ${options.hostname}`), null);
       return;
     }
-    connector(options, callback);
+    const { onConnected } = opts;
+    if (!onConnected) return connector(options, callback);
+    connector(options, (err, socket) => {
+      const address = socket?.remoteAddress;
+      if (!err && address) onConnected(`${options.hostname}:${options.port || (options.protocol === "https:" ? "443" : "80")}`, address);
+      (callback as (e: Error | null, s: typeof socket) => void)(err, socket);
+    });
   };
   return new Agent({
     connect,

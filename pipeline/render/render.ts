@@ -6,10 +6,12 @@ import { randomUUID } from "node:crypto";
 import type { FetchTask, FrontierInboxMessage, PageFetched, RenderTask } from "../../schemas/index.ts";
 import type { RenderAction, Renderer, RenderRequest, RenderResult } from "../browser/renderer.ts";
 import type { Consumed, Emission, Processor } from "../runtime/bus.ts";
-import { errorCode, errorMessage, PageError } from "../runtime/errors.ts";
+import { errorCode, errorMessage, InfrastructureError, PageError } from "../runtime/errors.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { CancelCache } from "../store/cancel-cache.ts";
 import { publishScreenshots, type ScreenshotStore } from "../store/screenshot-store.ts";
+import type { WarcArchive } from "../store/warc/warc-archive.ts";
+import type { HttpExchange } from "../store/warc/http-exchange.ts";
 import { keys } from "../topology.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 import { crawlUrlKey } from "../url/normalize-url.ts";
@@ -25,6 +27,8 @@ export interface RenderDeps {
   /** SCREENSHOTS=url: screenshots are stored here and the documents get their URLs (absent: data URLs) */
   screenshots?: ScreenshotStore;
   now?: () => number;
+  /** web archives: a job with `warc` gets the rendered DOM as a conversion record (the response was archived by fetch-render) */
+  warc?: WarcArchive;
 }
 
 interface Batch {
@@ -83,9 +87,16 @@ export class RenderProcessor extends DeclaredProcessor implements Processor<Rend
       return [this.page(task, { ...document, url: task.url }, "fetch", `This page looks built by scripts (${reason}), but no browser is available here: the static HTML was used.`)];
     }
     let result: RenderResult;
+    // web archives: the main document as the browser got it (a page whose static fetch was handed over is served from
+    // that fetch, archived by fetch-render: nothing is captured then)
+    const { warc } = this.deps;
+    const captured: HttpExchange[] = [];
+    const request = renderRequest(task.url, task.options, task.options.timeoutMs ?? this.deps.defaultTimeoutMs, document);
+    if (warc && task.options.warc) request.capture = (e) => captured.push(e);
     try {
-      result = await this.deps.renderer.render(renderRequest(task.url, task.options, task.options.timeoutMs ?? this.deps.defaultTimeoutMs, document));
+      result = await this.deps.renderer.render(request);
     } catch (err) {
+      await this.archive(task, captured);
       if (required || !document || errorCode(err) === "SCRAPE_PRIVATE_TARGET_REFUSED") throw err;
       this.log.warn({ crawlId: task.crawlId, urlKey: task.urlKey, err: errorMessage(err) }, "rendering failed: the static page is used");
       return [this.page(task, { ...document, url: task.url }, "fetch", `Rendering this script-built page failed (${errorMessage(err)}): the static HTML was used.`)];
@@ -96,9 +107,23 @@ export class RenderProcessor extends DeclaredProcessor implements Processor<Rend
       if (verdict !== "ok") throw new PageError("SCRAPE_REDIRECT_OUT_OF_SCOPE", `the page's script went to ${result.finalUrl}, which is out of the crawl's scope (${verdict})`);
     }
     const { screenshots } = this.deps;
+    await this.archive(task, captured, result);
     const base = task.options.screenshotBase;
     if (screenshots && base) result = await publishScreenshots(result, { store: screenshots, jobId: task.crawlId, publicJobId: task.crawlId, base, now: (this.deps.now ?? Date.now)() });
     return [this.page(task, result, "chromium")];
+  }
+
+  /** A job with `warc`: the main document's exchanges the browser made, and the rendered DOM as a conversion record. */
+  private async archive(task: FetchTask, captured: HttpExchange[], result?: RenderResult): Promise<void> {
+    const { warc } = this.deps;
+    if (!warc || !task.options.warc) return;
+    try {
+      const redirect = (e: HttpExchange) => e.statusCode >= 300 && e.statusCode < 400;
+      await warc.archive(captured.map((exchange) => ({ exchange, context: { crawlId: task.crawlId, depth: task.depth, role: redirect(exchange) ? "redirect" as const : "page" as const } })), task.crawlId);
+      if (result) await warc.archiveRendered(task.crawlId, result.finalUrl, result.body, task.depth);
+    } catch (err) {
+      throw new InfrastructureError("STORE_UNAVAILABLE", `web archive write failed: ${errorMessage(err)}`, err);
+    }
   }
 
   private page(task: FetchTask, got: Pick<RenderResult, "url" | "finalUrl" | "statusCode" | "contentType" | "body" | "screenshot" | "branding" | "actions">, engine: "fetch" | "chromium", warning?: string): Emission {

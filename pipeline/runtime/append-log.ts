@@ -315,9 +315,9 @@ export interface LogRecord {
  * Records are split at the byte 0x0A only (the frame's newline; JSON text holds no raw one), never at characters a
  * line splitter also breaks at (U+2028 and U+2029, which JSON.stringify leaves raw in strings, or a carriage return),
  * and positions are counted in the file's bytes. A last line without its newline is not a record (a torn write).
- * `chunkBytes`: bytes read at a time (tests use tiny ones to put read boundaries everywhere).
+ * `chunkBytes`: bytes read at a time (tests use tiny ones to put read boundaries everywhere); `start`: a record's position to begin at.
  */
-export async function* readLines(path: string, onDamaged?: (pos: number, bytes: number) => void, chunkBytes = READ_CHUNK): AsyncGenerator<LogRecord> {
+export async function* readLines(path: string, onDamaged?: (pos: number, bytes: number) => void, chunkBytes = READ_CHUNK, start = 0): AsyncGenerator<LogRecord> {
   let fh: FileHandle;
   try {
     fh = await open(path, "r");
@@ -327,7 +327,7 @@ export async function* readLines(path: string, onDamaged?: (pos: number, bytes: 
   }
   try {
     let buf = Buffer.allocUnsafe(chunkBytes);
-    let base = 0; // the file position of buf[0]
+    let base = start; // the file position of buf[0] (`start`: the position of a record, where reading begins)
     let filled = 0; // bytes of buf read from the file
     for (;;) {
       if (filled === buf.length) {

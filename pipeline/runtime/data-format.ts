@@ -7,12 +7,15 @@
 // Format 4: the store's documents are in segment files (store/documents/NNNNNN.jsonl, doc-segments.ts) instead of one
 // store/documents.jsonl, which format 4 still reads (as segment 0, deleted once its crawls have expired): format 1-3
 // directories are upgraded in place; an older Trawl would not see the documents written in segments.
+// Format 5: the store's URL rows are in one log per crawl (store/urls/, url-logs.ts) instead of the journal, and
+// documents are indexed on disk (store/index/, store/documents/NNNNNN.ids): format 1-4 directories are upgraded in place
+// at their first start (URL rows moved, documents indexed once); an older Trawl would not see the URL rows.
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeJsonAtomic } from "./append-log.ts";
 import { ConfigError } from "./config.ts";
 
-export const DATA_FORMAT = 4;
+export const DATA_FORMAT = 5;
 
 /**
  * Checks (and records) the format of `dir`; returns the format it had (1: written before FORMAT existed). A directory

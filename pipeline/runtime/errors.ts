@@ -59,6 +59,8 @@ export type ErrorCode =
   | "JOB_INTERRUPTED"
   // a webhook event that waited for its endpoint when the process began to stop: delivered after the restart
   | "DELIVERY_INTERRUPTED"
+  // a fetch task that waited for its host's turn when the process began to stop: fetched after the restart
+  | "FETCH_INTERRUPTED"
   // messages that can never be processed
   | "MESSAGE_UNDECODABLE"
   | "MESSAGE_INVALID"

@@ -100,6 +100,9 @@ export async function startRunner<T, B>(
   // keyed mode: a batch is done once its messages are in lanes; each lane's progress is committed as it goes
   const lanes = processor.mode === "keyed" ? laneHandler(processor, bus, log, stopping.signal, (partition, next) => void commits.add(partition, next)) : null;
   const handle = lanes?.accept ?? batchHandler(processor, bus, log, stopping.signal);
+  // keyed mode: a partition's batch is "in flight" only while its lanes are full (lanes.ts bounds what they hold), and
+  // such a partition must not hold the others
+  const batchesAtOnce = lanes ? Number.POSITIVE_INFINITY : BATCHES_AT_ONCE;
   let member: Member | undefined;
 
   // Offsets of handled batches, committed together at most every KAFKA_COMMIT_INTERVAL_MS (0: each batch at once),
@@ -279,7 +282,7 @@ export async function startRunner<T, B>(
         sync(m);
         await lookUpPositions(m);
         const ready = [...m.leases.keys()].filter((p) => m.positions.has(p) && !m.busy.has(p) && !asked.has(p));
-        if (ready.length === 0 || m.busy.size >= BATCHES_AT_ONCE) {
+        if (ready.length === 0 || m.busy.size >= batchesAtOnce) {
           await waker.nap(OWNERSHIP_CHECK_MS);
           continue;
         }

@@ -1,5 +1,6 @@
 // sink stage: crawl.pages -> documents in the store (seq = completion order), then crawl.events (page) and PageDone.
 // Idempotent: a url key is stored once per crawl; a replay re-announces without writing twice.
+import { FingerprintMap, KeySet } from "../store/fingerprint-set.ts";
 import type { CrawlEvent, CrawlPage, FrontierInboxMessage } from "../../schemas/index.ts";
 import { jsonWith, type Consumed, type Emission, type Processor } from "../runtime/bus.ts";
 import type { Clock } from "../runtime/clock.ts";
@@ -21,10 +22,12 @@ export const CURSOR_IDLE_MS = 10 * 60 * 1000;
 interface CrawlCursor {
   nextSeq: number;
   usedAt: number;
-  /** stored URL keys, with the seq each was stored at (a replay announces its page again under that seq) */
-  stored: Map<string, number>;
-  /** where stored pages ended up after redirects */
-  finals: Set<string>;
+  /**
+   * stored URL keys, with the seq each was stored at (a replay announces its page again under that seq), and where
+   * stored pages ended up after redirects: by their fingerprints (at most 24 and 16 bytes a page, issue 48)
+   */
+  stored: FingerprintMap;
+  finals: KeySet;
 }
 
 interface Batch {
@@ -54,10 +57,15 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
   private sweptAt = 0;
   private readonly metrics: Metrics | undefined;
   private readonly snapshots: SnapshotStore | undefined;
+  private readonly eventDocument: boolean;
 
-  /** metrics: documents by outcome (stored, duplicate, raced, cancelled); snapshots: change tracking's history */
-  constructor(deps: { store: CrawlStore; cancels: CancelCache; clock: Clock; log: Logger; metrics?: Metrics; snapshots?: SnapshotStore }) {
+  /**
+   * metrics: documents by outcome (stored, duplicate, raced, cancelled); snapshots: change tracking's history;
+   * eventDocument (CRAWL_EVENTS_DOCUMENT, default true): whether a page event carries its document or only its seq and urlKey
+   */
+  constructor(deps: { store: CrawlStore; cancels: CancelCache; clock: Clock; log: Logger; metrics?: Metrics; snapshots?: SnapshotStore; eventDocument?: boolean }) {
     super("sink");
+    this.eventDocument = deps.eventDocument ?? true;
     this.snapshots = deps.snapshots;
     this.metrics = deps.metrics;
     this.store = deps.store;
@@ -76,9 +84,11 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
     if (!c) {
       const { nextSeq, keys: stored, seqs, finalKeys } = await this.store.documentKeys(crawlId);
       // a key stored twice (a replay that raced a rebalance) keeps its first seq: the one reads show
-      const first = new Map<string, number>();
+      const first = new FingerprintMap(stored.length);
       stored.forEach((k, i) => first.set(k, Math.min(first.get(k) ?? Infinity, seqs[i] as number)));
-      c = { nextSeq, usedAt: now, stored: first, finals: new Set(finalKeys) };
+      const finals = new KeySet();
+      for (const k of finalKeys) finals.add(k);
+      c = { nextSeq, usedAt: now, stored: first, finals };
       this.cursors.set(crawlId, partition, c);
     }
     c.usedAt = now;
@@ -192,14 +202,20 @@ export class SinkProcessor extends DeclaredProcessor implements Processor<CrawlP
       batch.running.set(page.crawlId, running);
     }
     if (!running) return [];
+    if (!this.eventDocument) return [this.pageEvent(page, seq, this.clock.now(), "")];
     const stored = (await this.store.pageDocuments(page.crawlId, seq, Number.MAX_SAFE_INTEGER, 1)).docs[0];
     if (stored === undefined) return [];
     return [this.pageEvent({ ...page, document: JSON.parse(stored) as CrawlPage["document"] }, seq, this.clock.now(), stored)];
   }
 
-  /** The page's crawl.page event; its JSON embeds the document's text `doc` instead of serializing it a second time. */
+  /**
+   * The page's crawl.page event; its JSON embeds the document's text `doc` instead of serializing it a second time.
+   * Without the document (CRAWL_EVENTS_DOCUMENT=false) it names the page by seq and urlKey: the document is on
+   * crawl.pages already and stored before the event, where webhook-emit and the API's watchers read it.
+   */
   private pageEvent(page: CrawlPage, seq: number, now: number, doc: string): Emission {
     const head = { crawlId: page.crawlId, ...(page.teamId ? { teamId: page.teamId } : {}), type: "crawl.page" as const, at: now, seq, ...(page.kind ? { kind: page.kind } : {}) };
+    if (!this.eventDocument) return { topic: "crawl.events", key: keys.crawl(page.crawlId), value: { ...head, urlKey: page.urlKey } satisfies CrawlEvent, phase: 0 };
     const event: CrawlEvent = { ...head, document: page.document };
     return { topic: "crawl.events", key: keys.crawl(page.crawlId), value: event, json: jsonWith(head, "document", doc), phase: 0 };
   }

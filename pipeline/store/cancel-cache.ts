@@ -7,6 +7,8 @@ export class CancelCache {
   private readonly now: () => number;
   private readonly checkedAt = new Map<string, number>();
   private readonly cancelled = new Set<string>();
+  /** reads in flight, per crawl: checks of one crawl at once (a fetch-render lane per task) share one read */
+  private readonly reading = new Map<string, Promise<unknown>>();
 
   constructor(store: CrawlStore, ttlMs: number, now: () => number) {
     this.store = store;
@@ -19,11 +21,20 @@ export class CancelCache {
     const ids = [...new Set(crawlIds)];
     const t = this.now();
     const stale = ids.filter((id) => !this.cancelled.has(id) && (this.ttlMs === 0 || t - (this.checkedAt.get(id) ?? -Infinity) > this.ttlMs));
-    if (stale.length) {
-      for (const id of await this.store.cancelled(stale)) this.cancelled.add(id);
-      for (const id of stale) this.checkedAt.set(id, t);
-      if (this.checkedAt.size > 50000) this.checkedAt.clear();
+    const waits = stale.filter((id) => this.reading.has(id)).map((id) => this.reading.get(id));
+    const read = stale.filter((id) => !this.reading.has(id));
+    if (read.length) {
+      const reading = this.store.cancelled(read).then((cancelled) => {
+        for (const id of cancelled) this.cancelled.add(id);
+        for (const id of read) this.checkedAt.set(id, t);
+        if (this.checkedAt.size > 50000) this.checkedAt.clear();
+      }).finally(() => {
+        for (const id of read) if (this.reading.get(id) === reading) this.reading.delete(id);
+      });
+      for (const id of read) this.reading.set(id, reading);
+      waits.push(reading);
     }
+    await Promise.all(waits);
     return new Set(ids.filter((id) => this.cancelled.has(id)));
   }
 }

@@ -1,6 +1,7 @@
 // Storage ports. Adapters: ClickHouse (clickhouse-crawl-store.ts); an embedded one comes with the embedded mode.
 import type { CrawlOptions } from "../../schemas/index.ts";
 import type { ReasonCounts, UrlReason } from "./url-reason.ts";
+import type { ListingItem, UrlListing } from "./url-listing.ts";
 
 export type CrawlStatus = "scraping" | "completed" | "failed" | "cancelled";
 
@@ -159,7 +160,16 @@ export interface DocumentKeys {
   finalKeys: string[];
 }
 
+/** Where a finished crawl's URL listing is kept once built (url-listing.ts). */
+export interface CrawlUrlListings {
+  /** The listing built for the crawl as it is now, or null (none, or built before its record or URL rows changed). */
+  open(crawl: CrawlRecord): UrlListing | null;
+  save(crawl: CrawlRecord, items: ListingItem[], unlisted: number): UrlListing;
+}
+
 export interface CrawlStore {
+  /** The embedded store keeps finished crawls' URL listings on disk; absent: a listing is built for each read. */
+  readonly urlListings?: CrawlUrlListings;
   /** The latest version of a crawl, with the cancel flag applied; null when unknown. */
   getCrawl(crawlId: string): Promise<CrawlRecord | null>;
   saveCrawls(records: CrawlRecord[]): Promise<void>;

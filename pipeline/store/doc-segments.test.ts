@@ -39,7 +39,7 @@ async function seqs(store: EmbeddedCrawlStore, crawlId: string): Promise<number[
   }
   return out;
 }
-const segmentFiles = (dir: string) => readdirSync(join(dir, "store", "documents")).sort();
+const segmentFiles = (dir: string) => readdirSync(join(dir, "store", "documents")).filter((f) => f.endsWith(".jsonl")).sort();
 /** Bytes of every file under `dir`/store, whatever their layout. */
 const storeBytes = (dir: string) => readdirSync(join(dir, "store"), { recursive: true, encoding: "utf8" }).reduce((sum, f) => sum + statSync(join(dir, "store", f)).size, 0);
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);

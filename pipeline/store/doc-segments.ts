@@ -4,7 +4,9 @@
 // without pausing the writers and without rewriting live records (one documents.jsonl could only be compacted at a
 // start). `store/documents.jsonl` of a release before segments (data format 3 and earlier) is read as segment 0: it is
 // never appended to, and it is deleted as a whole like the others once its crawls have expired.
-import { mkdirSync, readdirSync, statSync } from "node:fs";
+// Beside each segment, NNNNNN.ids lists the crawls with a document in it (one id a line, written before the document):
+// a start reads those instead of every document. A segment without one (written by an earlier release) is scanned.
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { AppendLog, FileReader, readLines, repairTail, type LogRecord } from "../runtime/append-log.ts";
@@ -30,6 +32,10 @@ interface Segment {
   path: string;
   /** the crawl (or scrape) ids with a document in the segment */
   readonly ids: Set<string>;
+  /** its .ids file (the same ids) */
+  idsPath: string;
+  /** false: the segment has documents and no .ids file (its ids are known once it is scanned) */
+  listed: boolean;
   reader: FileReader | null;
   /** reads in flight through `reader` (a handle is closed only when none is) */
   reading: number;
@@ -38,6 +44,7 @@ interface Segment {
 }
 
 const LEGACY = 0;
+const sizeSync = (path: string): number => (existsSync(path) ? statSync(path).size : 0);
 const name = (id: number) => `${String(id).padStart(6, "0")}.jsonl`;
 
 export class DocSegments {
@@ -86,21 +93,52 @@ export class DocSegments {
   }
 
   private add(id: number, path: string): Segment {
-    const seg: Segment = { id, path, ids: new Set(), reader: null, reading: 0, closed: null };
+    const idsPath = path.replace(/\.jsonl$/, ".ids");
+    const listed = existsSync(idsPath) || sizeSync(path) === 0;
+    const ids = existsSync(idsPath) ? readFileSync(idsPath, "utf8").split("\n").filter(Boolean) : [];
+    const seg: Segment = { id, path, ids: new Set(ids), idsPath, listed, reader: null, reading: 0, closed: null };
     this.segments.set(id, seg);
     return seg;
   }
 
-  /** Every record of every segment, in the order written, with the segment it is in. */
-  async *records(onDamaged?: (pos: number, bytes: number) => void): AsyncGenerator<LogRecord & { seg: number }> {
+  /** Every record from `from` on (every record without), in the order written, with the segment it is in. */
+  async *records(onDamaged?: (pos: number, bytes: number) => void, from = { seg: LEGACY, pos: 0 }): AsyncGenerator<LogRecord & { seg: number }> {
     for (const seg of [...this.segments.values()].sort((a, b) => a.id - b.id)) {
-      for await (const r of readLines(seg.path, onDamaged)) yield { ...r, seg: seg.id };
+      if (seg.id < from.seg) continue;
+      for await (const r of readLines(seg.path, onDamaged, undefined, seg.id === from.seg ? from.pos : 0)) yield { ...r, seg: seg.id };
     }
+  }
+
+  /** The first segment whose crawl ids are not listed (none: null): a start reads its records. */
+  firstUnlisted(): number | null {
+    const ids = [...this.segments.values()].filter((s) => !s.listed).map((s) => s.id);
+    return ids.length ? Math.min(...ids) : null;
+  }
+
+  /** Where the next append goes: every record before it is written or queued. */
+  end(): { seg: number; pos: number } {
+    return { seg: this.current.seg.id, pos: this.current.log.size };
   }
 
   /** Records that `crawlId` has a document in segment `seg` (its file is kept while the crawl lives). */
   note(seg: number, crawlId: string): void {
-    this.segments.get(seg)?.ids.add(crawlId);
+    const s = this.segments.get(seg);
+    if (!s || s.ids.has(crawlId)) return;
+    s.ids.add(crawlId);
+    appendFileSync(s.idsPath, `${crawlId}\n`);
+  }
+
+  /** Marks a scanned segment's ids as listed. */
+  listed(seg: number): void {
+    const s = this.segments.get(seg);
+    if (!s || s.listed) return;
+    appendFileSync(s.idsPath, "");
+    s.listed = true;
+  }
+
+  /** Segment ids, oldest first. */
+  ids(): number[] {
+    return [...this.segments.keys()].sort((a, b) => a - b);
   }
 
   /**
@@ -110,7 +148,7 @@ export class DocSegments {
   append(lines: string[], crawlIds: Iterable<string>, now: number): { seg: number; positions: number[]; written: Promise<void> } {
     if (this.current.log.size >= this.segmentBytes) this.roll(now);
     const { seg, log } = this.current;
-    for (const id of crawlIds) seg.ids.add(id); // before the write: a sweep during it keeps the segment
+    for (const id of crawlIds) this.note(seg.id, id); // before the write: a sweep (or a start after a crash) keeps the segment
     const { positions, written } = log.append(lines);
     return { seg: seg.id, positions, written };
   }
@@ -167,9 +205,11 @@ export class DocSegments {
       // a read in flight (of a crawl that has just expired) still ends well: FileHandle.close waits for it
       await seg.reader?.reset();
       const size = await sizeOrZero(seg.path);
-      await unlink(seg.path).catch((err: NodeJS.ErrnoException) => {
-        if (err.code !== "ENOENT") throw err;
-      });
+      for (const p of [seg.path, seg.idsPath]) {
+        await unlink(p).catch((err: NodeJS.ErrnoException) => {
+          if (err.code !== "ENOENT") throw err;
+        });
+      }
       freed += size;
     }
     return freed;

@@ -5,6 +5,7 @@ import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { frame } from "../runtime/append-log.ts";
 import { EmbeddedPageCache, pageCacheKey, type CachedPage } from "./page-cache.ts";
+import { CACHE_ROW_BYTES } from "./page-cache-index.ts";
 
 const entry = (key: string, storedAt: number, body = "b"): CachedPage => ({ key, url: "http://s.test/", finalUrl: "http://s.test/", statusCode: 200, contentType: "text/html", body, storedAt });
 
@@ -150,6 +151,51 @@ describe("EmbeddedPageCache", () => {
       expect(await c4.get("b", 0)).toBeNull();
       expect(warnings[1]).toMatchObject({ msg: expect.stringContaining("unreadable entry ignored"), pos: Buffer.byteLength(text.slice(0, text.indexOf('{"key":"b"'))) });
       await c4.close();
+    }));
+
+  it("a start reads no entry: the index on disk says where each is; entries without a row (a crash) are indexed at open", () =>
+    inTempDir(async (d) => {
+      const keys = Array.from({ length: 2000 }, (_, i) => pageCacheKey(`http://s.test/p/${i}`));
+      const c1 = await EmbeddedPageCache.open(d, 0);
+      c1.put(keys.map((k, i) => entry(k, 10, `body ${i}`)));
+      await c1.close();
+      const file = join(d, "store", "cache.jsonl");
+      // a byte of the first entry damaged, and the last 10 rows of the index lost (kill -9 between entries and rows)
+      const text = readFileSync(file, "latin1");
+      writeFileSync(file, text.replace('{"key":', '#"key":'), "latin1"); // the first entry's JSON
+      truncateSync(join(d, "store", "cache.idx"), statSync(join(d, "store", "cache.idx")).size - 10 * CACHE_ROW_BYTES - 7);
+      const warnings: { msg: string }[] = [];
+      const logger = pino({ level: "warn" }, { write: (line: string) => warnings.push(JSON.parse(line)) });
+      const c2 = await EmbeddedPageCache.open(d, 0, logger);
+      expect(warnings).toEqual([]); // the damaged entry was not read
+      expect((await c2.get(keys[1999] as string, 0))?.body).toBe("body 1999");
+      expect((await c2.get(keys[1990] as string, 0))?.body).toBe("body 1990");
+      expect(await c2.get(keys[0] as string, 0)).toBeNull(); // now it is: a miss, with a warning
+      expect(warnings).toHaveLength(1);
+      await c2.close();
+    }));
+
+  it("holds at most 16 bytes of memory an entry; the sweep rewrites the file without expired entries once they are half of it", () =>
+    inTempDir(async (d) => {
+      const keys = Array.from({ length: 20_000 }, (_, i) => pageCacheKey(`http://s.test/p/${i}`));
+      const c1 = await EmbeddedPageCache.open(d, 0);
+      c1.put(keys.map((k, i) => entry(k, i < 12_000 ? 10 : 20, `body ${i}`)));
+      c1.put([entry(keys[12_500] as string, 30, "newer")]);
+      await c1.close();
+      expect((await c1.get(keys[5] as string, 0))?.body).toBe("body 5");
+      const index = (c1 as unknown as { index: { memoryBytes: number } }).index;
+      expect(index.memoryBytes / 20_000).toBeLessThanOrEqual(16);
+      const file = join(d, "store", "cache.jsonl");
+      const before = statSync(file).size;
+      await c1.deleteBefore(15);
+      expect(statSync(file).size).toBeLessThan(before / 2);
+      expect(await c1.get(keys[5] as string, 0)).toBeNull();
+      expect([(await c1.get(keys[12_000] as string, 0))?.body, (await c1.get(keys[12_500] as string, 0))?.body]).toEqual(["body 12000", "newer"]);
+      c1.put([entry("after", 40, "A")]);
+      await c1.close();
+      const c2 = await EmbeddedPageCache.open(d, 0);
+      expect([(await c2.get(keys[19_999] as string, 0))?.body, (await c2.get("after", 0))?.body, await c2.get(keys[5] as string, 0)]).toEqual(["body 19999", "A", null]);
+      await c2.close();
     }));
 
   it("memory only without a directory", async () => {

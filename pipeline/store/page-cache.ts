@@ -5,6 +5,7 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { AppendLog, FileReader, FRAME_BYTES, readLines } from "../runtime/append-log.ts";
+import { CACHE_ROW_BYTES, CacheIndex, type CacheRef } from "./page-cache-index.ts";
 import type { Logger } from "../runtime/logger.ts";
 
 export interface CachedPage {
@@ -38,65 +39,6 @@ export function pageCacheKey(url: string, headers?: Record<string, string>): str
   return createHash("sha256").update(JSON.stringify([u.href, h])).digest("hex");
 }
 
-/** A 64-hex-digit key (`pageCacheKey`) as the 16 bytes of its first half, one latin1 character each. */
-const HEX_KEY = /^[0-9a-f]{64}$/;
-const indexKey = (key: string): string => (HEX_KEY.test(key) ? Buffer.from(key.slice(0, 32), "hex").toString("latin1") : key);
-
-/**
- * Where each entry of the cache file is: one row per key, its position, length and time in three typed columns.
- * A Map of objects keyed by the 64-character hex key took ~180 bytes of heap per cached page (the largest of the
- * embedded mode's per-URL indexes, bench/README.md); this takes ~70 bytes of heap and 20 outside it. Keys are
- * held as a 128-bit prefix of their digest: `get` compares the whole key it reads back, so two keys sharing a
- * prefix could only make a miss, never a wrong page.
- */
-class RefIndex {
-  private readonly rows = new Map<string, number>();
-  private pos = new Float64Array(256);
-  private len = new Uint32Array(256);
-  private at = new Float64Array(256);
-  private used = 0;
-  private readonly free: number[] = [];
-
-  get(key: string): { pos: number; len: number; storedAt: number } | null {
-    const row = this.rows.get(indexKey(key));
-    return row === undefined ? null : { pos: this.pos[row] as number, len: this.len[row] as number, storedAt: this.at[row] as number };
-  }
-
-  set(key: string, pos: number, len: number, storedAt: number): void {
-    const k = indexKey(key);
-    let row = this.rows.get(k);
-    if (row === undefined) {
-      row = this.free.pop() ?? this.grow();
-      this.rows.set(k, row);
-    }
-    this.pos[row] = pos;
-    this.len[row] = len;
-    this.at[row] = storedAt;
-  }
-
-  private grow(): number {
-    if (this.used === this.pos.length) {
-      const n = this.used * 2;
-      const pos = new Float64Array(n);
-      const len = new Uint32Array(n);
-      const at = new Float64Array(n);
-      pos.set(this.pos);
-      len.set(this.len);
-      at.set(this.at);
-      [this.pos, this.len, this.at] = [pos, len, at];
-    }
-    return this.used++;
-  }
-
-  deleteBefore(cutoff: number): void {
-    for (const [k, row] of this.rows) {
-      if ((this.at[row] as number) >= cutoff) continue;
-      this.rows.delete(k);
-      this.free.push(row);
-    }
-  }
-}
-
 /** The key and time of a cache entry's JSON, or null when the record is not a cache entry. */
 function entryHead(json: string): { key: string; storedAt: number } | null {
   let entry: unknown;
@@ -109,16 +51,27 @@ function entryHead(json: string): { key: string; storedAt: number } | null {
   return typeof key === "string" && typeof storedAt === "number" ? { key, storedAt } : null;
 }
 
-/** Embedded mode: cache.jsonl under the data directory (memory only when `dir` is null); the index stays in memory. */
+/**
+ * Embedded mode: cache.jsonl under the data directory, its index in cache.idx (page-cache-index.ts; memory only when
+ * `dir` is null). A start reads neither: only entries written after the last indexed one (a crash between an entry and
+ * its row, or a file of an earlier release without an index) are read and indexed. Expired entries are not served,
+ * and the sweep rewrites the file without them once they are half of it.
+ */
 export class EmbeddedPageCache implements PageCache {
   private readonly log: AppendLog | null;
   private reader: FileReader | null = null;
-  private readonly index = new RefIndex();
+  private index: CacheIndex | null = null;
   private readonly memory = new Map<string, CachedPage>();
   private readonly logger: Logger | undefined;
+  /** entries stored before are not served (and go at the next compaction) */
+  private cutoff: number;
+  /** a compaction is rewriting the file: puts are dropped meanwhile (the cache is best effort) */
+  private compacting = false;
 
-  private constructor(dir: string | null, logger: Logger | undefined) {
+  private constructor(dir: string | null, cutoff: number, logger: Logger | undefined) {
     this.log = dir ? new AppendLog(join(dir, "store", "cache.jsonl")) : null;
+    this.index = dir ? new CacheIndex(join(dir, "store", "cache.idx")) : null;
+    this.cutoff = cutoff;
     this.logger = logger;
   }
 
@@ -128,59 +81,44 @@ export class EmbeddedPageCache implements PageCache {
   }
 
   /**
-   * Opens the cache, dropping entries stored before `cutoff` (the file is rewritten when any were dropped). An entry
-   * that cannot be read (damaged, or not a cache entry) is dropped with a warning, never fails the start: the cache
-   * is a cache, and those pages are fetched again.
+   * Opens the cache; entries stored before `cutoff` are not served. An entry that cannot be read (damaged, or not a
+   * cache entry) among those indexed at open is dropped with a warning, never fails the start: the cache is a cache,
+   * and those pages are fetched again.
    */
   static async open(dir: string | null, cutoff: number, logger?: Logger): Promise<EmbeddedPageCache> {
-    const cache = new EmbeddedPageCache(dir, logger);
-    const log = cache.log;
-    if (!log) return cache;
-    const kept: { key: string; storedAt: number; pos: number; len: number }[] = [];
+    const cache = new EmbeddedPageCache(dir, cutoff, logger);
+    const { log, index } = cache;
+    if (!log || !index) return cache;
+    const from = index.covered();
+    if (from >= log.size) return cache;
     const bad: number[] = [];
-    let expired = 0;
-    for await (const { line, pos, len } of readLines(log.path, (at) => bad.push(at))) {
+    let found: (CacheRef & { key: string })[] = [];
+    for await (const { line, pos, len } of readLines(log.path, (at) => bad.push(at), undefined, from)) {
       const head = entryHead(line);
       if (!head) bad.push(pos);
-      else if (head.storedAt >= cutoff) kept.push({ ...head, pos, len });
-      else expired++;
+      else found.push({ ...head, pos, len });
+      if (found.length >= 4096) {
+        index.append(found);
+        found = [];
+      }
     }
+    index.append(found);
     if (bad.length > 0) {
       bad.sort((x, y) => x - y);
       logger?.warn({ file: log.path, dropped: bad.length, positions: bad.slice(0, 20) }, "page cache: unreadable entries dropped (those pages will be fetched again)");
     }
-    let size = log.size;
-    if (expired + bad.length > 0) {
-      // the kept entries' lines, read again and streamed to the new file (holding them all could exceed memory)
-      await log.rewriteFrom((async function* () {
-        let next = 0;
-        for await (const { line, pos } of readLines(log.path)) {
-          if (kept[next]?.pos !== pos) continue;
-          yield line;
-          next++;
-        }
-      })());
-      size = 0;
-      for (const k of kept) {
-        k.pos = size;
-        size += k.len + FRAME_BYTES + 1;
-      }
-    }
-    for (const { key, storedAt, pos, len } of kept) {
-      const prev = cache.index.get(key);
-      if (!prev || storedAt >= prev.storedAt) cache.index.set(key, pos, len, storedAt);
-    }
-    log.size = size;
+    // unreadable records, or unframed ones of an earlier format (the index counts framed lines): rewritten
+    if (bad.length > 0 || index.covered() !== log.size) await cache.compact();
     return cache;
   }
 
   async get(key: string, notBefore: number): Promise<CachedPage | null> {
-    if (!this.log) {
+    if (!this.log || !this.index) {
       const page = this.memory.get(key);
       return page && page.storedAt >= notBefore ? page : null;
     }
     const ref = this.index.get(key);
-    if (!ref || ref.storedAt < notBefore) return null;
+    if (!ref || ref.storedAt < Math.max(notBefore, this.cutoff)) return null;
     await this.log.flush();
     this.reader ??= new FileReader(this.log.path);
     const text = (await this.reader.read(ref.pos, ref.len)).toString("utf8");
@@ -196,22 +134,61 @@ export class EmbeddedPageCache implements PageCache {
 
   put(pages: CachedPage[]): void {
     if (pages.length === 0) return;
-    if (!this.log) {
+    if (!this.log || !this.index) {
       for (const p of pages) this.memory.set(p.key, p);
       return;
     }
+    if (this.compacting) return;
+    const index = this.index;
     const lines = pages.map((p) => JSON.stringify(p));
     const { positions, written } = this.log.append(lines);
     // indexed once on disk: a reader never sees an entry that is not there yet
     void written.then(
-      () => pages.forEach((p, i) => this.index.set(p.key, positions[i] as number, Buffer.byteLength(lines[i] as string), p.storedAt)),
+      () => index.append(pages.map((p, i) => ({ key: p.key, pos: positions[i] as number, len: Buffer.byteLength(lines[i] as string), storedAt: p.storedAt }))),
       () => undefined,
     );
   }
 
   async deleteBefore(cutoff: number): Promise<void> {
-    this.index.deleteBefore(cutoff);
+    this.cutoff = Math.max(this.cutoff, cutoff);
     for (const [key, page] of this.memory) if (page.storedAt < cutoff) this.memory.delete(key);
+    const index = this.index;
+    if (!index || this.compacting || index.size === 0) return;
+    if (index.firstAtOrAfter(this.cutoff) * 2 >= index.size) await this.compact();
+  }
+
+  /** Rewrites the file (streamed) with the newest entry of each key not expired, and its index. */
+  private async compact(): Promise<void> {
+    const log = this.log as AppendLog;
+    const index = this.index as CacheIndex;
+    this.compacting = true;
+    try {
+      await log.flush();
+      const kept: number[] = [];
+      index.scan((row, i) => {
+        if (row.readDoubleLE(24) >= this.cutoff && index.get(Buffer.from(row.subarray(0, 16)))?.row === i) kept.push(i);
+      });
+      const file = new FileReader(log.path);
+      await log.rewriteFrom((async function* () {
+        for (const i of kept) {
+          const r = index.row(i);
+          yield (await file.read(r.pos, r.len)).toString("utf8");
+        }
+      })());
+      await file.reset();
+      const rows = Buffer.alloc(kept.length * CACHE_ROW_BYTES);
+      let pos = 0;
+      kept.forEach((i, k) => {
+        const at = k * CACHE_ROW_BYTES;
+        index.rawRow(i).copy(rows, at);
+        rows.writeDoubleLE(pos, at + 16);
+        pos += rows.readUInt32LE(at + 32) + FRAME_BYTES + 1;
+      });
+      index.replace(rows);
+      await this.reader?.reset();
+    } finally {
+      this.compacting = false;
+    }
   }
 
   async close(): Promise<void> {

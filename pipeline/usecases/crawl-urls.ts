@@ -3,7 +3,7 @@
 // same rows (CrawlStore.loadUrls); everything after that is here, once.
 import type { CrawlRecord, CrawlStore, UrlRow } from "../store/crawl-store.ts";
 import { URL_STATE } from "../store/crawl-store.ts";
-import { FROM_SITEMAP, type ReasonCounts, type UrlReason } from "../store/url-reason.ts";
+import { FROM_SITEMAP, URL_REASONS, type ReasonCounts, type UrlReason } from "../store/url-reason.ts";
 import { crawlUrlKey } from "../url/normalize-url.ts";
 import { scopeRule } from "../url/scope.ts";
 
@@ -71,6 +71,28 @@ export function pageUrls(entries: UrlEntry[], q: { state?: string; reason?: stri
   const matching = entries.filter((e) => (!q.state || e.state === q.state) && (!q.reason || e.reason === q.reason));
   const data = matching.slice(q.skip, q.skip + q.limit);
   return { data, total: matching.length, ...(q.skip + q.limit < matching.length ? { nextSkip: q.skip + q.limit } : {}) };
+}
+
+/** An entry's state and reason in one byte (what a listing kept on disk filters on). */
+const codeOf = (e: UrlEntry) => URL_STATES.indexOf(e.state) * 32 + URL_REASONS.indexOf(e.reason);
+
+/**
+ * One page of a crawl's URLs (as `pageUrls` of `crawlUrls`), with the skipped URLs not listed. A finished crawl's
+ * listing is built once and kept by a store that can (the embedded one, on disk): its pages are then read by position.
+ */
+export async function crawlUrlPage(store: CrawlStore, crawl: CrawlRecord, q: { state?: string; reason?: string; skip: number; limit: number }): Promise<UrlListPage & { unlisted: number }> {
+  const listings = crawl.status === "scraping" ? undefined : store.urlListings;
+  let listing = listings?.open(crawl) ?? null;
+  if (!listing) {
+    const { entries, unlisted } = await crawlUrls(store, crawl);
+    if (!listings) return { ...pageUrls(entries, q), unlisted };
+    listing = listings.save(crawl, entries.map((e) => ({ json: JSON.stringify(e), code: codeOf(e) })), unlisted);
+  }
+  const state = q.state === undefined ? -1 : URL_STATES.indexOf(q.state as UrlStateName);
+  const reason = q.reason === undefined ? -1 : URL_REASONS.indexOf(q.reason as UrlReason);
+  const match = state < 0 && reason < 0 ? undefined : (code: number) => (state < 0 || code >> 5 === state) && (reason < 0 || (code & 31) === reason);
+  const { items, total } = listing.page(q.skip, q.limit, match);
+  return { data: items.map((j) => JSON.parse(j) as UrlEntry), total, unlisted: listing.unlisted, ...(q.skip + q.limit < total ? { nextSkip: q.skip + q.limit } : {}) };
 }
 
 /** Skipped URLs counted but not listed (past CRAWL_URL_LOG_MAX). */

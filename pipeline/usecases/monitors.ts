@@ -9,7 +9,7 @@ import { invalidField, RequestError } from "../runtime/errors.ts";
 import type { CheckRow, MonitorRecord, MonitorStore } from "../store/monitor-store.ts";
 import { checkStartUrl, checkWebhook } from "../url/start-url.ts";
 import { checkRuns, planOf, shortestGap } from "./monitor-schedule.ts";
-import { batchOptions, crawlOptions } from "./request-options.ts";
+import { batchOptions, checkPageLimit, crawlOptions } from "./request-options.ts";
 import { submitBatch } from "./submit-batch.ts";
 import { ensureCrawl, type CrawlDeps } from "./submit-crawl.ts";
 import { CreditsError } from "./team-access.ts";
@@ -21,6 +21,8 @@ export interface MonitorSettings {
   allowPrivateCrawlTargets: boolean;
   allowLocalWebhooks: boolean;
   defaultCrawlLimit: number;
+  /** CRAWL_MAX_PAGES (absent: no bound) */
+  crawlMaxPages?: number;
   monitorMinIntervalMs: number;
   monitorMaxPerTeam: number;
 }
@@ -76,10 +78,11 @@ export function jobOf(monitorId: string, def: MonitorDefinition, cfg: MonitorSet
   if (!validate(req.body)) throw new RequestError(`Invalid target: ${validate.errors?.[0]?.instancePath ?? ""} ${validate.errors?.[0]?.message ?? ""}`.trim(), []);
   if (req.schema === "crawl-request") {
     const body = req.body as CrawlRequest;
-    return { kind: "crawl", url: checkStartUrl(body.url, cfg.allowPrivateCrawlTargets), options: crawlOptions(body, cfg.defaultCrawlLimit) };
+    return { kind: "crawl", url: checkStartUrl(body.url, cfg.allowPrivateCrawlTargets), options: crawlOptions(body, cfg.defaultCrawlLimit, cfg.crawlMaxPages) };
   }
   const { urls, ...page } = req.body as BatchScrapeRequest;
   const valid = urls.map((u) => checkStartUrl(u, cfg.allowPrivateCrawlTargets));
+  checkPageLimit(valid.length, cfg.crawlMaxPages ?? Infinity, ["targets", 0, "urls"], (n) => `a batch of ${n} URLs`);
   return { kind: "batch", urls: valid, options: batchOptions(page, valid.length, undefined) };
 }
 

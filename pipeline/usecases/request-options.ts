@@ -236,8 +236,17 @@ function jsonFormat(f: { schema?: Record<string, unknown>; prompt?: string }, pa
   return { ...(f.schema ? { schema: f.schema } : {}), ...(f.prompt ? { prompt: f.prompt } : {}) };
 }
 
-/** A crawl request's options with defaults applied (`defaultLimit` when the request sets no `limit`). */
-export function crawlOptions(body: CrawlRequest, defaultLimit: number): CrawlOptions {
+/** Refuses (400) a job of more pages than the server's CRAWL_MAX_PAGES. */
+export function checkPageLimit(pages: number, maxPages: number, path: (string | number)[], subject: (pages: number) => string): void {
+  if (pages > maxPages) throw invalidField(path, `${subject(pages)} is above this server's maximum of ${maxPages} pages per job (CRAWL_MAX_PAGES)`);
+}
+
+/**
+ * A crawl request's options with defaults applied (`defaultLimit`, at most `maxPages`, when the request sets no
+ * `limit`); a `limit` above `maxPages` (CRAWL_MAX_PAGES) is refused.
+ */
+export function crawlOptions(body: CrawlRequest, defaultLimit: number, maxPages = Infinity): CrawlOptions {
+  if (body.limit !== undefined) checkPageLimit(body.limit, maxPages, ["limit"], (n) => `limit ${n}`);
   checkJobFields(body);
   const page = scrapeSettings(body.scrapeOptions ?? {}, ["scrapeOptions"]);
   for (const field of ["minAge", "lockdown"] as const) {
@@ -249,7 +258,7 @@ export function crawlOptions(body: CrawlRequest, defaultLimit: number): CrawlOpt
   checkPatterns(body);
   const opt = <K extends keyof CrawlOptions>(key: K, value: CrawlOptions[K] | undefined) => (value === undefined ? {} : { [key]: value });
   return {
-    limit: body.limit ?? defaultLimit,
+    limit: body.limit ?? Math.min(defaultLimit, maxPages),
     crawlEntireDomain: body.crawlEntireDomain ?? false,
     allowSubdomains: body.allowSubdomains ?? false,
     ...page,

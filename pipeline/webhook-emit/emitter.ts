@@ -7,7 +7,8 @@ import type { Logger } from "../runtime/logger.ts";
 import type { CrawlStore, DeliveryRow } from "../store/crawl-store.ts";
 import { keys } from "../topology.ts";
 import { PartitionCache } from "../runtime/partition-cache.ts";
-import { eventId, firstDelivery, parseWebhook, type WebhookSetting } from "./payload.ts";
+import { eventId, firstDelivery, parseWebhook, wantsPages, type WebhookSetting } from "./payload.ts";
+import { needsStoredDocument, storedDocuments, withStoredDocument } from "../store/page-event-document.ts";
 import { DeclaredProcessor } from "../runtime/declared-processor.ts";
 import { TEAM_BYPASS } from "../runtime/constants.ts";
 
@@ -19,6 +20,8 @@ interface CrawlHooks {
 
 interface Batch {
   handed: DeliveryRow[];
+  /** the stored documents of the batch's page events without one (CRAWL_EVENTS_DOCUMENT=false), for page webhooks */
+  docs: Map<string, string>;
 }
 
 /**
@@ -39,7 +42,7 @@ export class WebhookEmitter extends DeclaredProcessor implements Processor<Crawl
   }
 
   createBatch(): Batch {
-    return { handed: [] };
+    return { handed: [], docs: new Map() };
   }
 
   lane(msg: Consumed<CrawlEvent>): string {
@@ -73,12 +76,25 @@ export class WebhookEmitter extends DeclaredProcessor implements Processor<Crawl
     return h;
   }
 
+  /** Page events without their document, of crawls whose webhook sends pages: their documents in one read per crawl. */
+  async prepare(messages: Consumed<CrawlEvent>[], batch: Batch): Promise<void> {
+    const wanted: CrawlEvent[] = [];
+    for (const m of messages) {
+      if (!needsStoredDocument(m.value)) continue;
+      const setting = (await this.hooks(m.value.crawlId, m.partition)).setting;
+      if (setting && wantsPages(setting)) wanted.push(m.value);
+    }
+    if (wanted.length) batch.docs = await storedDocuments(this.deps.store, wanted);
+  }
+
   async handle(msg: Consumed<CrawlEvent>, batch: Batch): Promise<Emission[]> {
-    const event = msg.value;
-    const h = await this.hooks(event.crawlId, msg.partition);
+    const h = await this.hooks(msg.value.crawlId, msg.partition);
     if (!h.setting) return [];
-    const id = eventId(event);
+    const id = eventId(msg.value);
     if (h.handed.has(id)) return [];
+    // a page event without its document (CRAWL_EVENTS_DOCUMENT=false): the document as stored, for a webhook that sends pages
+    const event = needsStoredDocument(msg.value) && wantsPages(h.setting) ? await withStoredDocument(this.deps.store, msg.value, batch.docs) : msg.value;
+    if (!event) return [];
     const delivery: WebhookDelivery | null = firstDelivery(event, h.setting, this.deps.secret, this.deps.clock.now(), h.teamId);
     if (!delivery) return [];
     h.handed.add(id);

@@ -30,6 +30,12 @@ export function parseWebhook(json: string): WebhookSetting | null {
   return { url: w.url, headers: w.headers ?? {}, metadata: (w.metadata as Record<string, unknown>) ?? {}, events: w.events ?? DEFAULT_EVENTS };
 }
 
+/** Whether the webhook sends page events (a monitor's: monitor.page), i.e. needs the document of a page event. */
+export function wantsPages(setting: WebhookSetting): boolean {
+  if (setting.monitor) return setting.monitor.events.includes("monitor.page");
+  return ["page", "crawl.page", "batch_scrape.page"].some((e) => setting.events.includes(e));
+}
+
 /** Unique per crawl and event: replays of the same event map to the same id. */
 export function eventId(e: CrawlEvent): string {
   return e.type === "crawl.page" ? `${e.type}:${e.seq ?? e.document?.metadata.scrapeId}` : e.type;
