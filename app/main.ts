@@ -86,7 +86,7 @@ export async function main(argv: string[]): Promise<void> {
       return;
     }
     log.fatal({ err, code: errorCode(err) }, `could not start: ${(err as Error).message}`);
-    // at once: clients still retrying in the background (kafkajs' own reconnects) would keep the process alive
+    // at once: clients still retrying in the background (the Kafka client's own reconnects) would keep the process alive
     process.exit(1);
   }
   const shutdown = (signal: string) => {
@@ -105,8 +105,8 @@ export async function main(argv: string[]): Promise<void> {
 
 /**
  * Node's process warnings go to the structured log instead of bare stderr lines. Two come from dependencies and are
- * harmless, so they are logged at debug: kafkajs sets a timer to "0 - now" (a negative delay Node clamps to 1 ms,
- * kafkajs issue 1751) and the `request` package under `clickhouse` calls the deprecated `util.isArray`.
+ * harmless, so they are logged at debug: a negative timer delay (TimeoutNegativeWarning, Node clamps it to 1 ms; the
+ * previous Kafka client set one) and the `request` package under `clickhouse` calls the deprecated `util.isArray`.
  */
 function routeProcessWarnings(log: Logger): void {
   process.removeAllListeners("warning");

@@ -16,7 +16,6 @@ import { loadConfig } from "../pipeline/runtime/config.ts";
 import { createKafka, ensureTopics, KafkaBus } from "../pipeline/runtime/kafka-bus.ts";
 import { createLogger } from "../pipeline/runtime/logger.ts";
 import { startRunner } from "../pipeline/runtime/runner.ts";
-import { coordinatorPartition } from "../test/integration/own-infra.ts";
 
 const infraDir = process.env.TRAWL_INFRA_DIR ?? join(import.meta.dirname, "..", ".infra");
 const tag = `loss${randomBytes(3).toString("hex")}`;
@@ -49,11 +48,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 await sleep(15_000);
 
 const admin = kafka.admin();
-await admin.connect();
-const offsetsTopic = (await admin.fetchTopicMetadata({ topics: ["__consumer_offsets"] })).topics[0];
-const coordinator = offsetsTopic?.partitions.find((p) => p.partitionId === coordinatorPartition(`${tag}.loss`, offsetsTopic.partitions.length))?.leader;
-const leads = (await admin.fetchTopicMetadata({ topics: [`${tag}.team.admission`] })).topics[0]?.partitions.filter((p) => p.leader === coordinator).length;
-await admin.disconnect();
+const metadata = await admin.metadata({ topics: [`${tag}.team.admission`], forceUpdate: true });
+const coordinator = (await admin.findCoordinator({ keyType: 0, keys: [`${tag}.loss`] }))[0]?.nodeId;
+const leads = metadata.topics.get(`${tag}.team.admission`)?.partitions.filter((p) => p.leader === coordinator).length;
+await admin.close();
 const pidFile = join(infraDir, "kafka", `node${coordinator}`, "kafka.pid");
 const killedAt = Date.now();
 process.kill(Number(readFileSync(pidFile, "utf8")), "SIGKILL");

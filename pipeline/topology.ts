@@ -196,7 +196,7 @@ export interface ProcessorSpec {
    * that bigger batches gain nothing: the loop's fetch never waits for KAFKA_FETCH_MIN_BYTES, it is answered as soon
    * as one message is there, and while there is none it waits up to KAFKA_IDLE_FETCH_MAX_WAIT_MS on the broker. The
    * other (bulk) loops wait for bytes while messages flow and fetch this way only after a fetch that brought nothing
-   * (kafkajs-idle-fetch.ts). Not for a topic that carries every page and is handled fast: its loop would fetch a few
+   * (runtime/runner.ts, fetchFrom). Not for a topic that carries every page and is handled fast: its loop would fetch a few
    * messages at a time, as fast as the broker answers.
    */
   sparse?: boolean;

@@ -77,6 +77,13 @@ transaction.state.log.replication.factor=$INTERNAL_RF
 transaction.state.log.min.isr=$INTERNAL_MIN_ISR
 ${EXTRA_PROPS:-}
 group.initial.rebalance.delay.ms=0
+# the consumer group protocol (KIP-848, Trawl's default on 4.x): the broker sets the members' session and heartbeat.
+# As short as KAFKA_SESSION_TIMEOUT_MS's default under the classic protocol (10 s, heartbeats every second), so that a
+# replica killed with -9 gives its partitions up in seconds, not the broker's default 45 s
+group.consumer.min.session.timeout.ms=6000
+group.consumer.session.timeout.ms=10000
+group.consumer.min.heartbeat.interval.ms=1000
+group.consumer.heartbeat.interval.ms=1000
 message.max.bytes=16777216
 replica.fetch.max.bytes=16777216
 log.retention.hours=48

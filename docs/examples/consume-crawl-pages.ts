@@ -2,7 +2,7 @@
 // order per crawl; value: JSON matching schemas/crawl-page.schema.json, or the Confluent wire format when Trawl runs
 // with SCHEMA_REGISTRY_URL). Run: node docs/examples/consume-crawl-pages.ts
 import { SchemaRegistry } from "@kafkajs/confluent-schema-registry";
-import { Kafka, logLevel } from "kafkajs";
+import { Consumer } from "@platformatic/kafka";
 
 export interface CrawlPageMessage {
   crawlId: string;
@@ -17,17 +17,22 @@ export interface CrawlPageMessage {
 export async function consumeCrawlPages(opts: { brokers: string[]; topic: string; groupId: string; registryUrl?: string; onPage: (page: CrawlPageMessage) => void }) {
   // with a registry, decode() reads the schema id of each message, fetches that schema once and validates against it
   const registry = opts.registryUrl ? new SchemaRegistry({ host: opts.registryUrl }) : undefined;
-  const kafka = new Kafka({ clientId: "crawl-pages-reader", brokers: opts.brokers, logLevel: logLevel.NOTHING });
-  const consumer = kafka.consumer({ groupId: opts.groupId });
-  await consumer.connect();
-  await consumer.subscribe({ topic: opts.topic, fromBeginning: true });
-  await consumer.run({
-    eachMessage: async ({ message }) => {
-      const raw = message.value as Buffer;
+  const consumer = new Consumer({ clientId: "crawl-pages-reader", bootstrapBrokers: opts.brokers, groupId: opts.groupId });
+  // from the group's committed offsets, or the beginning of the topic the first time; committed as read
+  const stream = await consumer.consume({ topics: [opts.topic], mode: "committed", fallbackMode: "earliest" });
+  const reading = (async () => {
+    for await (const message of stream) {
+      const raw = message.value;
       opts.onPage((registry ? await registry.decode(raw) : JSON.parse(raw.toString("utf8"))) as CrawlPageMessage);
+    }
+  })();
+  return {
+    stop: async () => {
+      await stream.close();
+      await reading;
+      await consumer.close();
     },
-  });
-  return { stop: () => consumer.disconnect() };
+  };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

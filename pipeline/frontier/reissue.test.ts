@@ -142,7 +142,7 @@ describe("the orphan scan's crawls: those of this process's frontier.inbox parti
     kafka.assign([0, 1]);
     const elsewhere = idsIn([2, 3], 4, 5, "o");
     expect(elsewhere.every((id) => kafka.owns(id))).toBe(true);
-    // messages arrive where kafkajs' partitioner put them: the count is confirmed, another replica's crawls are left out
+    // messages arrive where the producer's partitioner (java-partitioner.ts) put them: the count is confirmed, another replica's crawls are left out
     const keys = idsIn([0, 1], 4, CONFIRMING_KEYS, "k");
     for (const key of keys) expect(kafka.seen(key, kafkaPartitionOf(key, 4))).toBe(false);
     expect(keys.every((id) => kafka.owns(id))).toBe(true);

@@ -1,6 +1,6 @@
-// The Java client's partitioner for keyed records: toPositive(murmur2(key bytes)) % partitions. kafkajs' default
-// partitioner and librdkafka's `murmur2_random` give the same answer, so a crawl keeps its partition whichever client
-// produced it (a rolling upgrade, a mixed deployment, a tool writing to frontier.inbox).
+// The Java client's partitioner for keyed records: toPositive(murmur2(key bytes)) % partitions. The previous Node
+// client's default partitioner and librdkafka's `murmur2_random` give the same answer, so a crawl keeps its partition
+// whichever client produced it (a rolling upgrade, a mixed deployment, a tool writing to frontier.inbox).
 
 const SEED = 0x9747b28c;
 const M = 0x5bd1e995;

@@ -1,9 +1,10 @@
 // How Trawl's Kafka clients connect to a secured cluster (KAFKA_SECURITY_PROTOCOL, KAFKA_SASL_*, KAFKA_SSL_*): the
-// one place that turns the configuration into kafkajs' `ssl` and `sasl` options, reads the PEM files (once, at
+// one place that turns the configuration into the client's `tls` and `sasl` options, reads the PEM files (once, at
 // start: a missing or unreadable file stops the start naming its variable) and explains a refused login by the
-// variables to check, never by the password.
+// variables to check, never by the password. The options are @platformatic/kafka's (`tls`, `sasl`).
 import { readFileSync } from "node:fs";
-import type { KafkaConfig, SASLOptions } from "kafkajs";
+import type { ConnectionOptions as TlsOptions } from "node:tls";
+import type { SASLOptions } from "@platformatic/kafka";
 import { ConfigError, type Config } from "./config.ts";
 
 type KafkaSecurityConfig = Pick<
@@ -23,8 +24,8 @@ export function readPemFile(variable: string, path: string): string {
   return text;
 }
 
-/** kafkajs' `ssl` and `sasl` options for the configured protocol; throws ConfigError naming the variable. */
-export function kafkaSecurity(config: KafkaSecurityConfig): Pick<KafkaConfig, "ssl" | "sasl"> {
+/** The client's `tls` and `sasl` options for the configured protocol; throws ConfigError naming the variable. */
+export function kafkaSecurity(config: KafkaSecurityConfig): { tls?: TlsOptions; sasl?: SASLOptions } {
   const protocol = config.kafkaSecurityProtocol;
   const tls = protocol === "SSL" || protocol === "SASL_SSL";
   const sasl = protocol === "SASL_PLAINTEXT" || protocol === "SASL_SSL";
@@ -44,14 +45,14 @@ export function kafkaSecurity(config: KafkaSecurityConfig): Pick<KafkaConfig, "s
   if ((config.kafkaSslCertFile === "") !== (config.kafkaSslKeyFile === "")) {
     throw new ConfigError("config: KAFKA_SSL_CERT_FILE and KAFKA_SSL_KEY_FILE go together (a client certificate and its key): set both or neither");
   }
-  const ssl = tls
+  const tlsOptions: TlsOptions | undefined = tls
     ? {
         ...(config.kafkaSslCaFile ? { ca: [readPemFile("KAFKA_SSL_CA_FILE", config.kafkaSslCaFile)] } : {}),
         ...(config.kafkaSslCertFile ? { cert: readPemFile("KAFKA_SSL_CERT_FILE", config.kafkaSslCertFile), key: readPemFile("KAFKA_SSL_KEY_FILE", config.kafkaSslKeyFile) } : {}),
       }
     : undefined;
   return {
-    ...(ssl ? { ssl: Object.keys(ssl).length > 0 ? ssl : true } : {}),
+    ...(tlsOptions ? { tls: tlsOptions } : {}),
     ...(sasl ? { sasl: saslOptions(config) } : {}),
   };
 }
@@ -60,11 +61,11 @@ function saslOptions(config: KafkaSecurityConfig): SASLOptions {
   const { kafkaSaslUsername: username, kafkaSaslPassword: password } = config;
   switch (config.kafkaSaslMechanism) {
     case "PLAIN":
-      return { mechanism: "plain", username, password };
+      return { mechanism: "PLAIN", username, password };
     case "SCRAM-SHA-256":
-      return { mechanism: "scram-sha-256", username, password };
+      return { mechanism: "SCRAM-SHA-256", username, password };
     default:
-      return { mechanism: "scram-sha-512", username, password };
+      return { mechanism: "SCRAM-SHA-512", username, password };
   }
 }
 
@@ -79,11 +80,17 @@ const TLS_TRUST_CODES = new Set([
 
 /**
  * A connection failure that waiting will not cure, as a ConfigError naming the variables to check: the broker
- * refused the login (kafkajs' KafkaJSSASLAuthenticationError), or its certificate is not trusted. Else undefined.
+ * refused the login (the client's AuthenticationError, PLT_KFK_AUTHENTICATION), or its certificate is not trusted.
+ * Else undefined. Looks through causes and the errors of an AggregateError (the client's MultipleErrors).
  */
 export function kafkaSecurityFailure(err: unknown, config: KafkaSecurityConfig): ConfigError | undefined {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause ?? (e as { originalError?: unknown }).originalError, depth++) {
-    if (e.name === "KafkaJSSASLAuthenticationError") {
+  const seen: unknown[] = [err];
+  for (let i = 0; i < seen.length && i < 30; i++) {
+    const e = seen[i];
+    if (!(e instanceof Error)) continue;
+    if (e.cause !== undefined) seen.push(e.cause);
+    if (e instanceof AggregateError) seen.push(...e.errors);
+    if ((e as { code?: unknown }).code === "PLT_KFK_AUTHENTICATION") {
       return new ConfigError(
         `config: Kafka refused the login of KAFKA_SASL_USERNAME=${JSON.stringify(config.kafkaSaslUsername)} with KAFKA_SASL_MECHANISM=${config.kafkaSaslMechanism}: check KAFKA_SASL_PASSWORD (not shown), the user and the mechanism (${e.message})`,
         { cause: e },

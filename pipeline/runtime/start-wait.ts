@@ -1,7 +1,7 @@
 // A start waits for its servers (ClickHouse, Kafka, the Schema Registry) for a bounded time, INFRA_START_WAIT_S in
 // all, then stops with INFRA_UNREACHABLE naming the variable that points at the server it could not reach. Without
-// the bound an unreachable Kafka kept a start waiting for many minutes (kafkajs' own retries inside each of twenty
-// attempts), logging only kafkajs warnings and never a line that says what is wrong.
+// the bound an unreachable Kafka kept a start waiting for many minutes (the Kafka client's own retries inside each of
+// twenty attempts), logging only the client's warnings and never a line that says what is wrong.
 import { TrawlError } from "./errors.ts";
 import type { Logger } from "./logger.ts";
 import { retry, type RetryOptions } from "./retry.ts";

@@ -8,7 +8,7 @@ import { mkdtempSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Admin } from "kafkajs";
+import type { Admin } from "@platformatic/kafka";
 import { afterAll, expect, it } from "vitest";
 import { createKafka } from "../../pipeline/runtime/kafka-bus.ts";
 import { loadConfig } from "../../pipeline/runtime/config.ts";
@@ -32,7 +32,7 @@ let procs: RoleProcesses | undefined;
 let admin: Admin | undefined;
 afterAll(async () => {
   await procs?.stopAll();
-  await admin?.disconnect();
+  await admin?.close();
   await site?.close();
   await infra?.stop();
   await ch.exec(raw(`DROP DATABASE IF EXISTS ${ch.database}`));
@@ -45,7 +45,7 @@ async function partitions(a: Admin): Promise<{ leader: number; replicas: number[
   for (let attempt = 1; ; attempt++) {
     try {
       const topics = (await a.listTopics()).filter((t) => t.startsWith(`${tag}.`));
-      return (await a.fetchTopicMetadata({ topics })).topics.flatMap((t) => t.partitions);
+      return [...(await a.metadata({ topics, forceUpdate: true })).topics.values()].flatMap((t) => t.partitions);
     } catch (err) {
       if (attempt >= 60) throw err;
       await new Promise((r) => setTimeout(r, 500));
@@ -98,7 +98,6 @@ it("completes exactly, once, after kill -9 of the busiest broker, its restart an
   await until("the API to be ready", 240_000, async () => (await fetch(`${api}/ready`).catch(() => undefined))?.status === 200);
   mark("every role started");
   admin = createKafka(loadConfig({ KAFKA_BROKERS: infra.kafkaBrokers }), "broker-loss-test", createLogger("error")).admin();
-  await admin.connect();
 
   const res = await postJson(`${api}/v2/crawl`, { url: `${site.origin}/`, limit: 10_000 });
   expect(res.status, JSON.stringify(res.body)).toBe(200);

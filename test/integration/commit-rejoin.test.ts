@@ -1,15 +1,16 @@
 // Offset commits that keep failing make the consumer rejoin (pipeline/runtime/commit-failures.ts), on a real cluster
 // of three KRaft nodes (own-infra.ts; the offsets topic has one partition, so its leader coordinates every group): the
 // broker that coordinates the group is killed while the partition's leader lives.
-// kafkajs keeps committing to the dead coordinator ("Broker N not found in the cached metadata") while its fetches go
-// on; without the rejoin the committed offset never moves again.
+// A client that kept committing to the dead coordinator while its fetches went on never moved the committed offset
+// again; whichever way the client finds the new coordinator (its own look-up, or the runner's rejoin after failed
+// commits), the commits must move again within seconds.
 import { randomBytes } from "node:crypto";
-import type { Kafka } from "kafkajs";
 import { afterAll, expect, it } from "vitest";
 import type { TeamAdmissionMessage } from "../../schemas/types.ts";
 import type { Processor } from "../../pipeline/runtime/bus.ts";
 import { loadConfig } from "../../pipeline/runtime/config.ts";
 import { createKafka, KafkaBus } from "../../pipeline/runtime/kafka-bus.ts";
+import { committedOffsets } from "../../pipeline/runtime/kafka-admin.ts";
 import { createLogger } from "../../pipeline/runtime/logger.ts";
 import { startRunner, type RunnerHandle } from "../../pipeline/runtime/runner.ts";
 import { physicalTopic } from "../../pipeline/topology.ts";
@@ -49,29 +50,29 @@ it("rejoins when its commits keep failing after the group's coordinator died, an
   const all = infra.kafkaBrokers;
   const boot = createKafka(loadConfig({ ...process.env, KAFKA_BROKERS: all }, {}), "rejoin-admin", log);
   const admin = boot.admin();
-  await until("the three brokers", async () => (await admin.connect().then(() => admin.describeCluster()).catch(() => ({ brokers: [] }))).brokers.length === 3, 90_000);
+  await until("the three brokers", async () => (await admin.metadata({ topics: [], forceUpdate: true }).catch(() => ({ brokers: new Map() }))).brokers.size === 3, 90_000);
   // the offsets topic is made at the first coordinator lookup; its leader coordinates every group
   const group = `${tag}.rejoin`;
   let coordinator = 0;
   await until("the offsets topic", async () => {
-    await admin.fetchOffsets({ groupId: group, topics: [] }).catch(() => []);
-    const meta = await admin.fetchTopicMetadata({ topics: ["__consumer_offsets"] }).catch(() => ({ topics: [] }));
-    coordinator = meta.topics[0]?.partitions[0]?.leader ?? 0;
+    // (the answer comes once the offsets topic exists and its one partition has a leader)
+    const [found] = await admin.findCoordinator({ keyType: 0, keys: [group] }).catch(() => []);
+    coordinator = found?.nodeId ?? 0;
     return coordinator > 0;
   }, 60_000);
   const survivor = coordinator === 1 ? 2 : 1;
   // the consumed topic lives on the other broker only: fetching goes on when the coordinator dies
   const topic = physicalTopic(`${tag}.`, "team.admission");
-  await admin.createTopics({ waitForLeaders: false, topics: [{ topic, replicaAssignment: [{ partition: 0, replicas: [survivor] }] }] });
+  await admin.createTopics({ topics: [topic], partitions: -1, replicas: -1, assignments: [{ partition: 0, brokers: [survivor] }] });
   // (a broker whose metadata has not caught up answers UNKNOWN_TOPIC_OR_PARTITION a moment longer)
   await until("the topic's leader", async () => {
-    const meta = await admin.fetchTopicMetadata({ topics: [topic] }).catch(() => ({ topics: [] }));
-    return meta.topics[0]?.partitions[0]?.leader === survivor;
+    const meta = await admin.metadata({ topics: [topic], forceUpdate: true }).catch(() => undefined);
+    return meta?.topics.get(topic)?.partitions[0]?.leader === survivor;
   }, 30_000);
-  await admin.disconnect();
+  await admin.close();
 
   const config = loadConfig({ ...process.env, KAFKA_BROKERS: all, KAFKA_COMMIT_INTERVAL_MS: "0" }, { topicPrefix: `${tag}.`, groupPrefix: `${tag}.`, topicPartitions: 1 });
-  const kafka: Kafka = createKafka(config, "rejoin-test", log);
+  const kafka = createKafka(config, "rejoin-test", log);
   bus = new KafkaBus(kafka, config.topicPrefix);
   let handled = 0;
   const processor: Processor<TeamAdmissionMessage> = {
@@ -87,13 +88,11 @@ it("rejoins when its commits keep failing after the group's coordinator died, an
   const committed = async () => {
     const a = createKafka(loadConfig({ ...process.env, KAFKA_BROKERS: brokers.get(survivor)! }, {}), "rejoin-offsets", log).admin();
     try {
-      await a.connect();
-      const [t] = await a.fetchOffsets({ groupId: group, topics: [topic] });
-      return Number(t?.partitions[0]?.offset ?? -1);
+      return Number((await committedOffsets(a, group, topic, [0])).get(0) ?? -1n);
     } catch {
       return -1; // the coordinator is moving
     } finally {
-      await a.disconnect();
+      await a.close();
     }
   };
 
@@ -105,9 +104,9 @@ it("rejoins when its commits keep failing after the group's coordinator died, an
   ticker = setInterval(() => void send().catch(() => {}), 300);
   await infra.kill9Kafka(coordinator);
   const killedAt = Date.now();
-  // the offsets partition moves to the survivor; the consumer's commits reach it only once it rejoined: after 3 failed
-  // commits, ~10 s. Without the rejoin, kafkajs restarted the consumer on its own only once its heartbeat retries ran
-  // out, and the commits moved again 63.6 s after the kill (6 failed commits).
+  // the offsets partition moves to the survivor; the consumer's commits reach it once the client found the new
+  // coordinator, or once the runner rejoined after 3 failed commits (~10 s). The previous client, without the rejoin,
+  // restarted its consumer only once its heartbeat retries ran out: the commits moved again 63.6 s after the kill.
   await until("commits after the kill", async () => (await committed()) >= 15, 30_000);
   console.log(`[commit-rejoin] commits moved again ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the coordinator's kill (${handled} messages handled)`);
   expect(await committed()).toBeGreaterThanOrEqual(15);

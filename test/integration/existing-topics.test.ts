@@ -18,19 +18,18 @@ const admin = kafka.admin();
 afterAll(async () => {
   const mine = (await admin.listTopics()).filter((t) => t.startsWith(`${tag}.`));
   if (mine.length > 0) await admin.deleteTopics({ topics: mine });
-  await admin.disconnect();
+  await admin.close();
 }, 60_000);
 
 it("creates the missing topics with KAFKA_PARTITIONS and warns about an existing one with fewer, leaving it as it is", async () => {
-  await admin.connect();
   const short = physicalTopic(config.topicPrefix, "crawl.pages");
-  await admin.createTopics({ waitForLeaders: false, topics: [{ topic: short, numPartitions: 1 }] });
+  await admin.createTopics({ topics: [short], partitions: 1, replicas: 1 });
   await awaitLeaders(admin, [short]);
 
   const { log, warnings } = warningsLogger();
   await ensureTopics(kafka, config, log);
 
-  const partitionsOf = async (topic: string) => (await admin.fetchTopicMetadata({ topics: [topic] })).topics[0]?.partitions.length;
+  const partitionsOf = async (topic: string) => (await admin.metadata({ topics: [topic], forceUpdate: true })).topics.get(topic)?.partitionsCount;
   expect(await partitionsOf(short)).toBe(1);
   expect(await partitionsOf(physicalTopic(config.topicPrefix, "fetch.tasks"))).toBe(3);
   expect(warnings.filter((w) => w.includes("KAFKA_PARTITIONS"))).toEqual([

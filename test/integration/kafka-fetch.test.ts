@@ -1,10 +1,10 @@
 // How a consume loop fetches on a real broker. A sparse loop (topology.ts: render, webhook deliveries and retries, extract
 // jobs, team admission) never waits for bytes: its fetch is answered by the first message, and an idle one waits up to
 // KAFKA_IDLE_FETCH_MAX_WAIT_MS. A bulk loop waits for KAFKA_FETCH_MIN_BYTES or KAFKA_FETCH_MAX_WAIT_MS while messages
-// flow, and fetches like a sparse loop after a fetch that brought nothing (kafkajs-idle-fetch.ts). The fetch requests
-// are counted with kafkajs' own request events on the real consumers.
+// flow, and fetches like a sparse loop after a fetch that brought nothing (runner.ts, fetchFrom). The fetch requests
+// are counted on the client's own diagnostics channel (consumerFetchesChannel) of the real consumers.
 import { randomBytes } from "node:crypto";
-import type { Kafka } from "kafkajs";
+import { consumerFetchesChannel, type Consumer } from "@platformatic/kafka";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TeamAdmissionMessage } from "../../schemas/types.ts";
 import type { Consumed, Processor } from "../../pipeline/runtime/bus.ts";
@@ -17,20 +17,21 @@ import { startRunner, type RunnerHandle } from "../../pipeline/runtime/runner.ts
 const IDLE_WAIT_MS = 4000;
 const BULK_WAIT_MS = 1000;
 
-/** The Kafka client, with every consumer it makes counting its Fetch requests under its group id. */
-function countingFetches(kafka: Kafka, fetches: Map<string, number>): Kafka {
-  return new Proxy(kafka, {
-    get(target, prop, receiver) {
-      if (prop !== "consumer") return Reflect.get(target, prop, receiver);
-      return (cfg: Parameters<Kafka["consumer"]>[0]) => {
-        const consumer = target.consumer(cfg);
-        consumer.on(consumer.events.REQUEST, ({ payload }) => {
-          if (payload.apiName === "Fetch") fetches.set(cfg.groupId, (fetches.get(cfg.groupId) ?? 0) + 1);
-        });
-        return consumer;
-      };
+/** Counts the answered Fetch requests of every consumer of this process, by group id. */
+function countFetches(fetches: Map<string, number>): () => void {
+  const none = () => {};
+  const handlers = {
+    start: none,
+    end: none,
+    asyncStart: none,
+    error: none,
+    asyncEnd(ctx: unknown) {
+      const group = ((ctx as { client?: Consumer }).client)?.groupId;
+      if (group) fetches.set(group, (fetches.get(group) ?? 0) + 1);
     },
-  });
+  };
+  consumerFetchesChannel.subscribe(handlers);
+  return () => consumerFetchesChannel.unsubscribe(handlers);
 }
 
 describe("consume loops' fetches (cluster mode)", () => {
@@ -41,6 +42,7 @@ describe("consume loops' fetches (cluster mode)", () => {
   let config: Config;
   let bus: KafkaBus;
   const runners: RunnerHandle[] = [];
+  let stopCounting = () => {};
 
   const loop = (group: string, sparse: boolean): Processor<TeamAdmissionMessage> => ({
     name: group, topic: "team.admission", schema: "team-admission", group, mode: "ordered", concurrency: 1, broadcast: false, sparse,
@@ -56,7 +58,8 @@ describe("consume loops' fetches (cluster mode)", () => {
       { ...process.env, KAFKA_IDLE_FETCH_MAX_WAIT_MS: String(IDLE_WAIT_MS), KAFKA_FETCH_MAX_WAIT_MS: String(BULK_WAIT_MS), KAFKA_SESSION_TIMEOUT_MS: String(3 * IDLE_WAIT_MS) },
       { topicPrefix: `${tag}.`, groupPrefix: `${tag}.`, topicPartitions: 1 },
     );
-    const kafka = countingFetches(createKafka(config, "fetch-test", log), fetches);
+    stopCounting = countFetches(fetches);
+    const kafka = createKafka(config, "fetch-test", log);
     await ensureTopics(kafka, config, log);
     bus = new KafkaBus(kafka, config.topicPrefix);
     runners.push(await startRunner({ kafka, bus, config, log }, loop("sparse", true)));
@@ -65,6 +68,7 @@ describe("consume loops' fetches (cluster mode)", () => {
   afterAll(async () => {
     await Promise.all(runners.map((r) => r.stop()));
     await bus?.close();
+    stopCounting();
   });
 
   /** Resolves right after the loop of `group` got a fetch response (its next fetch has just been sent). */

@@ -1,17 +1,17 @@
 // Trawl's producer is idempotent: a produce request that the broker wrote but whose answer never reached the client
-// (the connection died first) is sent again by kafkajs, and the broker recognises the batch by its producer id and
-// sequence number and does not store it twice. Forced here: every connection of the producer goes through a proxy that
+// (the connection died first) is sent again by the client, and the broker recognises the batch by its producer id and
+// sequence number and does not store it twice. Forced here: every connection of the producer goes through a proxy
+// (the client bootstraps through it, and the proxy gives its own port for each broker in the Metadata answers) that
 // forwards the first Produce request, drops the broker's answer and closes the connection. The partition's log on disk
 // is read back batch by batch (the record-batch header: producer id, base sequence, record count).
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { connect, createServer, Socket, type Server } from "node:net";
+import { connect, createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Kafka, logLevel } from "kafkajs";
-import { ensureTopics, KafkaBus } from "../../pipeline/runtime/kafka-bus.ts";
+import { createKafka, ensureTopics, KafkaBus } from "../../pipeline/runtime/kafka-bus.ts";
 import { loadConfig, type Config } from "../../pipeline/runtime/config.ts";
 import { createLogger } from "../../pipeline/runtime/logger.ts";
 import { physicalTopic } from "../../pipeline/topology.ts";
@@ -19,6 +19,19 @@ import { physicalTopic } from "../../pipeline/topology.ts";
 const run = promisify(execFile);
 const infraDir = process.env.TRAWL_INFRA_DIR ?? join(import.meta.dirname, "..", "..", ".infra");
 const PRODUCE = 0;
+const METADATA = 3;
+
+/** An unsigned varint at `at`: its value and length. */
+function uvarint(buf: Buffer, at: number): [number, number] {
+  let value = 0;
+  let shift = 0;
+  for (let i = at; ; i++) {
+    const b = buf[i] as number;
+    value |= (b & 0x7f) << shift;
+    if ((b & 0x80) === 0) return [value, i - at + 1];
+    shift += 7;
+  }
+}
 
 /** Record batches of a partition's log on the local broker's disk (Kafka's RecordBatch v2 header). */
 function batches(topic: string): { baseOffset: number; producerId: number; baseSequence: number; records: number }[] {
@@ -42,7 +55,36 @@ class AnswerDroppingProxy {
   armed = false;
   readonly produceRequests: number[] = [];
   private readonly servers = new Map<string, Promise<{ server: Server; port: number }>>();
+  private readonly ports = new Map<string, number>();
   private readonly sockets = new Set<Socket>();
+
+  /**
+   * A Metadata answer (flexible versions, 9 on: the client's) with each broker's port replaced by its proxy's: the
+   * brokers array follows the header (correlation id, tagged fields) and the throttle time; each broker is a node id,
+   * a compact host string and the port (same length: rewritten in place).
+   */
+  private rewriteMetadata(frame: Buffer): void {
+    let at = 4 + 4; // size, correlation id
+    at += uvarint(frame, at)[1]; // header tagged fields (none)
+    at += 4; // throttle time
+    const [count, n] = uvarint(frame, at);
+    at += n;
+    for (let i = 0; i < count - 1; i++) {
+      at += 4; // node id
+      const [len, m] = uvarint(frame, at);
+      at += m;
+      const host = frame.subarray(at, at + len - 1).toString();
+      at += len - 1;
+      const port = frame.readInt32BE(at);
+      const proxied = this.ports.get(`${host}:${port}`);
+      if (proxied === undefined) throw new Error(`no proxy for ${host}:${port}`);
+      frame.writeInt32BE(proxied, at);
+      at += 4;
+      const [rack, r] = uvarint(frame, at); // compact nullable string
+      at += r + Math.max(0, rack - 1);
+      at += uvarint(frame, at)[1]; // tagged fields
+    }
+  }
 
   /** The proxy's port for a broker (started on first use). */
   portFor(host: string, port: number): Promise<number> {
@@ -51,7 +93,11 @@ class AnswerDroppingProxy {
     if (!entry) {
       entry = new Promise((resolve) => {
         const server = createServer((client) => this.pipe(client, host, port));
-        server.listen(0, "127.0.0.1", () => resolve({ server, port: (server.address() as { port: number }).port }));
+        server.listen(0, "127.0.0.1", () => {
+          const p = (server.address() as { port: number }).port;
+          this.ports.set(key, p);
+          resolve({ server, port: p });
+        });
       });
       this.servers.set(key, entry);
     }
@@ -68,7 +114,12 @@ class AnswerDroppingProxy {
     client.on("close", () => broker.destroy());
     broker.on("close", () => client.destroy());
     let dropping: number | undefined;
+    const metadataRequests = new Set<number>();
     frames(client, (frame) => {
+      if (frame.readInt16BE(4) === METADATA) {
+        if (frame.readInt16BE(6) < 9) throw new Error("a Metadata request of a version before 9: the proxy reads flexible answers only");
+        metadataRequests.add(frame.readInt32BE(8));
+      }
       if (frame.readInt16BE(4) === PRODUCE) {
         this.produceRequests.push(Date.now());
         if (this.armed) {
@@ -79,6 +130,7 @@ class AnswerDroppingProxy {
       broker.write(frame);
     });
     frames(broker, (frame) => {
+      if (metadataRequests.delete(frame.readInt32BE(4))) this.rewriteMetadata(frame);
       if (dropping !== undefined && frame.readInt32BE(4) === dropping) client.destroy();
       else client.write(frame);
     });
@@ -103,6 +155,16 @@ function frames(socket: Socket, each: (frame: Buffer) => void): void {
   });
 }
 
+/** The brokers the cluster names (node id → host and port). */
+async function withMetadata(config: Config): Promise<Map<number, { host: string; port: number }>> {
+  const admin = createKafka(config, "idempotence-brokers", createLogger("error")).admin();
+  try {
+    return (await admin.metadata({ topics: [], forceUpdate: true })).brokers;
+  } finally {
+    await admin.close();
+  }
+}
+
 describe("Kafka producer idempotence (cluster mode)", () => {
   const tag = `t${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
   const log = createLogger("error");
@@ -111,21 +173,12 @@ describe("Kafka producer idempotence (cluster mode)", () => {
   let bus: KafkaBus;
   beforeAll(async () => {
     config = loadConfig(process.env, { topicPrefix: `${tag}.`, groupPrefix: `${tag}.`, topicPartitions: 1 });
-    const brokers = config.kafkaBrokers.split(",");
-    await ensureTopics(new Kafka({ brokers, logLevel: logLevel.NOTHING }), config, log);
-    const kafka = new Kafka({
-      clientId: "idempotence-test",
-      brokers,
-      logLevel: logLevel.NOTHING,
-      retry: { initialRetryTime: 200, retries: 8 },
-      // every connection, the first to the bootstrap broker and those to the brokers metadata names, through the proxy
-      socketFactory: ({ host, port, onConnect }) => {
-        const socket = new Socket();
-        void proxy.portFor(host, port).then((p) => socket.connect(p, "127.0.0.1", onConnect));
-        return socket;
-      },
-    });
-    bus = new KafkaBus(kafka, config.topicPrefix);
+    await ensureTopics(createKafka(config, "idempotence-setup", log), config, log);
+    // every broker the cluster names gets a proxy; the client bootstraps through the first one's
+    const named = [...(await withMetadata(config)).values()];
+    const ports = await Promise.all(named.map((b) => proxy.portFor(b.host, b.port)));
+    const proxied = loadConfig({ ...process.env, KAFKA_BROKERS: `127.0.0.1:${ports[0]}` }, { topicPrefix: `${tag}.`, groupPrefix: `${tag}.`, topicPartitions: 1 });
+    bus = new KafkaBus(createKafka(proxied, "idempotence-test", log), config.topicPrefix);
     await bus.connect();
   }, 60_000);
   afterAll(async () => {
@@ -133,7 +186,7 @@ describe("Kafka producer idempotence (cluster mode)", () => {
     await proxy.close();
   });
 
-  it("stores a batch once when its answer was lost and kafkajs sent it again", async () => {
+  it("stores a batch once when its answer was lost and the client sent it again", async () => {
     const topic = physicalTopic(config.topicPrefix, "crawl.pages");
     const emit = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ topic: "crawl.pages" as const, key: `k${from + i}`, value: { i: from + i } }));
     await bus.produce(emit(0, 5));

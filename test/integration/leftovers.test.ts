@@ -30,11 +30,10 @@ describe("removeLeftovers", () => {
     const young = tagAt("t", now - 10 * 60_000);
     const kafka = createKafka(config, "leftovers-test", createLogger("silent"));
     const admin = kafka.admin();
-    await admin.connect();
     const ch = new ClickHouseClient({ url: config.clickhouseUrl, user: config.clickhouseUser, password: config.clickhousePassword, database: "system" });
     try {
       const names = [`${old}.crawl.pages`, `${young}.crawl.pages`, `keep${now.toString(36)}.crawl.pages`];
-      await admin.createTopics({ waitForLeaders: false, topics: names.map((topic) => ({ topic, numPartitions: 1, replicationFactor: -1 })) });
+      await admin.createTopics({ topics: names, partitions: 1, replicas: 1 });
       await awaitLeaders(admin, names);
       for (const db of [`trawl_${old}`, `trawl_${young}`]) await ch.exec(raw(`CREATE DATABASE IF NOT EXISTS ${db}`));
 
@@ -56,7 +55,7 @@ describe("removeLeftovers", () => {
     } finally {
       await admin.deleteTopics({ topics: [`${young}.crawl.pages`, `keep${now.toString(36)}.crawl.pages`] }).catch(() => undefined);
       await ch.exec(raw(`DROP DATABASE IF EXISTS trawl_${young}`));
-      await admin.disconnect();
+      await admin.close();
     }
   });
 });

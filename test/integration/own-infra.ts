@@ -6,9 +6,8 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import kafkajs from "kafkajs";
+import { Admin } from "@platformatic/kafka";
 
-const { Kafka, logLevel } = kafkajs;
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, "..", "..");
@@ -177,18 +176,17 @@ export function coordinatorPartition(groupId: string, partitions: number): numbe
 
 /** Waits (up to 120 s) until the cluster's metadata lists `nodes` brokers. */
 async function everyBrokerRegistered(brokers: string, nodes: number): Promise<void> {
-  const admin = new Kafka({ clientId: "own-infra", brokers: brokers.split(","), logLevel: logLevel.NOTHING }).admin();
-  await admin.connect();
+  const admin = new Admin({ clientId: "own-infra", bootstrapBrokers: brokers.split(","), retries: 0 });
   try {
     const end = Date.now() + 120_000;
     for (;;) {
-      const listed = (await admin.describeCluster().catch(() => ({ brokers: [] }))).brokers.length;
+      const listed = (await admin.metadata({ topics: [], forceUpdate: true }).catch(() => ({ brokers: new Map() }))).brokers.size;
       if (listed >= nodes) return;
       if (Date.now() > end) throw new Error(`only ${listed} of ${nodes} Kafka brokers registered after 120 s`);
       await new Promise((r) => setTimeout(r, 250));
     }
   } finally {
-    await admin.disconnect();
+    await admin.close().catch(() => undefined);
   }
 }
 

@@ -1,4 +1,4 @@
-// Downstream consumers read the public topics: the kcat command and the kafkajs example of docs/api.md, against a
+// Downstream consumers read the public topics: the kcat command and the Node.js example of docs/api.md, against a
 // real crawl in cluster mode. Messages match the published JSON Schemas.
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
@@ -26,7 +26,7 @@ describe("public topics (cluster mode)", () => {
     await site?.close();
   });
 
-  it("the kafkajs example reads every page of the crawl, in completion order, matching crawl-page.schema.json", async () => {
+  it("the Node.js example reads every page of the crawl, in completion order, matching crawl-page.schema.json", async () => {
     const pages: CrawlPageMessage[] = [];
     const reader = await consumeCrawlPages({
       brokers: trawl.config.kafkaBrokers.split(","),

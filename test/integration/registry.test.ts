@@ -1,7 +1,8 @@
 // Public topics through a real Confluent-compatible Schema Registry (Apicurio, started by scripts/registry.sh):
 // the schemas are registered at start, crawl.pages and crawl.events carry the wire format, the pipeline's own
-// consumers still read them, and the kafkajs example of docs/api.md decodes every page through the registry.
+// consumers still read them, and the Node.js example of docs/api.md decodes every page through the registry.
 import { SchemaRegistry } from "@kafkajs/confluent-schema-registry";
+import { readTopic } from "./read-topic.ts";
 import { createKafka } from "../../pipeline/runtime/kafka-bus.ts";
 import { createLogger } from "../../pipeline/runtime/logger.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -56,7 +57,7 @@ describe("schema registry (cluster mode)", () => {
     expect(receiver.received.at(-1)?.type).toBe("crawl.completed");
   });
 
-  it("the kafkajs example decodes every page through the registry", async () => {
+  it("the Node.js example decodes every page through the registry", async () => {
     const pages: CrawlPageMessage[] = [];
     const reader = await consumeCrawlPages({
       brokers: trawl.config.kafkaBrokers.split(","),
@@ -78,14 +79,7 @@ describe("schema registry (cluster mode)", () => {
     const id = await latestId(`${topic}-value`);
     const registry = new SchemaRegistry({ host: REGISTRY });
     const kafka = createKafka(trawl.config, "registry-test", createLogger("silent"));
-    const consumer = kafka.consumer({ groupId: `${trawl.config.groupPrefix}raw-events-test` });
-    const raw: Buffer[] = [];
-    await consumer.connect();
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await consumer.run({ eachMessage: async ({ message }) => void raw.push(message.value as Buffer) });
-    const end = Date.now() + 30_000;
-    while (!raw.some((b) => b.includes("crawl.completed")) && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
-    await consumer.disconnect();
+    const raw = await readTopic(kafka, topic, `${trawl.config.groupPrefix}raw-events-test`, (v) => v.some((b) => b.includes("crawl.completed")), 30_000);
     expect(raw.every((b) => b[0] === 0 && b.readInt32BE(1) === id)).toBe(true);
     const events = await Promise.all(raw.map((b) => registry.decode(b)));
     const validate = validator("crawl-event");
@@ -102,14 +96,7 @@ describe("schema registry (cluster mode)", () => {
     await waitForEnd(trawl.api, jobId);
     const registry = new SchemaRegistry({ host: REGISTRY });
     const kafka = createKafka(trawl.config, "registry-test", createLogger("silent"));
-    const consumer = kafka.consumer({ groupId: `${trawl.config.groupPrefix}raw-changes-test` });
-    const raw: Buffer[] = [];
-    await consumer.connect();
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await consumer.run({ eachMessage: async ({ message }) => void raw.push(message.value as Buffer) });
-    const end = Date.now() + 30_000;
-    while (raw.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
-    await consumer.disconnect();
+    const raw = await readTopic(kafka, topic, `${trawl.config.groupPrefix}raw-changes-test`, (v) => v.length > 0, 30_000);
     expect(raw.length).toBe(1);
     expect(raw.every((b) => b[0] === 0 && b.readInt32BE(1) === id)).toBe(true);
     const [change] = await Promise.all(raw.map((b) => registry.decode(b)));

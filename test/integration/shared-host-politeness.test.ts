@@ -6,7 +6,7 @@
 // host: four small crawls submitted after a large one has its pages queued finish while the large one still runs.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import kafkajs from "kafkajs";
+import { Admin, consumerGroupDescribeV0 } from "@platformatic/kafka";
 import { afterAll, describe, expect, it } from "vitest";
 import { ROLES, start, type Running } from "../../app/start.ts";
 import { createLogger } from "../../pipeline/runtime/logger.ts";
@@ -85,21 +85,34 @@ async function deploy(mode: Mode): Promise<Deployment> {
   };
 }
 
+/**
+ * A group's state and member count: with the classic protocol's DescribeGroups, or for a consumer-protocol group
+ * (KIP-848, which DescribeGroups shows as Dead) with ConsumerGroupDescribe at its coordinator.
+ */
+async function groupState(admin: Admin, group: string): Promise<{ state: string; members: number } | undefined> {
+  const classic = (await admin.describeGroups({ groups: [group] })).get(group);
+  if (classic && classic.state !== "Dead" && classic.state !== "DEAD") return { state: classic.state, members: classic.members.size };
+  const [coordinator] = await admin.findCoordinator({ keyType: 0, keys: [group] });
+  if (!coordinator) return undefined;
+  const connection = (await admin.connectToBrokers([coordinator.nodeId])).get(coordinator.nodeId);
+  if (!connection) return undefined;
+  const [g] = (await consumerGroupDescribeV0.api.async(connection, [group], false)).groups;
+  return g && g.errorCode === 0 ? { state: g.groupState, members: g.members.length } : undefined;
+}
+
 /** Waits until the group has `members` members and is stable (a rebalance mid-crawl would hand the host over). */
 async function stableGroup(brokers: string, group: string, members: number): Promise<void> {
-  const admin = new kafkajs.Kafka({ brokers: brokers.split(","), logLevel: kafkajs.logLevel.NOTHING }).admin();
-  await admin.connect();
+  const admin = new Admin({ clientId: "shared-host-test", bootstrapBrokers: brokers.split(",") });
   try {
     const deadline = Date.now() + 60_000;
     for (;;) {
-      const { groups } = await admin.describeGroups([group]);
-      const g = groups[0];
-      if (g?.state === "Stable" && g.members.length === members) return;
-      if (Date.now() > deadline) throw new Error(`group ${group} not stable with ${members} members: ${g?.state} ${g?.members.length}`);
+      const g = await groupState(admin, group).catch(() => undefined);
+      if (g?.state.toLowerCase() === "stable" && g.members === members) return;
+      if (Date.now() > deadline) throw new Error(`group ${group} not stable with ${members} members: ${g?.state} ${g?.members}`);
       await new Promise((r) => setTimeout(r, 200));
     }
   } finally {
-    await admin.disconnect();
+    await admin.close();
   }
 }
 

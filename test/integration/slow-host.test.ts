@@ -6,7 +6,7 @@
 // pages held the batch's slots and its partition for minutes.
 import { createServer, type ServerResponse, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import kafkajs from "kafkajs";
+import { javaPartition } from "../../pipeline/runtime/java-partitioner.ts";
 import { afterAll, describe, expect, it } from "vitest";
 import { partitionOf } from "../../pipeline/runtime/partition-of.ts";
 import { MODES, getJson, postJson, startTrawl, type Mode } from "./harness.ts";
@@ -40,11 +40,10 @@ async function site(handler: (path: string, res: ServerResponse) => void): Promi
 const html = (res: ServerResponse, title: string, body = "") =>
   res.writeHead(200, { "content-type": "text/html" }).end(`<html><head><title>${title}</title></head><body><h1>${title}</h1><p>page ${title}</p>${body}</body></html>`);
 
-/** The partition of fetch.tasks a host's tasks go to (keyed by host): Kafka's default partitioner, or the embedded bus's. */
+/** The partition of fetch.tasks a host's tasks go to (keyed by host): the Java client's partitioner (Trawl's producer), or the embedded bus's. */
 function partitionOfHost(mode: Mode, key: string): number {
   if (mode === "embedded") return partitionOf(key, PARTITIONS);
-  const partitionMetadata = Array.from({ length: PARTITIONS }, (_, partitionId) => ({ partitionErrorCode: 0, partitionId, leader: 0, replicas: [0], isr: [0] }));
-  return kafkajs.Partitioners.DefaultPartitioner()({ topic: "fetch.tasks", partitionMetadata, message: { key, value: null } });
+  return javaPartition(key, PARTITIONS);
 }
 
 describe.each(MODES)("%s mode: one host answering in 30 s among fast ones", (mode) => {
