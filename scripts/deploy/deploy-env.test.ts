@@ -70,4 +70,16 @@ describe("the deploy artefacts give Trawl the variables of its configuration tab
     expect(deploymentEnv).toContain("CLICKHOUSE_CA_FILE");
     expect([...deploymentEnv, ...read_].filter((k) => !names.has(k))).toEqual([]);
   });
+
+  it("the shared web-archive volume: mounted at WARC_DIR in exactly the roles that read WARC_DIR (compose and chart)", () => {
+    const warcRoles = (configVars.warcDir as { roles: string }).roles.split(",").map((r) => r.trim()).sort();
+    const doc = parse(read("deploy/compose.yaml"), { merge: true }) as { services: Record<string, Service & { volumes?: unknown[] }>; volumes: Record<string, unknown> };
+    const withWarc = Object.entries(doc.services).filter(([, s]) => s.environment?.WARC_DIR !== undefined);
+    expect(withWarc.map(([name]) => name).sort()).toEqual(warcRoles);
+    for (const [name, s] of withWarc) expect(s.volumes, name).toContain(`trawl-warc:${String(s.environment?.WARC_DIR)}`);
+    expect(Object.keys(doc.volumes)).toContain("trawl-warc");
+    const helpers = read("helm/trawl/templates/_helpers.tpl");
+    const chartRoles = /define "trawl\.warcRoles" -\}\}([^{]*)\{\{/.exec(helpers)?.[1]?.trim().split(/\s+/).sort();
+    expect(chartRoles).toEqual(warcRoles);
+  });
 });

@@ -14,3 +14,8 @@ app.kubernetes.io/component: {{ .role }}
 {{- end -}}
 
 {{- define "trawl.secretName" -}}{{ .Values.existingSecret | default (printf "%s-secrets" (include "trawl.name" .)) }}{{- end -}}
+
+{{- /* The roles that read or write WARC_DIR (the configuration table's roles of WARC_DIR): they mount the web-archive volume. */ -}}
+{{- define "trawl.warcRoles" -}}api frontier fetch-render render{{- end -}}
+
+{{- define "trawl.warcClaim" -}}{{ .Values.warc.existingClaim | default (printf "%s-warc" (include "trawl.name" .)) }}{{- end -}}
