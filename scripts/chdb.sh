@@ -6,19 +6,14 @@
 #                                    TRAWL_SQL_CAPTURE=<capture>) on it: scripts/chdb/check.py says how
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/pip-venv.sh
 # 26.9.0: the newest chdb-core today; it embeds ClickHouse 26.9 (the check prints the engine's version and fails below 25)
 CHDB_CORE_VERSION=26.9.0
 VENV=.venv-chdb
 fail() { echo "[chdb] $*" >&2; exit 1; }
-installed() { [[ -x "$VENV/bin/python" ]] && "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('chdb-core') != '$CHDB_CORE_VERSION')" 2>/dev/null; }
+installed() { pip_venv_installed "$VENV" chdb-core "$CHDB_CORE_VERSION"; }
 case "${1:-install}" in
-  install)
-    installed && exit 0
-    command -v python3 >/dev/null || fail "python3 is missing"
-    python3 -m venv "$VENV" 2>/dev/null || fail "python3 -m venv failed: install python3-venv"
-    "$VENV/bin/pip" install -q --disable-pip-version-check "chdb-core==$CHDB_CORE_VERSION"
-    echo "[chdb] chdb-core $CHDB_CORE_VERSION in $VENV"
-    ;;
+  install) pip_venv_install chdb "$VENV" chdb-core "$CHDB_CORE_VERSION" ;;
   check)
     capture="${2:-}"
     [[ -n "$capture" ]] || fail "usage: $0 check <capture.jsonl>"
