@@ -12,7 +12,7 @@
 //
 // Depth is kept up to MAX_DEPTH (16,382): a deeper URL's later rows (done, failed) record MAX_DEPTH; its fetch task
 // carries its true depth (from the message that found it, or from its queued row when resumed).
-import { fingerprint, fp } from "./fingerprint.ts";
+import { fingerprint, fp } from "../url/fingerprint.ts";
 
 export const MAX_DEPTH = 16_382;
 const MIN_SLOTS = 64;

@@ -1,14 +1,12 @@
 // A set of 64-bit fingerprints in one typed array (open addressing, linear probing): what the embedded store keeps in
 // memory per stored document of a crawl being written (the URL keys themselves stay on disk). A slot is two 32-bit
 // words; the table grows by half once three quarters full, so a member costs 10.7 to 16 bytes (8 / load).
-import { createHash } from "node:crypto";
+import { fingerprint as hashKey, fp } from "../url/fingerprint.ts";
 
-/** The fingerprint of a key: the first 8 bytes of its MD5, as two 32-bit words (never both zero: zero is an empty slot). */
+/** The fingerprint of a key (url/fingerprint.ts, the frontier's too) as two 32-bit words (never both zero: zero is an empty slot). */
 export function fingerprint(key: string): [number, number] {
-  const d = createHash("md5").update(key).digest();
-  const hi = d.readUInt32LE(0);
-  const lo = d.readUInt32LE(4);
-  return hi === 0 && lo === 0 ? [0, 1] : [hi, lo];
+  hashKey(key);
+  return fp.hi === 0 && fp.lo === 0 ? [0, 1] : [fp.hi, fp.lo];
 }
 
 const MAX_LOAD = 0.75;
