@@ -4,7 +4,7 @@
 // batch resolved, and the batch's offset is committed only after that. Nothing else touches Kafka offsets.
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { IS_CONTROL, ListOffsetTimestamps, type Consumer, type MessagesStream } from "@platformatic/kafka";
+import { IS_CONTROL, ListOffsetTimestamps, type MessagesStream } from "@platformatic/kafka";
 import { physicalTopic } from "../topology.ts";
 import type { Bus, Processor } from "./bus.ts";
 import { batchHandler, type RawMessage, type RunnerHandle } from "./batch.ts";
@@ -20,6 +20,8 @@ import { StartDeadline } from "./start-wait.ts";
 import { groupProtocol, type KafkaClients } from "./kafka-clients.ts";
 import { kafkaSecurityFailure } from "./kafka-security.ts";
 import { hasApiId } from "./kafka-admin.ts";
+import { Waker } from "./waker.ts";
+import type { FetchResponse, Member } from "./runner-member.ts";
 
 /** Bytes a stage's fetch asks for per partition (see fetchFrom). */
 const FETCH_BYTES_PER_PARTITION = 1024 * 1024;
@@ -27,8 +29,6 @@ const FETCH_BYTES_PER_PARTITION = 1024 * 1024;
 const BATCHES_AT_ONCE = 4;
 /** How often the loop compares its partitions with the group's assignment (a revoked partition's batch is abandoned). */
 const OWNERSHIP_CHECK_MS = 100;
-type FetchResponse = Awaited<ReturnType<Consumer["fetch"]>>;
-
 /**
  * How long the group waits for members to rejoin (classic) or to give partitions up (consumer protocol). The client
  * holds it to at least its default session (60 s) for the consumer protocol, whose session the broker sets.
@@ -39,47 +39,6 @@ const REBALANCE_TIMEOUT_MS = 60_000;
 const OFFSET_OUT_OF_RANGE = 1;
 
 export type { RunnerHandle };
-
-/** Wakes the fetch loop when a batch ends, a fetch returns or the assignment changes; else it naps. */
-class Waker {
-  private wake: (() => void) | undefined;
-  nap(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const self = this;
-      function done() {
-        clearTimeout(timer);
-        if (self.wake === done) self.wake = undefined;
-        resolve();
-      }
-      this.wake = done;
-    });
-  }
-  ring(): void {
-    this.wake?.();
-  }
-}
-
-/** One incarnation of the group member: a restart (crash, commits that keep failing) makes a new one. */
-interface Member {
-  consumer: Consumer;
-  /** fetches on connections of their own: a long poll never delays the member's heartbeats or commits */
-  fetcher: Consumer;
-  stream: MessagesStream<Buffer, Buffer, Buffer, Buffer>;
-  /** partitions this loop works on, each with the lease it got when assigned (a batch of an older lease is stale) */
-  leases: Map<number, object>;
-  /** the next offset to fetch of each owned partition whose position is known */
-  positions: Map<number, bigint>;
-  /** partitions with a batch in flight, and the signal that abandons it */
-  busy: Map<number, AbortController>;
-  /** nodes whose last fetch brought nothing: fetched like a sparse loop until a message comes */
-  idle: Set<number>;
-  /** the classic protocol joined a new generation: every partition starts over from its committed offset */
-  rejoined: boolean;
-  closed: boolean;
-  loop: Promise<void>;
-  timer: NodeJS.Timeout | undefined;
-}
 
 export async function startRunner<T, B>(
   deps: { kafka: KafkaClients; bus: Bus; config: Config; log: Logger },
