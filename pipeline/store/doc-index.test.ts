@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync, truncateSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -52,6 +52,29 @@ describe("DocIndex on disk", () => {
     expect(again.range(998, 10).map((r) => r.seq)).toEqual([998, 1001, 1002]);
     again.remove();
     expect(new DocIndex(paths("b"), pool).size).toBe(0);
+  });
+});
+
+describe("DocIndex on disk, a failed write", () => {
+  it("indexes the rows of a failed add when it is tried again (the fingerprints are not kept for rows not written)", async () => {
+    const pool = new FdPool();
+    const { idx } = paths("w");
+    const index = new DocIndex(paths("w"), pool);
+    expect(index.add([ref(0, "k0")])).toBe(1);
+    // the next write of the index file fails (as ENOSPC would), after the keys' write went through
+    const saved = readFileSync(idx);
+    pool.closeAll();
+    unlinkSync(idx);
+    mkdirSync(idx);
+    expect(() => index.add([ref(1, "k1")])).toThrow();
+    rmSync(idx, { recursive: true });
+    writeFileSync(idx, saved);
+    // the sink tries the batch again: its row is written this time
+    expect(index.add([ref(1, "k1")])).toBe(1);
+    expect(index.size).toBe(2);
+    expect(index.range(0, 10).map((r) => r.seq)).toEqual([0, 1]);
+    expect((await index.keys()).map(([k]) => k)).toEqual(["k0", "k1", "k1"]); // the failed add's key too (a repeat, read once)
+    index.remove();
   });
 });
 

@@ -243,8 +243,16 @@ export class DocIndex {
       const paths = this.paths as { idx: string; keys: string };
       // keys first: a crash between the two writes leaves a key without its row (read as a key stored, which it is)
       const lines = Buffer.from(keys.map((k) => `${frame(JSON.stringify(k))}\n`).join(""), "utf8");
-      writeAll(this.pool.fd(paths.keys), lines);
-      writeAll(this.pool.fd(paths.idx), rows);
+      try {
+        writeAll(this.pool.fd(paths.keys), lines);
+        writeAll(this.pool.fd(paths.idx), rows);
+      } catch (err) {
+        // a failed write (ENOSPC, EIO): the fingerprints already hold these keys and the file may end in part of a
+        // row; both are read again from disk at the next add (a torn row cut), so a retry indexes them
+        this.fps = null;
+        this.rows = -1;
+        throw err;
+      }
     }
     this.rows += keys.length;
     return keys.length;
