@@ -132,15 +132,17 @@ export class DocIndex {
   private count(): number {
     if (this.rows >= 0) return this.rows;
     const paths = this.paths as { idx: string; keys: string };
-    this.rows = 0;
+    // counted once every step went through (an open that fails, EMFILE, is tried again by the next call)
+    let rows = 0;
     if (existsSync(paths.idx)) {
       const fd = this.pool.fd(paths.idx);
       const size = fstatSync(fd).size;
       // a torn last row (a crash in the middle of its write) is cut: its document is indexed again from the segments
       if (size % ROW_BYTES !== 0) ftruncateSync(fd, size - (size % ROW_BYTES));
-      this.rows = Math.floor(size / ROW_BYTES);
+      rows = Math.floor(size / ROW_BYTES);
     }
     repairTail(paths.keys);
+    this.rows = rows;
     return this.rows;
   }
 

@@ -165,9 +165,11 @@ export class EmbeddedDocuments {
         refs.set(r.crawlId, list);
       });
       for (const [crawlId, list] of refs) this.indexOf(crawlId).add(list);
-    } finally {
+      // an insert that failed (its documents' write or its rows') keeps its place: the mark stays before it, and the
+      // next start indexes what of it reached the segments (its keys may be on disk already, read as stored)
       this.unindexed.splice(this.unindexed.indexOf(place), 1);
-      // every document before the oldest insert still being written is indexed (all of them when none is)
+    } finally {
+      // every document before the oldest insert still being written (or failed) is indexed (all of them when none is)
       this.writeMark(this.unindexed[0] ?? this.log.end());
     }
   }

@@ -90,6 +90,23 @@ describe("EmbeddedCrawlStore index on disk", () => {
     await s3.close();
   });
 
+  it("an insert whose index rows failed to be written keeps the mark before it: the next start indexes its documents", async () => {
+    const dir = tempDir();
+    const s1 = await EmbeddedCrawlStore.open(dir, 0);
+    await s1.saveCrawls([crawl("c"), crawl("e")]);
+    await s1.insertDocuments([doc("c", 0)]);
+    // e's index cannot be written (as with ENOSPC or EIO): its insert fails after its documents were written
+    (await import("node:fs")).mkdirSync(indexFile(dir, "e", "idx"));
+    await expect(s1.insertDocuments([doc("e", 0), doc("e", 1)])).rejects.toThrow();
+    await s1.insertDocuments([doc("c", 1)]);
+    rmSync(indexFile(dir, "e", "idx"), { recursive: true });
+    // kill -9 (no close): the next start indexes what the mark leaves after it, e's documents among them
+    const s2 = await EmbeddedCrawlStore.open(dir, 0);
+    expect(await seqs(s2, "e")).toEqual([0, 1]);
+    expect(await seqs(s2, "c")).toEqual([0, 1]);
+    await s2.close();
+  });
+
   it("an expired crawl's index files go with it", async () => {
     const dir = tempDir();
     const s1 = await EmbeddedCrawlStore.open(dir, 0);
