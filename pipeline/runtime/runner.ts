@@ -103,8 +103,8 @@ export async function startRunner<T, B>(
       m.leases.delete(p);
       m.positions.delete(p);
     }
-    for (const p of added) m.leases.set(p, {});
-    // keyed mode: every partition starts over from its committed offset (work in flight finishes, commits nothing)
+    // keyed mode: every partition starts over from its committed offset under a new lease (a batch that waited for room took messages the reset lanes never run: it moves no position)
+    for (const p of lanes ? assigned : added) m.leases.set(p, {});
     if (lanes) {
       lanes.reset();
       m.positions.clear();
