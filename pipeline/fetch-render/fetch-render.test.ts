@@ -15,7 +15,7 @@ import { RobotsCache } from "./robots.ts";
 
 const options: CrawlOptions = { limit: 10, crawlEntireDomain: false, allowSubdomains: false, formats: ["markdown"], onlyMainContent: true, sitemap: "skip" };
 
-function processor(opts: { scope?: PolitenessScope; hostWaitMaxMs?: number; stopping?: AbortSignal } = {}) {
+function processor(opts: { scope?: PolitenessScope; hostWaitMaxMs?: number; stopping?: AbortSignal; cancelled?: Set<string> } = {}) {
   const fetched: string[] = [];
   const fetcher: Fetcher = {
     async fetch(req: FetchRequest) {
@@ -30,7 +30,9 @@ function processor(opts: { scope?: PolitenessScope; hostWaitMaxMs?: number; stop
     fetcher,
     robots: new RobotsCache({ fetcher, ttlMs: 60_000, timeoutMs: 1000, now: Date.now }),
     politeness,
-    cancels: new CancelCache({ cancelled: async () => [] } as unknown as CrawlStore, 1000, Date.now),
+    cancels: opts.cancelled
+      ? new CancelCache({ cancelled: async (ids: string[]) => ids.filter((id) => opts.cancelled?.has(id)) } as unknown as CrawlStore, 0, Date.now)
+      : new CancelCache({ cancelled: async () => [] } as unknown as CrawlStore, 1000, Date.now),
     log: createLogger("silent"),
     defaultTimeoutMs: 5000,
     retries: 0,
@@ -92,6 +94,18 @@ describe("FetchRenderProcessor", () => {
     p.onPartitionsAssigned();
     expect(await pending).toEqual([]);
     expect(fetched).toEqual([]);
+  });
+
+  it("a crawl cancelled while its task waits for its host's turn: the task is dropped when its turn comes, not fetched", async () => {
+    const cancelled = new Set<string>();
+    const { p, politeness, fetched } = processor({ cancelled });
+    politeness.holdFor("host:a.test", 100);
+    const pending = p.handle(message("http://a.test/page", "a.test"), p.createBatch());
+    await new Promise((r) => setTimeout(r, 20));
+    cancelled.add("c1");
+    expect(await pending).toEqual([]);
+    expect(fetched).toEqual([]);
+    expect(politeness.running("host:a.test")).toBe(0);
   });
 
   it("a stop: a task waiting for its host fails retriably (not done: fetched after the restart), the stop does not wait for its turn", async () => {

@@ -73,6 +73,8 @@ interface Batch {
 const REASSIGNED = "partitions reassigned";
 /** The reason of a wait given up because the process is stopping. */
 const STOPPING = "stopping";
+/** The reason of a task not fetched because its crawl was cancelled while it waited for its host's turn. */
+const CANCELLED = "crawl cancelled";
 
 /** Longest Crawl-delay honoured (a robots.txt asking for an hour between fetches would hold a crawl for days). */
 const MAX_CRAWL_DELAY_MS = 30_000;
@@ -163,6 +165,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     } catch (err) {
       if (!(err instanceof GateWaitAborted)) throw err;
       if (err.reason === REASSIGNED) return []; // not committed: delivered again from the committed offset
+      if (err.reason === CANCELLED) return []; // as a task of a cancelled crawl is at its delivery
       if (err.reason === STOPPING) throw new TrawlError("FETCH_INTERRUPTED", "the process is stopping; the page is fetched after the restart", { retriable: true });
       // waited HOST_WAIT_MAX_MS for its host (slow, paused, or with many pages ahead): back to the end of the topic,
       // under the host's key, so that this partition's offsets move on; it meets its host's turn again later
@@ -248,6 +251,8 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     const headers = Object.keys(conditional).length ? { ...task.options.headers, ...conditional } : task.options.headers;
     let tries = 0;
     const fetchOnce = async () => {
+      // a crawl cancelled while this task waited for its host's turn (or a retry's): not fetched, its turn goes on
+      if ((await deps.cancels.check([task.crawlId])).has(task.crawlId)) throw new GateWaitAborted(CANCELLED);
       tries++;
       // each attempt runs in a slot of the load guard (waits for the host, a Retry-After or a retry's backoff hold none)
       const release = await deps.load?.admit();
