@@ -1,10 +1,13 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createServer } from "node:tls";
 import { AuthenticationError, MultipleErrors } from "@platformatic/kafka";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "./config.ts";
 import { kafkaSecurity, kafkaSecurityFailure } from "./kafka-security.ts";
+import { createKafka } from "./kafka-clients.ts";
+import { createLogger } from "./logger.ts";
 import { registryConnection } from "./registry.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "trawl-kafka-security-"));
@@ -23,9 +26,10 @@ describe("Kafka security settings", () => {
   it("builds the client's tls and sasl options, reading the CA file", () => {
     expect(security({ ...sasl, KAFKA_SSL_CA_FILE: pem })).toEqual({
       tls: { ca: [expect.stringContaining("BEGIN CERTIFICATE")] },
+      tlsServerName: true,
       sasl: { mechanism: "SCRAM-SHA-512", username: "u", password: "pw-123" },
     });
-    expect(security({ KAFKA_SECURITY_PROTOCOL: "ssl" })).toEqual({ tls: {} });
+    expect(security({ KAFKA_SECURITY_PROTOCOL: "ssl" })).toEqual({ tls: {}, tlsServerName: true });
     expect(security({ ...sasl, KAFKA_SECURITY_PROTOCOL: "SASL_PLAINTEXT", KAFKA_SASL_MECHANISM: "PLAIN" })).toEqual({ sasl: { mechanism: "PLAIN", username: "u", password: "pw-123" } });
     expect(security({ ...sasl, KAFKA_SECURITY_PROTOCOL: "SASL_PLAINTEXT", KAFKA_SASL_MECHANISM: "SCRAM-SHA-256" }).sasl?.mechanism).toBe("SCRAM-SHA-256");
     expect(security({ KAFKA_SECURITY_PROTOCOL: "SSL", KAFKA_SSL_CERT_FILE: pem, KAFKA_SSL_KEY_FILE: pem }).tls).toMatchObject({ cert: expect.any(String), key: expect.any(String) });
@@ -38,6 +42,22 @@ describe("Kafka security settings", () => {
     expect(() => security({ KAFKA_SASL_USERNAME: "u", KAFKA_SASL_PASSWORD: "pw-123" })).toThrow("KAFKA_SASL_USERNAME, KAFKA_SASL_PASSWORD set but KAFKA_SECURITY_PROTOCOL=PLAINTEXT does not use SASL");
     expect(() => security({ ...sasl, KAFKA_SECURITY_PROTOCOL: "SASL_PLAINTEXT", KAFKA_SSL_CA_FILE: pem })).toThrow("KAFKA_SSL_CA_FILE set but KAFKA_SECURITY_PROTOCOL=SASL_PLAINTEXT does not use TLS");
     expect(() => security({ KAFKA_SECURITY_PROTOCOL: "SSL", KAFKA_SSL_CERT_FILE: pem })).toThrow(/KAFKA_SSL_CERT_FILE and KAFKA_SSL_KEY_FILE go together/);
+  });
+
+  it("names the broker's host in the TLS handshake (SNI), as a proxy that routes by it needs", async () => {
+    const names: string[] = [];
+    // a TLS server that only reads the client's hello: its SNI, then the handshake is refused
+    const server = createServer({ SNICallback: (name, cb) => (names.push(name), cb(new Error("not a broker"))) });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (server.address() as { port: number }).port;
+      const admin = createKafka(loadConfig({ KAFKA_SECURITY_PROTOCOL: "SSL", KAFKA_BROKERS: `localhost:${port}` }), "sni-test", createLogger("error"), 0).admin();
+      await expect(admin.metadata({ topics: [] })).rejects.toThrow();
+      await admin.close().catch(() => undefined);
+      expect(names).toContain("localhost");
+    } finally {
+      server.close();
+    }
   });
 
   it("stops on a CA file that is missing or not PEM, naming the variable and never the password", () => {

@@ -25,7 +25,7 @@ export function readPemFile(variable: string, path: string): string {
 }
 
 /** The client's `tls` and `sasl` options for the configured protocol; throws ConfigError naming the variable. */
-export function kafkaSecurity(config: KafkaSecurityConfig): { tls?: TlsOptions; sasl?: SASLOptions } {
+export function kafkaSecurity(config: KafkaSecurityConfig): { tls?: TlsOptions; tlsServerName?: boolean; sasl?: SASLOptions } {
   const protocol = config.kafkaSecurityProtocol;
   const tls = protocol === "SSL" || protocol === "SASL_SSL";
   const sasl = protocol === "SASL_PLAINTEXT" || protocol === "SASL_SSL";
@@ -52,7 +52,8 @@ export function kafkaSecurity(config: KafkaSecurityConfig): { tls?: TlsOptions; 
       }
     : undefined;
   return {
-    ...(tlsOptions ? { tls: tlsOptions } : {}),
+    // the broker's host name as SNI (the client sends none unless asked; a cluster behind an SNI-routing proxy needs it)
+    ...(tlsOptions ? { tls: tlsOptions, tlsServerName: true } : {}),
     ...(sasl ? { sasl: saslOptions(config) } : {}),
   };
 }
