@@ -242,7 +242,8 @@ export class EmbeddedCrawlStore implements CrawlStore {
     for (const id of this.urlLogs?.openCrawls() ?? []) if (this.crawls.get(id)?.status !== "scraping") await this.urlLogs?.release(id);
     for (const [k, at] of this.idem) if (at < now - retentionMs) this.idem.delete(k);
     for (const [id, index] of this.documents.entries()) {
-      if (isStandaloneJob(id) && this.crawls.get(id) === undefined && index.storedAtOf(0, now) < now - retentionMs) this.forget(id);
+      // (an empty one, its first row's write failed, goes too: row 0 cannot be read)
+      if (isStandaloneJob(id) && this.crawls.get(id) === undefined && (index.size === 0 || index.storedAtOf(0, now) < now - retentionMs)) this.forget(id);
       // a crawl no longer written to gives back its key fingerprints (loaded again if a late page comes)
       else if (this.crawls.get(id)?.status !== "scraping") index.release();
     }

@@ -107,6 +107,18 @@ describe("EmbeddedCrawlStore index on disk", () => {
     await s2.close();
   });
 
+  it("an extract job's empty index (its first row's write failed) does not stop the retention sweep, and goes", async () => {
+    const dir = tempDir();
+    const s0 = await EmbeddedCrawlStore.open(dir, 0);
+    await s0.close();
+    writeFileSync(indexFile(dir, "extract:x", "idx"), "");
+    const s1 = await EmbeddedCrawlStore.open(dir, 0);
+    await s1.saveCrawls([{ ...crawl("old"), status: "completed", expiresAt: 10 }]);
+    expect(await s1.deleteExpired(20, 5)).toEqual(["old"]);
+    expect(readdirSync(join(dir, "store", "index")).filter((f) => f !== "mark")).toEqual([]);
+    await s1.close();
+  });
+
   it("an expired crawl's index files go with it", async () => {
     const dir = tempDir();
     const s1 = await EmbeddedCrawlStore.open(dir, 0);
