@@ -347,7 +347,7 @@ export async function e2e(mode: "embedded" | "cluster", siteSpec: string, scrape
         ...(expected ? { rssMBAt10pct: rssAt["0.1"], rssMBAt50pct: rssAt["0.5"], rssMBAt100pct: rssAt["1"] } : {}),
         ...(byTenth ? { crawlLimit, ...byTenth } : {}),
         ...(paging ? { paging } : {}),
-        ...(manyHosts ? { siteServed: { hosts: manyHosts.requestsPerHost.length, hostsReached: manyHosts.requestsPerHost.filter((n) => n > 0).length, requests: manyHosts.requestsPerHost.reduce((a, b) => a + b, 0) } } : {}),
+        ...(manyHosts ? { siteServed: { hosts: manyHosts.requestsPerHost.length, hostsReached: manyHosts.requestsPerHost.filter((n) => n > 0).length, requests: manyHosts.requestsPerHost.reduce((a, b) => a + b, 0), pages: manyHosts.pageRequests() } } : {}),
       };
     };
 

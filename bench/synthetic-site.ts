@@ -77,6 +77,8 @@ export interface ManyHostSite extends SyntheticSite {
   resolve: string;
   /** requests answered, by host index (a host's robots.txt and sitemap included) */
   requestsPerHost: Uint32Array;
+  /** requests of pages: every page's first, and the ones after (a page asked again: a retry, a duplicate) */
+  pageRequests(): { distinct: number; repeated: number };
 }
 
 /**
@@ -91,6 +93,9 @@ export async function startManyHostSite(pages: number, hosts: number): Promise<M
   if (hosts > 5000) throw new Error(`${hosts} hosts do not fit in RESOLVE (one environment string, 128 KiB at most: ~5,000 hosts); RESOLVE has no wildcard yet`);
   const perHost = pages / hosts;
   const requestsPerHost = new Uint32Array(hosts);
+  const served = new Uint8Array(pages); // host k's page i at k * perHost + i
+  let repeated = 0;
+  let distinct = 0;
   let port = 0;
   const server = createServer((req, res) => {
     const hostHeader = (req.headers.host ?? "").toLowerCase();
@@ -104,6 +109,11 @@ export async function startManyHostSite(pages: number, hosts: number): Promise<M
       res.end("<h1>404</h1>");
       return;
     }
+    if (served[k * perHost + i]) repeated++;
+    else {
+      served[k * perHost + i] = 1;
+      distinct++;
+    }
     const extra = i === 0 ? hubLinks(k, hosts).map((j) => `http://${manyHostName(j)}:${port}/site/p0.html`) : [];
     res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
     res.end(syntheticPage(i, perHost, 8, k, extra));
@@ -116,6 +126,7 @@ export async function startManyHostSite(pages: number, hosts: number): Promise<M
     start: `http://${manyHostName(0)}:${port}/site/p0.html`,
     resolve: Array.from({ length: hosts }, (_, k) => `${manyHostName(k)}:127.0.0.1`).join(","),
     requestsPerHost,
+    pageRequests: () => ({ distinct, repeated }),
     server,
     close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
   };
