@@ -30,12 +30,29 @@ export async function tearDownWarcio(): Promise<void> {
 export interface IndexEntry { url: string; mime: string; status: string; digest: string; length: string; offset: string; filename: string }
 export interface WarcioEntry { "warc-type": string; "warc-target-uri"?: string; "warc-profile"?: string; offset: string; length: string; file: string }
 
+type Listed = { name: string; bytes: number; sha256: string; url: string };
+
+/**
+ * The job's WARC files once the listing stays the same for a second. A crawl may archive after it completed: a fetch
+ * task delivered again after a restart (kill -9) is fetched and archived (and listed once by the index) after the crawl
+ * stored the page, so a file can grow between the listing and its download.
+ */
+async function settledListing(api: string, base: string, id: string): Promise<Listed[]> {
+  let last = "";
+  for (let i = 0; ; i++) {
+    const list = await getJson(`${api}${base}/${id}/warc`);
+    expect(list.status).toBe(200);
+    expect(list.body.success).toBe(true);
+    const now = JSON.stringify(list.body.files);
+    if (now === last || i >= 30) return list.body.files as Listed[];
+    last = now;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
 /** Downloads the job's WARC files, checks them with warcio, and checks its CDXJ against warcio's own index. */
 export async function checkArchives(api: string, base: string, id: string): Promise<{ cdxj: { key: string; entry: IndexEntry }[]; records: WarcioEntry[] }> {
-  const list = await getJson(`${api}${base}/${id}/warc`);
-  expect(list.status).toBe(200);
-  expect(list.body.success).toBe(true);
-  const files = list.body.files as { name: string; bytes: number; sha256: string; url: string }[];
+  const files = await settledListing(api, base, id);
   expect(files.length).toBeGreaterThan(0);
   const contents = new Map<string, Buffer>();
   const records: WarcioEntry[] = [];
