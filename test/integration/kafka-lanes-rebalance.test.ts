@@ -4,22 +4,13 @@
 // the fetch position must not move past them (they would be neither handled nor delivered again).
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { TeamAdmissionMessage } from "../../schemas/types.ts";
-import type { Consumed, Processor } from "../../pipeline/runtime/bus.ts";
 import { loadConfig, type Config } from "../../pipeline/runtime/config.ts";
 import { createKafka, ensureTopics, KafkaBus, type KafkaClients } from "../../pipeline/runtime/kafka-bus.ts";
 import { committedOffsets } from "../../pipeline/runtime/kafka-admin.ts";
 import { javaPartition } from "../../pipeline/runtime/java-partitioner.ts";
 import { createLogger } from "../../pipeline/runtime/logger.ts";
 import { startRunner, type RunnerHandle } from "../../pipeline/runtime/runner.ts";
-
-async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+import { heldLanes, until } from "./held-lanes.ts";
 
 const tag = `t${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
 const log = createLogger("error");
@@ -27,23 +18,10 @@ let config: Config;
 let kafka: KafkaClients;
 let bus: KafkaBus;
 const runners: RunnerHandle[] = [];
-const handled: string[] = [];
-const held = new Map<string, () => void>();
-const hold = new Set<string>();
-
+const { handled, held, hold, processor } = heldLanes();
 // two lanes' worth of room per partition: the first message holds its lane, the second waits behind it, the third
 // waits for room
-const keyed = (group: string): Processor<TeamAdmissionMessage> => ({
-  name: group, topic: "team.admission", schema: "team-admission", group, mode: "keyed", concurrency: 2, broadcast: false, sparse: true,
-  lane: (m: Consumed<TeamAdmissionMessage>) => m.value.crawlId.slice(0, 1),
-  createBatch() {},
-  async handle(m: Consumed<TeamAdmissionMessage>) {
-    const id = m.value.crawlId;
-    if (hold.has(id)) await new Promise<void>((resolve) => held.set(id, resolve));
-    handled.push(id);
-    return [];
-  },
-});
+const keyed = (group: string) => processor(group, 2);
 const committed = async () => {
   const admin = kafka.admin();
   try {

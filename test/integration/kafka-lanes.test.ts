@@ -3,21 +3,12 @@
 // again to the partition's new owner).
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { TeamAdmissionMessage } from "../../schemas/types.ts";
-import type { Consumed, Processor } from "../../pipeline/runtime/bus.ts";
 import { loadConfig, type Config } from "../../pipeline/runtime/config.ts";
 import { createKafka, ensureTopics, KafkaBus, type KafkaClients } from "../../pipeline/runtime/kafka-bus.ts";
 import { committedOffsets } from "../../pipeline/runtime/kafka-admin.ts";
 import { createLogger } from "../../pipeline/runtime/logger.ts";
 import { startRunner, type RunnerHandle } from "../../pipeline/runtime/runner.ts";
-
-async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { heldLanes, until } from "./held-lanes.ts";
 
 // the classic protocol takes the partition away from the first member when the second joins (eager rebalance); the
 // consumer protocol (KIP-848) leaves it where it is, and nothing of it stops
@@ -28,22 +19,8 @@ describe.each(["classic", "consumer"] as const)("keyed mode on Kafka (%s group p
   let kafka: KafkaClients;
   let bus: KafkaBus;
   const runners: RunnerHandle[] = [];
-  /** Messages (crawl ids) handled, by whichever runner; lane = the message's first letter. */
-  const handled: string[] = [];
-  const held = new Map<string, () => void>();
-  const hold = new Set<string>();
-
-  const keyed = (group: string): Processor<TeamAdmissionMessage> => ({
-    name: group, topic: "team.admission", schema: "team-admission", group, mode: "keyed", concurrency: 100, broadcast: false, sparse: true,
-    lane: (m: Consumed<TeamAdmissionMessage>) => m.value.crawlId.slice(0, 1),
-    createBatch() {},
-    async handle(m: Consumed<TeamAdmissionMessage>) {
-      const id = m.value.crawlId;
-      if (hold.has(id)) await new Promise<void>((resolve) => held.set(id, resolve));
-      handled.push(id);
-      return [];
-    },
-  });
+  const { handled, held, hold, processor } = heldLanes();
+  const keyed = (group: string) => processor(group, 100);
   const send = (ids: string[]) => bus.produce(ids.map((crawlId) => ({ topic: "team.admission", key: "team-1", value: { type: "JobQueued", teamId: "team-1", crawlId, at: Date.now() } })));
   const committed = async (group: string) => {
     const admin = kafka.admin();
