@@ -198,7 +198,8 @@ export async function startFetchRender(w: Wiring): Promise<void> {
     robots,
     warc: new WarcTap(infra.warc, robots, log),
     politeness: new Politeness(clock.now),
-    cancels: new CancelCache(infra.store, 1000, clock.now),
+    // a task of a crawl that ended (delivered again after a crash) is dropped: nothing fetched or archived for it
+    cancels: new CancelCache(infra.store, 1000, clock.now, "ended"),
     log,
     defaultTimeoutMs: config.fetchTimeoutMs,
     retries: config.fetchRetries,
@@ -231,7 +232,7 @@ export async function startRender(w: Wiring, alone: boolean): Promise<void> {
   const renderer = processRenderer(w) ?? pageRenderer(config, log, w.metrics);
   if (alone && !renderer.status().available) throw new ConfigError(`config: the render role needs Chromium: ${renderer.status().reason}`);
   w.runners.push(await infra.run(new RenderProcessor({
-    renderer, cancels: new CancelCache(infra.store, 1000, clock.now), log, defaultTimeoutMs: config.fetchTimeoutMs, load: loadGuard(w, "render", config.renderConcurrency),
+    renderer, cancels: new CancelCache(infra.store, 1000, clock.now, "ended"), log, defaultTimeoutMs: config.fetchTimeoutMs, load: loadGuard(w, "render", config.renderConcurrency),
     ...(config.screenshots === "url" ? { screenshots: infra.screenshots } : {}), now: () => clock.now(), warc: infra.warc,
   }, config.renderConcurrency)));
 }

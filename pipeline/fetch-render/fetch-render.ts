@@ -156,7 +156,8 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
   async handle(msg: Consumed<FetchTask>, batch: Batch): Promise<Emission[]> {
     const task = msg.value;
     if (batch.cancelled.has(task.crawlId)) {
-      this.log.debug({ crawlId: task.crawlId, urlKey: task.urlKey }, "crawl cancelled: fetch dropped");
+      // cancelled, or ended (a task delivered again after a crash): not fetched, nor archived
+      this.log.debug({ crawlId: task.crawlId, urlKey: task.urlKey }, "crawl ended or cancelled: fetch dropped");
       return [];
     }
     if (task.kind === "discover") return this.discover(task);
@@ -251,7 +252,7 @@ export class FetchRenderProcessor extends DeclaredProcessor implements Processor
     const headers = Object.keys(conditional).length ? { ...task.options.headers, ...conditional } : task.options.headers;
     let tries = 0;
     const fetchOnce = async () => {
-      // a crawl cancelled while this task waited for its host's turn (or a retry's): not fetched, its turn goes on
+      // a crawl cancelled (or ended) while this task waited for its host's turn (or a retry's): not fetched, its turn goes on
       if ((await deps.cancels.check([task.crawlId])).has(task.crawlId)) throw new GateWaitAborted(CANCELLED);
       tries++;
       // each attempt runs in a slot of the load guard (waits for the host, a Retry-After or a retry's backoff hold none)

@@ -9,6 +9,7 @@ import type { ExchangeContext } from "../store/warc/exchange-records.ts";
 import type { HttpExchange } from "../store/warc/http-exchange.ts";
 import type { WarcArchive } from "../store/warc/warc-archive.ts";
 import type { Fetcher } from "./fetcher.ts";
+import { GateWaitAborted } from "./politeness.ts";
 import type { RobotsCache } from "./robots.ts";
 
 export class WarcTap {
@@ -33,7 +34,8 @@ export class WarcTap {
     try {
       result = await run((e) => captured.push(e));
     } catch (err) {
-      await this.write(task, role, captured);
+      // a task given up before its first request (its crawl ended while it waited for its host's turn) archives nothing
+      if (captured.length > 0 || !(err instanceof GateWaitAborted)) await this.write(task, role, captured);
       throw err;
     }
     await this.write(task, role, captured);

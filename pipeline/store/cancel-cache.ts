@@ -1,5 +1,10 @@
-// Which crawls were cancelled, read from the store with a short cache (ttlMs 0 = always ask).
+// Which crawls were cancelled, read from the store with a short cache (ttlMs 0 = always ask). With `ended`, also the
+// crawls that completed or failed: a fetch task delivered again after a crash (its offset was not committed) of a crawl
+// that has ended since is dropped by fetch-render and render, not fetched nor archived.
 import type { CrawlStore } from "./crawl-store.ts";
+
+/** What a check answers: the crawls cancelled (the sink's), or every crawl that ended (fetch-render's and render's). */
+export type DropWhen = "cancelled" | "ended";
 
 export class CancelCache {
   private readonly store: CrawlStore;
@@ -9,14 +14,16 @@ export class CancelCache {
   private readonly cancelled = new Set<string>();
   /** reads in flight, per crawl: checks of one crawl at once (a fetch-render lane per task) share one read */
   private readonly reading = new Map<string, Promise<unknown>>();
+  private readonly when: DropWhen;
 
-  constructor(store: CrawlStore, ttlMs: number, now: () => number) {
+  constructor(store: CrawlStore, ttlMs: number, now: () => number, when: DropWhen = "cancelled") {
     this.store = store;
     this.ttlMs = ttlMs;
     this.now = now;
+    this.when = when;
   }
 
-  /** The subset of `crawlIds` that is cancelled. */
+  /** The subset of `crawlIds` that is cancelled (or ended). A crawl found so stays so. */
   async check(crawlIds: Iterable<string>): Promise<Set<string>> {
     const ids = [...new Set(crawlIds)];
     const t = this.now();
@@ -24,7 +31,7 @@ export class CancelCache {
     const waits = stale.filter((id) => this.reading.has(id)).map((id) => this.reading.get(id));
     const read = stale.filter((id) => !this.reading.has(id));
     if (read.length) {
-      const reading = this.store.cancelled(read).then((cancelled) => {
+      const reading = (this.when === "ended" ? this.store.ended(read) : this.store.cancelled(read)).then((cancelled) => {
         for (const id of cancelled) this.cancelled.add(id);
         for (const id of read) this.checkedAt.set(id, t);
         if (this.checkedAt.size > 50000) this.checkedAt.clear();

@@ -75,6 +75,20 @@ export class ClickHouseCrawlStore implements CrawlStore {
     return new Set(rows.map((r) => r.crawl_id));
   }
 
+  async ended(crawlIds: string[]): Promise<Set<string>> {
+    if (crawlIds.length === 0) return new Set();
+    // the latest version's status (the one getCrawl reads); a cancel recorded while it was still scraping counts
+    const [cancelled, finished] = await Promise.all([
+      this.cancelled(crawlIds),
+      this.ch.query<{ crawl_id: string }>(
+        sql`SELECT crawl_id FROM ${this.t("crawls")} WHERE crawl_id IN (${list(crawlIds)})
+            GROUP BY crawl_id HAVING argMax(status, version) IN ('completed', 'failed', 'cancelled')`,
+      ),
+    ]);
+    for (const r of finished) cancelled.add(r.crawl_id);
+    return cancelled;
+  }
+
   async saveUrls(rows: UrlRow[]): Promise<void> {
     await this.ch.insert("frontier_urls", ["crawl_id", "url_key", "url", "depth", "state", "version", "reason", "detail", "from_url", "attempts"],
       rows.map((r) => [r.crawlId, r.urlKey, r.url, r.depth, r.state, r.version, r.reason ?? "", r.detail ?? "", r.from ?? "", r.attempts ?? 0]));

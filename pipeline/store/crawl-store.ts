@@ -176,6 +176,8 @@ export interface CrawlStore {
   cancelCrawl(crawlId: string, at: number): Promise<void>;
   /** Which of these crawls were cancelled. */
   cancelled(crawlIds: string[]): Promise<Set<string>>;
+  /** Which of these crawls ended: cancelled, or their latest record completed or failed (their work in flight is dropped). */
+  ended(crawlIds: string[]): Promise<Set<string>>;
   saveUrls(rows: UrlRow[]): Promise<void>;
   /** Latest state of every URL key of a crawl. */
   loadUrls(crawlId: string): Promise<UrlRow[]>;

@@ -171,6 +171,10 @@ export class EmbeddedCrawlStore implements CrawlStore {
     return new Set(crawlIds.filter((id) => this.cancels.has(id)));
   }
 
+  async ended(crawlIds: string[]): Promise<Set<string>> {
+    return new Set(crawlIds.filter((id) => this.cancels.has(id) || (this.crawls.get(id)?.status ?? "scraping") !== "scraping"));
+  }
+
   async saveUrls(rows: UrlRow[]): Promise<void> {
     if (this.urlLogs) {
       await this.urlLogs.append(rows);
