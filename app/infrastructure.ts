@@ -128,7 +128,7 @@ async function embeddedInfrastructure(config: Config, log: Logger, clock: Clock)
   const dir = resolve(config.dataDir);
   const format = await checkDataFormat(dir);
   if (format < DATA_FORMAT) log.info({ dataDir: dir, from: format, to: DATA_FORMAT }, "data directory upgraded to the current format (older Trawl versions cannot read it any more)");
-  const bus = await EmbeddedBus.open({ partitions: config.embeddedPartitions, dir, log });
+  const bus = await EmbeddedBus.open({ partitions: config.embeddedPartitions, dir, log, memoryChars: config.embeddedBusMemoryBytes });
   const store = await EmbeddedCrawlStore.open(dir, clock.now());
   const cache = await EmbeddedPageCache.open(dir, clock.now() - config.cacheMaxAgeMs, log);
   const auth = await EmbeddedAuthStore.open(dir);

@@ -4,57 +4,36 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { topics, type LogicalTopic } from "../topology.ts";
-import { AppendLog, readLines, writeJsonAtomic } from "./append-log.ts";
+import { AppendLog, FRAME_BYTES, readLines, writeJsonAtomic } from "./append-log.ts";
+import { LOST, Partition, type Entry, type MemoryBudget } from "./bus-partition.ts";
 import { batchHandler, type RawMessage, type RunnerHandle } from "./batch.ts";
 import { laneHandler } from "./lanes.ts";
 import { partitionOf } from "./partition-of.ts";
 import { nextWake } from "./next-wake.ts";
 import { turn } from "./yield-turn.ts";
+import { sleep } from "./retry.ts";
 import type { Bus, Emission, Processor, QueueStat, QueueStats } from "./bus.ts";
 import type { Logger } from "./logger.ts";
 
-interface Entry {
-  key: string;
-  value: string;
-}
-
-class Partition {
-  /** Offset of entries[0]. */
-  base = 0;
-  entries: Entry[] = [];
-  /** Offsets below this are on disk (and visible to consumers). */
-  durableEnd = 0;
-  /** Characters of the values held in `entries`. */
-  bytes = 0;
-  log: AppendLog | null;
-  waiters: (() => void)[] = [];
-
-  constructor(log: AppendLog | null) {
-    this.log = log;
-  }
-
-  get end(): number {
-    return this.base + this.entries.length;
-  }
-
-  wake(): void {
-    const w = this.waiters;
-    this.waiters = [];
-    for (const f of w) f();
-  }
-}
 export { partitionOf };
-/** Stands for a record lost from a log (only possible in logs written before torn tails were repaired). */
-const LOST: Entry = { key: "", value: "null" };
 
 const MAX_BATCH = 500;
+/** Wait before a consumer tries again to read records back from a log that failed to read. */
+const READ_RETRY_MS = 1000;
 /**
  * A batch also stops at this many bytes of message values (at least one message): decoding, validating and handling
  * a batch runs on the event loop the API shares in embedded mode, so a batch of 500 fetched pages (~8 MB of JSON)
  * would hold every status read behind it for tens of milliseconds.
  */
 const MAX_BATCH_BYTES = 512 * 1024;
+/** A partition's log every record of which was committed is emptied once it holds this many bytes. */
 const COMPACT_BYTES = 64 * 1024 * 1024;
+/**
+ * Characters of message values the bus keeps in memory (EMBEDDED_BUS_MEMORY_BYTES). With a data directory, a record
+ * produced or read at start while they are spent stays only in its partition's log, which consumers read it back from
+ * (bus-partition.ts). The topics bounded in memory (BOUNDED_TOPICS) keep theirs in memory and do not count here.
+ */
+export const BUS_MEMORY_CHARS = 16 * 1024 * 1024;
 /** Committed offsets reach disk at most this often, and at stop (offsets.json after every batch: 3-4 % of the event
  * loop). A crash redelivers this much more work, handled idempotently (as with KAFKA_COMMIT_INTERVAL_MS). */
 const OFFSETS_SAVE_MS = 200;
@@ -77,6 +56,10 @@ export interface EmbeddedBusOptions {
   boundedTopics?: ReadonlySet<string>;
   /** null: memory only (tests). */
   dir: string | null;
+  /** characters of values kept in memory before records stay on disk only (default BUS_MEMORY_CHARS; with `dir` only) */
+  memoryChars?: number;
+  /** a partition's log is emptied once every record was committed and it holds this many bytes (default COMPACT_BYTES) */
+  compactBytes?: number;
   log: Logger;
 }
 
@@ -99,12 +82,16 @@ export class EmbeddedBus implements Bus, QueueStats {
   private readonly roomWaiters = new Map<string, (() => void)[]>();
   /** bounded topics one of whose consumers stopped: their producers no longer wait */
   private readonly released = new Set<string>();
+  private readonly budget: MemoryBudget;
+  private readonly compactBytes: number;
 
   private constructor(opts: EmbeddedBusOptions) {
     this.partitions = opts.partitions;
     this.topicMemoryChars = opts.topicMemoryChars ?? TOPIC_MEMORY_CHARS;
     this.boundedTopics = opts.boundedTopics ?? BOUNDED_TOPICS;
     this.dir = opts.dir;
+    this.budget = { used: 0, limit: opts.memoryChars ?? BUS_MEMORY_CHARS, spilledReads: 0, spilledRecords: 0 };
+    this.compactBytes = opts.compactBytes ?? COMPACT_BYTES;
     this.log = opts.log.child({ component: "embedded-bus" });
   }
 
@@ -121,7 +108,12 @@ export class EmbeddedBus implements Bus, QueueStats {
   private partitionsOf(topic: string): Partition[] {
     let ps = this.topics.get(topic);
     if (!ps) {
-      ps = Array.from({ length: this.partitions }, (_, p) => new Partition(this.dir ? new AppendLog(join(this.dir, "bus", topic, `${p}.log`)) : null));
+      const budget = this.boundedTopics.has(topic) ? null : this.budget;
+      ps = Array.from({ length: this.partitions }, (_, p) => {
+        const part = new Partition(this.dir ? new AppendLog(join(this.dir, "bus", topic, `${p}.log`)) : null, budget);
+        part.parse = parseBusRecord;
+        return part;
+      });
       this.topics.set(topic, ps);
     }
     return ps;
@@ -133,7 +125,7 @@ export class EmbeddedBus implements Bus, QueueStats {
     if (existsSync(offsetsFile)) this.offsets = JSON.parse(readFileSync(offsetsFile, "utf8"));
     for (const t of topics.flatMap((t) => [t.name, `${t.name}.dlq`])) {
       const ps = this.partitionsOf(t);
-      for (const part of ps) {
+      for (const [p, part] of ps.entries()) {
         if (!part.log) continue;
         this.damage.tornBytes += part.log.repairedBytes;
         if (part.log.repairedBytes) this.log.warn({ topic: t, file: part.log.path, bytes: part.log.repairedBytes }, "torn last record dropped (its write never completed)");
@@ -142,7 +134,7 @@ export class EmbeddedBus implements Bus, QueueStats {
           this.damage.damagedRecords++;
           this.log.error({ topic: t, file: part.log?.path, pos, bytes }, "damaged record skipped (checksum failed)");
         };
-        for await (const { line } of readLines(part.log.path, damaged)) {
+        for await (const { line, pos, len } of readLines(part.log.path, damaged)) {
           let rec: { o: number; k: string; v: string };
           try {
             rec = parseBusRecord(line);
@@ -152,7 +144,7 @@ export class EmbeddedBus implements Bus, QueueStats {
             continue;
           }
           if (first) {
-            part.base = rec.o;
+            part.startAt(rec.o);
             first = false;
           }
           // offsets come from the records, not from counting lines: a lost record leaves a gap, never a shift
@@ -160,14 +152,12 @@ export class EmbeddedBus implements Bus, QueueStats {
           if (rec.o > part.end) {
             this.damage.missingOffsets += rec.o - part.end;
             this.log.error({ topic: t, file: part.log.path, from: part.end, to: rec.o }, "records missing from the log");
-            while (part.end < rec.o) {
-              part.entries.push(LOST);
-              part.bytes += LOST.value.length;
-            }
+            while (part.end < rec.o) part.push(LOST, null);
           }
-          part.entries.push({ key: rec.k, value: rec.v });
-          part.bytes += rec.v.length;
+          part.push({ key: rec.k, value: rec.v }, { pos, len });
         }
+        // a log compacted to nothing goes on from the offsets its consumers committed (not from 0, below them)
+        if (first) part.startAt(Math.max(0, ...Object.values(this.offsets).map((byTopic) => byTopic[t]?.[p] ?? 0)));
         part.durableEnd = part.end;
       }
     }
@@ -177,7 +167,7 @@ export class EmbeddedBus implements Bus, QueueStats {
     const writes: Promise<void>[] = [];
     const topicOf = new Map<Partition, string>();
     const partIndex = new Map<Partition, number>();
-    const byPartition = new Map<Partition, { lines: string[]; count: number }>();
+    const byPartition = new Map<Partition, { entries: Entry[]; lines: string[] }>();
     for (const m of messages) {
       const topic = this.topicName(m.topic, m.deadLetter);
       const index = partitionOf(m.key, this.partitions);
@@ -185,17 +175,25 @@ export class EmbeddedBus implements Bus, QueueStats {
       topicOf.set(part, topic);
       partIndex.set(part, index);
       const value = m.json ?? JSON.stringify(m.value);
-      const offset = part.end;
-      part.entries.push({ key: m.key, value });
-      part.bytes += value.length;
-      const acc = byPartition.get(part) ?? { lines: [], count: 0 };
-      acc.lines.push(busRecord(offset, m.key, value));
-      acc.count++;
-      byPartition.set(part, acc);
+      let acc = byPartition.get(part);
+      if (!acc) byPartition.set(part, (acc = { entries: [], lines: [] }));
+      acc.lines.push(busRecord(part.end + acc.entries.length, m.key, value));
+      acc.entries.push({ key: m.key, value });
     }
-    for (const [part, { lines }] of byPartition) {
+    for (const [part, { entries, lines }] of byPartition) {
+      let done: Promise<void>;
+      if (part.log) {
+        const { positions, written } = part.log.append(lines);
+        // each record's JSON ends where the next record's begins, less the frame and its newline
+        const ends = positions.slice(1);
+        ends.push(part.log.size);
+        for (const [i, e] of entries.entries()) part.push(e, { pos: positions[i] as number, len: (ends[i] as number) - (positions[i] as number) - FRAME_BYTES - 1 });
+        done = written;
+      } else {
+        for (const e of entries) part.push(e, null);
+        done = Promise.resolve();
+      }
       const upTo = part.end;
-      const done = part.log ? part.log.append(lines).written : Promise.resolve();
       writes.push(
         done.then(() => {
           part.durableEnd = Math.max(part.durableEnd, upTo);
@@ -208,7 +206,15 @@ export class EmbeddedBus implements Bus, QueueStats {
     for (const topic of new Set(topicOf.values())) await this.roomIn(topic);
   }
 
-  /** Characters of values a topic holds in memory. */
+  /** Characters of values the bus holds in memory against its budget, and the records read back from the logs. */
+  memoryStats(): { usedChars: number; limitChars: number; spilled: number; spilledReads: number; spilledRecords: number } {
+    let spilled = 0;
+    for (const ps of this.topics.values()) for (const p of ps) spilled += p.spilled;
+    const b = this.budget;
+    return { usedChars: b.used, limitChars: b.limit, spilled, spilledReads: b.spilledReads, spilledRecords: b.spilledRecords };
+  }
+
+  /** Characters of values a topic holds (in memory, and on disk only for topics that are not bounded). */
   heldChars(topic: string): number {
     return this.partitionsOf(topic).reduce((n, p) => n + p.bytes, 0);
   }
@@ -269,12 +275,10 @@ export class EmbeddedBus implements Bus, QueueStats {
     const groups = this.consumersOf.get(topic) ?? new Set<string>();
     const part = this.partitionsOf(topic)[p] as Partition;
     const min = groups.size === 0 ? part.durableEnd : Math.min(...[...groups].map((g) => this.committed(g, topic)[p] ?? 0));
-    if (min > part.base) {
-      for (const e of part.entries.splice(0, min - part.base)) part.bytes -= e.value.length;
-      part.base = min;
+    if (part.dropBelow(min)) {
       if (this.roomWaiters.has(topic) && this.heldChars(topic) < this.topicMemoryChars) this.wakeProducers(topic);
     }
-    if (part.log && part.entries.length === 0 && part.log.size > COMPACT_BYTES) {
+    if (part.log && part.empty && part.log.size > this.compactBytes) {
       part.log.rewrite([]).catch((err) => this.log.warn({ err, topic }, "log compaction failed"));
     }
   }
@@ -312,13 +316,20 @@ export class EmbeddedBus implements Bus, QueueStats {
           await nextWake(part.waiters, stopping.signal);
           continue;
         }
-        const to = Math.min(part.durableEnd, from + MAX_BATCH);
-        const batch: RawMessage[] = [];
-        let bytes = 0;
-        for (let o = from; o < to && (batch.length === 0 || bytes < MAX_BATCH_BYTES); o++) {
-          const e = part.entries[o - part.base] as Entry;
-          batch.push({ key: e.key, value: e.value, offset: String(o) });
-          bytes += e.value.length;
+        const read = part.read(from, Math.min(part.durableEnd, from + MAX_BATCH), MAX_BATCH_BYTES);
+        let batch: RawMessage[];
+        if (Array.isArray(read)) batch = read;
+        else {
+          // records the memory budget left on disk only: read back off the event loop
+          try {
+            batch = await read;
+          } catch (err) {
+            if (stopping.signal.aborted) break;
+            log.error({ err, partition: p, offset: from, code: "BUS_READ_FAILED" }, "embedded bus: records not read back from the log; trying again");
+            await sleep(READ_RETRY_MS);
+            continue;
+          }
+          if (stopping.signal.aborted) break;
         }
         let done: number;
         try {
