@@ -353,6 +353,22 @@ const benches: Record<string, Bench> = {
     }).join("<br>"),
     targets: (r) => [met(Number((r.plain as Record<string, unknown>).kafkaPerDocument) <= 2, `issue 46 goal: bytes through Kafka per page <= 2x the stored document (${(r.plain as Record<string, unknown>).kafkaPerDocument}x)`)],
   },
+  "replica-churn": {
+    describe: "issue 46 item 4 (not in the default set): a fetch-render replica joining and leaving a running cluster crawl, consumer group protocol (KIP-848) then classic, on the Kafka and ClickHouse of KAFKA_BROKERS / CLICKHOUSE_URL: every role its own process, two fetch-render replicas on a 40-host synthetic web (each page 100 ms late, 4 fetches at once per replica); +15 s a third joins, +30 s SIGTERM of one, +45 s kill -9 of another: stored and fetched pages/s around each event, the longest stretch below half the median, each partition's longest gap, pages fetched twice (`node bench/replica-churn.ts consumer|classic`)",
+    run: scriptWith({ BENCH_FROM_RUNNER: "1" }, "replica-churn.ts", "both"),
+    summary: (r) => (["consumer", "classic"] as const).map((p) => {
+      const x = r[p] as { medianPagesPerSecondBeforeEvents: number; pagesFetchedTwice: number; loadAverageAtStart: string; events: { event: string; longestBelowHalfMedianS: number; fetchLongestBelowHalfMedianS: number; partitionsPaused: number; partitionsTheEventMustMove: number }[] };
+      const events = x.events.map((e) => `${e.event}: stored ${e.longestBelowHalfMedianS} s / fetched ${e.fetchLongestBelowHalfMedianS} s below half, ${e.partitionsPaused} partitions paused (must move ${e.partitionsTheEventMustMove})`).join("; ");
+      return `${p}: median ${x.medianPagesPerSecondBeforeEvents} pages/s; ${events}; ${x.pagesFetchedTwice} pages fetched twice (load ${x.loadAverageAtStart})`;
+    }).join("<br>"),
+    targets: (r) => (["consumer", "classic"] as const).flatMap((p) => {
+      const x = r[p] as { pagesFetchedTwice: number; events: { event: string; partitionsPaused: number; partitionsTheEventMustMove: number }[] };
+      return [
+        met(x.events.every((e) => e.partitionsPaused <= e.partitionsTheEventMustMove), `${p}: no event pauses more partitions than it must move (${x.events.map((e) => `${e.partitionsPaused}/${e.partitionsTheEventMustMove}`).join(", ")})`),
+        met(x.pagesFetchedTwice === 0, `${p}: no page fetched twice (${x.pagesFetchedTwice})`),
+      ];
+    }),
+  },
   "map-search": {
     describe: "POST /v2/map on the PostgreSQL manual's ~1,170-URL sitemap; search index: ClickHouse query + BM25 vs embedded scan vs in-memory index, 10,000 docs",
     run: script("map-search.ts"),

@@ -85,9 +85,10 @@ export interface ManyHostSite extends SyntheticSite {
  * A synthetic web of `hosts` hosts (`h0.site.test` ... on one loopback server, told apart by the Host header) with
  * `pages / hosts` pages each, the synthetic site's tree on every host (own contents per host); host 0's first page
  * (the start) also links every other host's first page (`hubLinks`). A crawl with `allowSubdomains` reaches all of
- * them: `pages` pages exactly.
+ * them: `pages` pages exactly. `onRequest`: told of every request (host index, -1 for an unknown host; path), before the
+ * answer (a page's answer waits for the promise it returns: a hold); `delayMs`: each page answered that much later (a site slower than the fetchers).
  */
-export async function startManyHostSite(pages: number, hosts: number): Promise<ManyHostSite> {
+export async function startManyHostSite(pages: number, hosts: number, opts: { onRequest?: (host: number, path: string) => void | Promise<void>; delayMs?: number } = {}): Promise<ManyHostSite> {
   if (!Number.isInteger(pages / hosts) || hosts < 1) throw new Error(`pages (${pages}) must be a multiple of hosts (${hosts})`);
   // Linux refuses one environment string over 128 KiB (MAX_ARG_STRLEN): RESOLVE holds ~5,000 hosts at most
   if (hosts > 5000) throw new Error(`${hosts} hosts do not fit in RESOLVE (one environment string, 128 KiB at most: ~5,000 hosts); RESOLVE has no wildcard yet`);
@@ -102,6 +103,7 @@ export async function startManyHostSite(pages: number, hosts: number): Promise<M
     const h = /^h(\d+)\.site\.test(?::\d+)?$/.exec(hostHeader);
     const k = h ? Number(h[1]) : -1;
     if (k >= 0 && k < hosts) requestsPerHost[k] = (requestsPerHost[k] ?? 0) + 1;
+    const gate = opts.onRequest?.(k, req.url ?? "");
     const m = /^\/site\/p(\d+)\.html$/.exec(req.url ?? "");
     const i = m ? Number(m[1]) : -1;
     if (k < 0 || k >= hosts || i < 0 || i >= perHost) {
@@ -115,8 +117,13 @@ export async function startManyHostSite(pages: number, hosts: number): Promise<M
       distinct++;
     }
     const extra = i === 0 ? hubLinks(k, hosts).map((j) => `http://${manyHostName(j)}:${port}/site/p0.html`) : [];
-    res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
-    res.end(syntheticPage(i, perHost, 8, k, extra));
+    const answer = () => {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      res.end(syntheticPage(i, perHost, 8, k, extra));
+    };
+    const later = () => (opts.delayMs ? setTimeout(answer, opts.delayMs) : answer());
+    if (gate) void gate.then(later);
+    else later();
   });
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -11,17 +11,22 @@ export interface RoleProcess {
   name: string;
   child: ChildProcess;
   log: string;
+  /** stopped by `stop` (SIGTERM): its exit is not a crash */
+  stopped?: boolean;
 }
 
 export class RoleProcesses {
   readonly all: RoleProcess[] = [];
   private readonly env: Record<string, string>;
   private readonly logDir: string;
+  private readonly bin: string;
   private started = 0;
 
-  constructor(env: Record<string, string>, logDir: string) {
+  /** `trawlBin`: another checkout's bin/trawl.js (an older release, for an upgrade run); default this one's. */
+  constructor(env: Record<string, string>, logDir: string, trawlBin = bin) {
     this.env = env;
     this.logDir = logDir;
+    this.bin = trawlBin;
   }
 
   /** Starts replica `index` of `role` (a restart of a killed replica reuses its name, with a new log file). */
@@ -30,7 +35,7 @@ export class RoleProcesses {
     const log = join(this.logDir, `${name}.${this.started++}.log`);
     const out = createWriteStream(log);
     // Node 24 runs the TypeScript sources; process.execPath is the node devDependency's binary under npm/npx
-    const child = spawn(process.execPath, [bin, role], { env: { ...process.env, ...this.env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [this.bin, role], { env: { ...process.env, ...this.env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] });
     child.stdout?.pipe(out);
     child.stderr?.pipe(out);
     const p = { role, name, child, log };
@@ -51,10 +56,20 @@ export class RoleProcesses {
     await exited;
   }
 
+  /** SIGTERM, as an orchestrator stops a replica (a graceful drain), and the exit. */
+  async stop(name: string): Promise<void> {
+    const p = this.live(name);
+    if (!p) throw new Error(`${name} is not running`);
+    const exited = new Promise<void>((resolve) => p.child.once("exit", () => resolve()));
+    p.stopped = true;
+    p.child.kill("SIGTERM");
+    await exited;
+  }
+
   /** Processes that exited without being killed by us, with the end of their logs. */
   crashed(): string[] {
     return this.all
-      .filter((p) => p.child.exitCode !== null)
+      .filter((p) => p.child.exitCode !== null && !p.stopped)
       .map((p) => `${p.name} exited with ${p.child.exitCode}:\n${tail(p.log)}`);
   }
 
