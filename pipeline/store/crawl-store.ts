@@ -1,7 +1,7 @@
 // Storage ports. Adapters: ClickHouse (clickhouse-crawl-store.ts); an embedded one comes with the embedded mode.
 import type { CrawlOptions } from "../../schemas/index.ts";
 import type { ReasonCounts, UrlReason } from "./url-reason.ts";
-import type { ListingItem, UrlListing } from "./url-listing.ts";
+import type { UrlListing } from "./url-listing.ts";
 
 export type CrawlStatus = "scraping" | "completed" | "failed" | "cancelled";
 
@@ -160,11 +160,16 @@ export interface DocumentKeys {
   finalKeys: string[];
 }
 
-/** Where a finished crawl's URL listing is kept once built (url-listing.ts). */
+/** Where a crawl's URL listing is kept once built (url-listing.ts), and built off the request path. */
 export interface CrawlUrlListings {
   /** The listing built for the crawl as it is now, or null (none, or built before its record or URL rows changed). */
   open(crawl: CrawlRecord): UrlListing | null;
-  save(crawl: CrawlRecord, items: ListingItem[], unlisted: number): UrlListing;
+  /**
+   * The listing to page: a finished crawl's as it is now (the store starts its build when the crawl ends; a reader
+   * waits for that build, never starts another); a running crawl's the latest one built, rebuilt in the background
+   * when stale (at most every few seconds), so a page of it is a few reads by position.
+   */
+  listing(crawl: CrawlRecord): Promise<UrlListing>;
 }
 
 export interface CrawlStore {

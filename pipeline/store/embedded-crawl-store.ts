@@ -13,7 +13,7 @@ import type { DocRow } from "./doc-index.ts";
 import { EmbeddedDocuments } from "./embedded-documents.ts";
 import { UrlLogs } from "./url-logs.ts";
 import { DiskUrlListings } from "./url-listing.ts";
-import type { CrawlUrlListings } from "./crawl-store.ts";
+import { EmbeddedUrlListings } from "./embedded-url-listings.ts";
 import { isScrapeJob, isStandaloneJob, isTeamScrape, RETENTION_MS } from "../runtime/constants.ts";
 
 const newer = (a: CrawlRecord, b: CrawlRecord | undefined) => !b || a.version > b.version || (a.version === b.version && a.updatedAt >= b.updatedAt);
@@ -29,7 +29,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
   private readonly idem = new Map<string, number>();
   private readonly urlLogs: UrlLogs | null;
   private readonly listings: DiskUrlListings | null;
-  readonly urlListings: CrawlUrlListings | undefined;
+  readonly urlListings: EmbeddedUrlListings | undefined;
   /** memory-only mode keeps URL rows here */
   private readonly memUrls = new Map<string, UrlRow[]>();
 
@@ -44,10 +44,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
     this.documents = new EmbeddedDocuments(dir ? join(dir, "store") : null, now, opts);
     this.urlLogs = dir ? new UrlLogs(join(dir, "store")) : null;
     this.listings = dir ? new DiskUrlListings(join(dir, "store", "urls")) : null;
-    const listings = this.listings;
-    // a listing is for the crawl's record and URL rows as they were when it was built
-    const stamp = (c: CrawlRecord) => `${c.status}:${c.version}:${c.updatedAt}:${this.urlLogs?.sizeOf(c.crawlId) ?? 0}`;
-    this.urlListings = listings ? { open: (c) => listings.open(c.crawlId, stamp(c)), save: (c, items, unlisted) => listings.save(c.crawlId, stamp(c), items, unlisted) } : undefined;
+    this.urlListings = this.listings && this.urlLogs ? new EmbeddedUrlListings(this.listings, this.urlLogs) : undefined;
   }
 
   /** Opens the store in `dir` (null: memory only), dropping crawls expired before `now`. */
@@ -152,6 +149,10 @@ export class EmbeddedCrawlStore implements CrawlStore {
   }
 
   async getCrawl(crawlId: string): Promise<CrawlRecord | null> {
+    return this.current(crawlId);
+  }
+
+  private current(crawlId: string): CrawlRecord | null {
     const c = this.crawls.get(crawlId);
     if (!c) return null;
     return { ...c, status: c.status === "scraping" && this.cancels.has(crawlId) ? "cancelled" : c.status };
@@ -160,6 +161,11 @@ export class EmbeddedCrawlStore implements CrawlStore {
   async saveCrawls(records: CrawlRecord[]): Promise<void> {
     for (const r of records) await this.write({ t: "crawl", r });
     for (const r of records) this.applyCrawl(r);
+    // a crawl that ended has its URL listing built now, off the request path of its first reader
+    for (const r of records) {
+      const c = r.status === "scraping" ? null : this.current(r.crawlId);
+      if (c && c.status !== "scraping") this.urlListings?.finished(c);
+    }
   }
 
   async cancelCrawl(crawlId: string, at: number): Promise<void> {
@@ -242,7 +248,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
     const ids = expired.map((c) => c.crawlId);
     for (const id of ids) this.forget(id);
     for (const id of ids) await this.urlLogs?.remove(id);
-    for (const id of ids) this.listings?.remove(id);
+    for (const id of ids) this.urlListings?.remove(id);
     for (const id of this.urlLogs?.openCrawls() ?? []) if (this.crawls.get(id)?.status !== "scraping") await this.urlLogs?.release(id);
     for (const [k, at] of this.idem) if (at < now - retentionMs) this.idem.delete(k);
     for (const [id, index] of this.documents.entries()) {
@@ -333,6 +339,7 @@ export class EmbeddedCrawlStore implements CrawlStore {
   }
 
   async close(): Promise<void> {
+    await this.urlListings?.settle();
     await this.urlLogs?.close();
     await this.journal?.close();
     await this.documents.close();

@@ -2,9 +2,11 @@
 // position instead of every URL row being read, merged and sorted again for each page (seconds for a million URLs).
 // Files beside the crawl's URL log (url-logs.ts): <id>.list (one item's JSON a line, in listing order), <id>.list.idx
 // (each line's start, 8 bytes an item, and the end), <id>.list.codes (one byte an item, to filter on: see
-// crawl-urls.ts) and <id>.list.json (the stamp it was built for, written last: no listing without it). The stamp
-// changes when the crawl's record or URL rows do, so a stale listing is never served.
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, renameSync, unlinkSync, writeSync } from "node:fs";
+// url-entry.ts) and <id>.list.json (the stamp it was built for and which generation of files holds it, written last:
+// no listing without it). A new listing is written to the other generation (<id>.1.list...), so the one named stays
+// whole while the next is written. The stamp changes when the crawl's status, reason counts or URL rows do.
+import { closeSync, existsSync, openSync, readFileSync, readSync, unlinkSync } from "node:fs";
+import { open, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
 export interface ListingItem {
@@ -28,9 +30,10 @@ export interface UrlListing {
 
 /** Where a store keeps listings (the embedded one: on disk). */
 export interface UrlListings {
-  /** The listing built for `stamp` (the crawl's state), or null. */
-  open(crawlId: string, stamp: string): UrlListing | null;
-  save(crawlId: string, stamp: string, items: ListingItem[], unlisted: number): UrlListing;
+  /** The listing built for `stamp` (the crawl's state; null: whichever was built last), or null. */
+  open(crawlId: string, stamp: string | null): UrlListing | null;
+  /** Writes a listing (asynchronously, a slice at a time); one save of a crawl at a time. */
+  save(crawlId: string, stamp: string, items: ListingItem[], unlisted: number): Promise<UrlListing>;
 }
 
 const SUFFIXES = [".list", ".list.idx", ".list.codes", ".list.json"];
@@ -98,57 +101,67 @@ export class DiskUrlListings implements UrlListings {
     return join(this.dir, Buffer.from(crawlId, "utf8").toString("base64url"));
   }
 
-  open(crawlId: string, stamp: string): UrlListing | null {
+  open(crawlId: string, stamp: string | null): UrlListing | null {
     const base = this.base(crawlId);
     if (!existsSync(`${base}.list.json`)) return null;
     try {
-      const meta = JSON.parse(readFileSync(`${base}.list.json`, "utf8")) as { stamp: string; size: number; unlisted: number };
-      return meta.stamp === stamp ? new DiskListing(base, meta.size, meta.unlisted) : null;
+      const meta = JSON.parse(readFileSync(`${base}.list.json`, "utf8")) as { stamp: string; size: number; unlisted: number; gen?: number };
+      return stamp === null || meta.stamp === stamp ? new DiskListing(meta.gen ? `${base}.${meta.gen}` : base, meta.size, meta.unlisted) : null;
     } catch {
       return null; // a listing being replaced: built again
     }
   }
 
-  save(crawlId: string, stamp: string, items: ListingItem[], unlisted: number): UrlListing {
-    const base = this.base(crawlId);
-    if (existsSync(`${base}.list.json`)) unlinkSync(`${base}.list.json`); // the old files are no listing from here on
-    const list = openSync(`${base}.list`, "w");
+  async save(crawlId: string, stamp: string, items: ListingItem[], unlisted: number): Promise<UrlListing> {
+    // two generations of files: the one the stamp file names stays whole (and is read) while the other is written
+    const meta = `${this.base(crawlId)}.list.json`;
+    const gen = this.genOf(meta) === 1 ? 0 : 1;
+    const base = gen ? `${this.base(crawlId)}.${gen}` : this.base(crawlId);
+    const list = await open(`${base}.list`, "w");
     const idx = Buffer.allocUnsafe((items.length + 1) * 8);
     const codes = Buffer.allocUnsafe(items.length);
     let pos = 0;
     try {
-      let chunk: string[] = [];
-      const flush = () => {
+      // a slice of lines at a time, each written before the next is made (the event loop is free meanwhile)
+      for (let from = 0; from < items.length; from += 4096) {
+        const chunk: string[] = [];
+        for (let i = from; i < Math.min(from + 4096, items.length); i++) {
+          const item = items[i] as ListingItem;
+          idx.writeDoubleLE(pos, i * 8);
+          codes[i] = item.code;
+          const text = `${item.json}\n`;
+          pos += Buffer.byteLength(text);
+          chunk.push(text);
+        }
         const b = Buffer.from(chunk.join(""), "utf8");
-        for (let done = 0; done < b.length; ) done += writeSync(list, b, done, b.length - done);
-        chunk = [];
-      };
-      items.forEach((item, i) => {
-        idx.writeDoubleLE(pos, i * 8);
-        codes[i] = item.code;
-        const text = `${item.json}\n`;
-        pos += Buffer.byteLength(text);
-        chunk.push(text);
-        if (chunk.length >= 4096) flush();
-      });
-      flush();
+        for (let done = 0; done < b.length; ) done += (await list.write(b, done, b.length - done)).bytesWritten;
+      }
       idx.writeDoubleLE(pos, items.length * 8);
-      if (fstatSync(list).size !== pos) throw new Error(`url listing: ${base}.list was not written whole`);
+      if ((await list.stat()).size !== pos) throw new Error(`url listing: ${base}.list was not written whole`);
     } finally {
-      closeSync(list);
+      await list.close();
     }
-    writeWhole(`${base}.list.idx`, idx);
-    writeWhole(`${base}.list.codes`, codes);
-    writeWhole(`${base}.list.json`, Buffer.from(JSON.stringify({ stamp, size: items.length, unlisted })));
+    await writeWhole(`${base}.list.idx`, idx);
+    await writeWhole(`${base}.list.codes`, codes);
+    await writeWhole(meta, Buffer.from(JSON.stringify({ stamp, size: items.length, unlisted, gen })));
     return new DiskListing(base, items.length, unlisted);
+  }
+
+  /** The generation a stamp file names (0 when none or unreadable). */
+  private genOf(meta: string): number {
+    try {
+      return (JSON.parse(readFileSync(meta, "utf8")) as { gen?: number }).gen ?? 0;
+    } catch {
+      return 0;
+    }
   }
 
   /** Deletes a crawl's listing (it expired). */
   remove(crawlId: string): void {
     const base = this.base(crawlId);
-    for (const suffix of SUFFIXES) {
+    for (const path of [...SUFFIXES.map((x) => base + x), ...SUFFIXES.map((x) => `${base}.1${x}`)]) {
       try {
-        unlinkSync(base + suffix);
+        unlinkSync(path);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
       }
@@ -156,12 +169,7 @@ export class DiskUrlListings implements UrlListings {
   }
 }
 
-function writeWhole(path: string, data: Buffer): void {
-  const fd = openSync(`${path}.tmp`, "w");
-  try {
-    for (let done = 0; done < data.length; ) done += writeSync(fd, data, done, data.length - done);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(`${path}.tmp`, path);
+async function writeWhole(path: string, data: Buffer): Promise<void> {
+  await writeFile(`${path}.tmp`, data);
+  await rename(`${path}.tmp`, path);
 }

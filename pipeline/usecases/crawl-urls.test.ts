@@ -54,7 +54,7 @@ describe("crawl urls", () => {
     const dir = mkdtempSync(join(tmpdir(), "trawl-url-listing-"));
     try {
       const s = await store(dir);
-      expect(s.urlListings?.open(crawl)).toBeNull();
+      expect(s.urlListings?.open(crawl)).toBeNull(); // a small crawl's is built at its first read
       const { entries } = await crawlUrls(s, crawl);
       const queries = [{ skip: 0, limit: 2 }, { skip: 1, limit: 5 }, { skip: 9, limit: 5 }, { state: "fetched", skip: 0, limit: 1 }, { state: "fetched", skip: 1, limit: 1 }, { reason: "out_of_scope", skip: 0, limit: 9 }, { state: "failed", skip: 0, limit: 9 }];
       for (const q of queries) expect(await crawlUrlPage(s, crawl, q)).toEqual({ ...pageUrls(entries, q), unlisted: 2 });
@@ -63,9 +63,49 @@ describe("crawl urls", () => {
       await s.saveUrls([{ crawlId: "c1", urlKey: "s.test/docs/b", url: `${S}/docs/b`, depth: 1, state: URL_STATE.failed, version: 4, reason: "failed", detail: "HTTP 500", from: `${S}/docs/` }]);
       expect(s.urlListings?.open(crawl)).toBeNull();
       expect((await crawlUrlPage(s, crawl, { state: "failed", skip: 0, limit: 9 })).data.map((e) => e.url)).toEqual([`${S}/docs/b`]);
-      // a running crawl is listed from its rows every time
-      expect((await crawlUrlPage(s, { ...crawl, status: "scraping", version: 9 }, { skip: 0, limit: 9 })).total).toBe(4);
-      expect(s.urlListings?.open({ ...crawl, status: "scraping", version: 9 })).toBeNull();
+      // a running crawl pages the latest listing built (its first reader waits for one), a few seconds behind at most
+      const running = { ...crawl, status: "scraping" as const, version: 9 };
+      expect((await crawlUrlPage(s, running, { skip: 0, limit: 9 })).total).toBe(4);
+      await s.saveUrls([{ crawlId: "c1", urlKey: "s.test/docs/c", url: `${S}/docs/c`, depth: 1, state: URL_STATE.queued, version: 5, reason: "queued", from: `${S}/docs/` }]);
+      expect((await crawlUrlPage(s, running, { skip: 0, limit: 9 })).total).toBe(4);
+      // once it ended, exactly
+      expect((await crawlUrlPage(s, crawl, { skip: 0, limit: 9 })).total).toBe(5);
+      await s.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("builds a large crawl's listing when the crawl ends, before any reader, without holding the event loop", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "trawl-url-listing-"));
+    try {
+      const s = await EmbeddedCrawlStore.open(dir, 0);
+      const big = { ...crawl, crawlId: "big", status: "scraping" as const, reasons: { fetched: 30_000 } };
+      await s.saveCrawls([big]);
+      const rows: UrlRow[] = [];
+      for (let i = 0; i < 30_000; i++) {
+        const url = `${S}/docs/${(i * 7919) % 30_000}/a-longer-path-segment-for-size`;
+        rows.push({ crawlId: "big", urlKey: url.slice(8), url, depth: 1 + (i % 3), state: URL_STATE.queued, version: 2, reason: "queued", from: `${S}/docs/` });
+      }
+      // written as the frontier does, a batch at a time
+      for (let i = 0; i < rows.length; i += 500) await s.saveUrls(rows.slice(i, i + 500));
+      const done = rows.map((r) => ({ ...r, url: "", from: undefined, state: URL_STATE.done, version: 3, reason: "fetched" as const }));
+      for (let i = 0; i < done.length; i += 500) await s.saveUrls(done.slice(i, i + 500));
+      const ended = { ...big, status: "completed" as const, version: 4 };
+      expect(s.urlListings?.open(ended)).toBeNull();
+      // timer callbacks that ran while the store built the listing on its own (one task would let in one at most)
+      let ticks = 0;
+      const timer = setInterval(() => ticks++, 1);
+      await s.saveCrawls([ended]);
+      await s.urlListings?.settle();
+      clearInterval(timer);
+      // built by the store, no reader asked
+      expect(s.urlListings?.open(ended)?.size).toBe(30_000);
+      expect(ticks).toBeGreaterThan(5);
+      const { entries } = await crawlUrls(s, ended);
+      for (const q of [{ skip: 0, limit: 100 }, { skip: 29_998, limit: 5 }, { state: "fetched", skip: 12_345, limit: 3 }]) {
+        expect(await crawlUrlPage(s, ended, q)).toEqual({ ...pageUrls(entries, q), unlisted: 0 });
+      }
       await s.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

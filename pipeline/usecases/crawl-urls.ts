@@ -2,50 +2,12 @@
 // one URL's answer, also for a URL the crawl never reached (GET /v2/crawl/:id/urls/explain). Both stores return the
 // same rows (CrawlStore.loadUrls); everything after that is here, once.
 import type { CrawlRecord, CrawlStore, UrlRow } from "../store/crawl-store.ts";
-import { URL_STATE } from "../store/crawl-store.ts";
 import { FROM_SITEMAP, URL_REASONS, type ReasonCounts, type UrlReason } from "../store/url-reason.ts";
+import { byDepthThenUrl, URL_STATES, unlistedFrom, urlEntry, type UrlEntry, type UrlStateName } from "../store/url-entry.ts";
 import { crawlUrlKey } from "../url/normalize-url.ts";
 import { scopeRule } from "../url/scope.ts";
 
-export const URL_STATES = ["queued", "fetched", "failed", "blocked", "skipped"] as const;
-export type UrlStateName = (typeof URL_STATES)[number];
-
-/** One URL as the API and urls.jsonl show it. */
-export interface UrlEntry {
-  url: string;
-  state: UrlStateName;
-  reason: UrlReason;
-  /** the rule, pattern, URL duplicated, or error; null when the reason says it all */
-  detail: string | null;
-  /** the page it was found on, "sitemap", or null for the start URL */
-  discoveredFrom: string | null;
-  depth: number;
-  /** fetch attempts of a failed URL */
-  attempts?: number;
-}
-
-const STATE_NAMES: Record<number, UrlStateName> = { [URL_STATE.queued]: "queued", [URL_STATE.done]: "fetched", [URL_STATE.failed]: "failed", [URL_STATE.blocked]: "blocked", [URL_STATE.skipped]: "skipped" };
-
-/** The reason of a row written before reasons were recorded, from its state alone. */
-const LEGACY_REASON: Record<UrlStateName, UrlReason> = { queued: "queued", fetched: "fetched", failed: "failed", blocked: "robots_blocked", skipped: "out_of_scope" };
-
-/** A stored row as an entry; `crawl` turns what was still queued when a crawl ended into `cancelled`. */
-export function urlEntry(row: UrlRow, crawl: Pick<CrawlRecord, "status">): UrlEntry {
-  let state = STATE_NAMES[row.state] ?? "skipped";
-  let reason = row.reason ?? LEGACY_REASON[state];
-  // a redirect to a page already stored was fetched, but the crawl keeps the other URL
-  if (reason === "duplicate") state = "skipped";
-  if (state === "queued" && crawl.status === "cancelled") reason = "cancelled";
-  return {
-    url: row.url,
-    state,
-    reason,
-    detail: row.detail ? row.detail : null,
-    discoveredFrom: row.from ? row.from : null,
-    depth: row.depth,
-    ...(row.attempts ? { attempts: row.attempts } : {}),
-  };
-}
+export { URL_STATES, urlEntry, type UrlEntry, type UrlStateName };
 
 /**
  * Every URL of a crawl, by depth, then URL (a URL keeps its place when its state changes; while the crawl runs, URLs
@@ -53,7 +15,7 @@ export function urlEntry(row: UrlRow, crawl: Pick<CrawlRecord, "status">): UrlEn
  */
 export async function crawlUrls(store: CrawlStore, crawl: CrawlRecord): Promise<{ entries: UrlEntry[]; unlisted: number }> {
   const rows = await store.loadUrls(crawl.crawlId);
-  rows.sort((a, b) => a.depth - b.depth || (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
+  rows.sort(byDepthThenUrl);
   // a crawled URL past the bound has lost its URL once ClickHouse merged its rows (only the latest one is kept)
   const entries = rows.filter((r) => r.url).map((r) => urlEntry(r, crawl));
   return { entries, unlisted: unlistedCount(crawl.reasons, entries) + rows.length - entries.length };
@@ -73,21 +35,17 @@ export function pageUrls(entries: UrlEntry[], q: { state?: string; reason?: stri
   return { data, total: matching.length, ...(q.skip + q.limit < matching.length ? { nextSkip: q.skip + q.limit } : {}) };
 }
 
-/** An entry's state and reason in one byte (what a listing kept on disk filters on). */
-const codeOf = (e: UrlEntry) => URL_STATES.indexOf(e.state) * 32 + URL_REASONS.indexOf(e.reason);
-
 /**
- * One page of a crawl's URLs (as `pageUrls` of `crawlUrls`), with the skipped URLs not listed. A finished crawl's
- * listing is built once and kept by a store that can (the embedded one, on disk): its pages are then read by position.
+ * One page of a crawl's URLs (as `pageUrls` of `crawlUrls`), with the skipped URLs not listed. A store that keeps
+ * listings (the embedded one, on disk) pages them by position: a finished crawl's built when it ended, a running
+ * crawl's rebuilt in the background every few seconds (embedded-url-listings.ts); otherwise every row is read.
  */
 export async function crawlUrlPage(store: CrawlStore, crawl: CrawlRecord, q: { state?: string; reason?: string; skip: number; limit: number }): Promise<UrlListPage & { unlisted: number }> {
-  const listings = crawl.status === "scraping" ? undefined : store.urlListings;
-  let listing = listings?.open(crawl) ?? null;
-  if (!listing) {
+  if (!store.urlListings) {
     const { entries, unlisted } = await crawlUrls(store, crawl);
-    if (!listings) return { ...pageUrls(entries, q), unlisted };
-    listing = listings.save(crawl, entries.map((e) => ({ json: JSON.stringify(e), code: codeOf(e) })), unlisted);
+    return { ...pageUrls(entries, q), unlisted };
   }
+  const listing = await store.urlListings.listing(crawl);
   const state = q.state === undefined ? -1 : URL_STATES.indexOf(q.state as UrlStateName);
   const reason = q.reason === undefined ? -1 : URL_REASONS.indexOf(q.reason as UrlReason);
   const match = state < 0 && reason < 0 ? undefined : (code: number) => (state < 0 || code >> 5 === state) && (reason < 0 || (code & 31) === reason);
@@ -97,11 +55,7 @@ export async function crawlUrlPage(store: CrawlStore, crawl: CrawlRecord, q: { s
 
 /** Skipped URLs counted but not listed (past CRAWL_URL_LOG_MAX). */
 export function unlistedCount(counts: ReasonCounts | undefined, entries: UrlEntry[]): number {
-  if (!counts) return 0;
-  const byReason = (r: UrlReason) => entries.filter((e) => e.state === "skipped" && e.reason === r).length;
-  let n = 0;
-  for (const r of ["out_of_scope", "excluded", "too_deep", "over_limit", "not_followed"] as const) n += Math.max(0, (counts[r] ?? 0) - byReason(r));
-  return n;
+  return unlistedFrom(counts, (r) => entries.filter((e) => e.state === "skipped" && e.reason === r).length);
 }
 
 export interface Explanation {
