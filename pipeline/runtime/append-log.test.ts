@@ -4,7 +4,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeF
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { AppendLog, FileReader, frame, readLines, unframe } from "./append-log.ts";
+import { AppendLog, DiskPace, FileReader, frame, readLines, unframe } from "./append-log.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "trawl-log-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -128,7 +128,7 @@ describe("AppendLog writes", () => {
 
   it("small batches are written on the calling thread, a batch over the bound through the thread pool, and both read back in order", async () => {
     const path = fresh();
-    const log = new AppendLog(path, { syncWriteMaxBytes: 10_000, syncWriteSlowMs: 60_000 }); // a busy machine's stall is not a slow disk here
+    const log = new AppendLog(path, { syncWriteMaxBytes: 10_000, syncWriteSlowMs: 60_000, pace: new DiskPace() }); // a busy machine's stall is not a slow disk here
     opened.push(log);
     await log.append([rec(0), rec(1)]).written;
     const big = log.append([rec(2, 30_000)]); // one record over the bound
@@ -145,15 +145,36 @@ describe("AppendLog writes", () => {
 
   it("a slow synchronous write sends the log's next writes to the thread pool (the event loop is not held by a slow disk)", async () => {
     const path = fresh();
-    const log = new AppendLog(path, { syncWriteSlowMs: -1 }); // every synchronous write counts as slow
+    const log = new AppendLog(path, { syncWriteSlowMs: -1, pace: new DiskPace() }); // every synchronous write counts as slow
     opened.push(log);
     for (let i = 0; i < 4; i++) await log.append([rec(i)]).written;
     expect(log.writes).toEqual({ sync: 1, pooled: 3 });
     expect(await records(path)).toEqual([0, 1, 2, 3]);
-    const fast = new AppendLog(fresh(), { syncWriteSlowMs: 60_000 });
+    const fast = new AppendLog(fresh(), { syncWriteSlowMs: 60_000, pace: new DiskPace() });
     opened.push(fast);
     for (let i = 0; i < 4; i++) await fast.append([rec(i)]).written;
     expect(fast.writes).toEqual({ sync: 4, pooled: 0 });
+  });
+
+  it("one slow write sends every log of its disk to the thread pool, for longer each time the disk is slow again", async () => {
+    const pace = new DiskPace();
+    const slow = new AppendLog(fresh(), { syncWriteSlowMs: -1, pace });
+    const other = new AppendLog(fresh(), { syncWriteSlowMs: 60_000, pace });
+    opened.push(slow, other);
+    await slow.append([rec(0)]).written;
+    for (let i = 0; i < 3; i++) await other.append([rec(i)]).written;
+    expect(other.writes).toEqual({ sync: 0, pooled: 3 });
+    // logs opened on one device share its pace by default
+    expect(DiskPace.of(tmpdir())).toBe(DiskPace.of(tmpdir()));
+    const t = 1_000_000;
+    const p = new DiskPace();
+    p.wrote(true, t);
+    expect([p.pooled(t + 9_999), p.pooled(t + 10_000)]).toEqual([true, false]);
+    p.wrote(true, t + 10_000); // slow again: twice as long
+    expect([p.pooled(t + 29_999), p.pooled(t + 30_000)]).toEqual([true, false]);
+    p.wrote(false, t + 30_000); // fast again: back to the first backoff
+    p.wrote(true, t + 40_000);
+    expect(p.pooled(t + 50_000)).toBe(false);
   });
 
   it("after a rewrite the handle follows the new file; after close an append opens it again", async () => {

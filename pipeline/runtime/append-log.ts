@@ -92,8 +92,8 @@ export class AppendLog {
   private batch: { parts: Buffer[]; written: Promise<void> } | null = null;
   /** One append-mode file descriptor for the life of the log (reopened after a rewrite replaced the file). */
   private fd: number | null = null;
-  /** Until then (ms since the epoch) writes go through libuv's thread pool: a synchronous one was slow (see `write`). */
-  private asyncUntil = 0;
+  /** Whether the disk's synchronous writes are slow: shared by every log on its device (see `write`). */
+  private readonly pace: DiskPace;
   private readonly syncMaxBytes: number;
   private readonly slowMs: number;
   /** Write calls made on the calling thread and through the thread pool. */
@@ -110,11 +110,12 @@ export class AppendLog {
    * another live process appends to (its tail may be a record being written right now). `syncWriteMaxBytes` and
    * `syncWriteSlowMs` change SYNC_WRITE_MAX_BYTES and SYNC_WRITE_SLOW_MS (tests).
    */
-  constructor(path: string, opts: { repair?: boolean; syncWriteMaxBytes?: number; syncWriteSlowMs?: number } = {}) {
+  constructor(path: string, opts: { repair?: boolean; syncWriteMaxBytes?: number; syncWriteSlowMs?: number; pace?: DiskPace } = {}) {
     this.path = path;
     this.syncMaxBytes = opts.syncWriteMaxBytes ?? SYNC_WRITE_MAX_BYTES;
     this.slowMs = opts.syncWriteSlowMs ?? SYNC_WRITE_SLOW_MS;
     mkdirSync(dirname(path), { recursive: true });
+    this.pace = opts.pace ?? DiskPace.of(dirname(path));
     this.repairedBytes = opts.repair === false ? 0 : repairTail(path);
     this.size = existsSync(path) ? statSync(path).size : 0;
   }
@@ -157,12 +158,12 @@ export class AppendLog {
    * Writes a batch at the end of the file. Batches up to SYNC_WRITE_MAX_BYTES are written on the calling thread: a
    * write to the page cache takes microseconds, while a write through libuv's thread pool costs 40-130 µs of CPU more
    * (two thread hops, a wake-up of the event loop; `bench/README.md`), and an embedded crawl makes thousands. A disk
-   * that makes one take longer than SYNC_WRITE_SLOW_MS (write-back throttling, a slow or network volume) sends this
-   * log's writes to the thread pool for the next SLOW_DISK_BACKOFF_MS, so the event loop is not held by the disk.
+   * that makes one take longer than SYNC_WRITE_SLOW_MS (write-back throttling, a slow or network volume) sends the
+   * writes of every log on that disk to the thread pool (DiskPace), so the event loop is not held by the disk.
    */
   private async write(bytes: Buffer): Promise<void> {
     const fd = (this.fd ??= openSync(this.path, "a"));
-    if (bytes.length > this.syncMaxBytes || Date.now() < this.asyncUntil) {
+    if (bytes.length > this.syncMaxBytes || this.pace.pooled(Date.now())) {
       this.writes.pooled++;
       for (let off = 0; off < bytes.length; ) {
         off += await new Promise<number>((resolve, reject) => writeFd(fd, bytes, off, bytes.length - off, null, (err, n) => (err ? reject(err) : resolve(n))));
@@ -172,7 +173,7 @@ export class AppendLog {
     this.writes.sync++;
     const t0 = performance.now();
     for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, bytes.length - off);
-    if (performance.now() - t0 > this.slowMs) this.asyncUntil = Date.now() + SLOW_DISK_BACKOFF_MS;
+    this.pace.wrote(performance.now() - t0 > this.slowMs, Date.now());
   }
 
   /** Resolves once every queued write is done. */
@@ -268,9 +269,44 @@ export class AppendLog {
 
 /** Appended batches up to this size are written synchronously (larger ones through the thread pool). */
 const SYNC_WRITE_MAX_BYTES = 1024 * 1024;
-/** A synchronous write slower than this sends the log's writes to the thread pool for SLOW_DISK_BACKOFF_MS. */
+/** A synchronous write slower than this sends the disk's writes to the thread pool for a while (DiskPace). */
 const SYNC_WRITE_SLOW_MS = 20;
 const SLOW_DISK_BACKOFF_MS = 10_000;
+const SLOW_DISK_BACKOFF_MAX_MS = 300_000;
+
+/**
+ * Whether a disk's synchronous writes are slow, for every log on it. Each log kept its own state before: under
+ * write-back throttling every log (a bus partition's, a crawl's URL log, the journal...) found it out with a write that
+ * held the event loop, and again every 10 s (stalls of 150-220 ms in a 200,000-page embedded crawl on a loaded
+ * machine). Now one slow write sends every log on the device to the thread pool for
+ * SLOW_DISK_BACKOFF_MS, doubled (up to SLOW_DISK_BACKOFF_MAX_MS) each time the first write after it is slow again.
+ */
+export class DiskPace {
+  private static readonly byDevice = new Map<number, DiskPace>();
+  private asyncUntil = 0;
+  private backoffMs = SLOW_DISK_BACKOFF_MS;
+
+  /** The pace of the device that holds `dir` (one per device, shared). */
+  static of(dir: string): DiskPace {
+    const dev = statSync(dir).dev;
+    let pace = DiskPace.byDevice.get(dev);
+    if (!pace) DiskPace.byDevice.set(dev, (pace = new DiskPace()));
+    return pace;
+  }
+
+  /** Writes go through the thread pool at `now` (ms since the epoch). */
+  pooled(now: number): boolean {
+    return now < this.asyncUntil;
+  }
+
+  /** A synchronous write ended at `now`, slow or not. */
+  wrote(slow: boolean, now: number): void {
+    if (slow) {
+      this.asyncUntil = now + this.backoffMs;
+      this.backoffMs = Math.min(2 * this.backoffMs, SLOW_DISK_BACKOFF_MAX_MS);
+    } else if (now >= this.asyncUntil) this.backoffMs = SLOW_DISK_BACKOFF_MS;
+  }
+}
 
 /** Bytes a rewrite writes at a time. */
 const REWRITE_CHUNK = 1024 * 1024;
