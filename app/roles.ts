@@ -45,6 +45,8 @@ import { EndpointSlots } from "../pipeline/webhook-emit/endpoints.ts";
 import { retryDelay } from "../pipeline/webhook-emit/payload.ts";
 import { WebhookEmitter } from "../pipeline/webhook-emit/emitter.ts";
 import type { Infrastructure } from "./infrastructure.ts";
+import { copyPending } from "../pipeline/store/warc/warc-uploader.ts";
+import { startWarcUpload } from "./warc-upload.ts";
 import { pageFetcher, pageRenderer, webhookAgent } from "./ports.ts";
 import type { Renderer } from "../pipeline/browser/renderer.ts";
 import type { RenderMode } from "../pipeline/browser/needs-render.ts";
@@ -142,7 +144,9 @@ export async function sweepExpired(w: Wiring, now: number): Promise<string[]> {
   // torn tails of files no writer extends any more (a killed fetch-render or render replica), then expired archives
   const cut = await infra.warc.repair(now - 5 * 60_000);
   if (cut.length) w.log.warn({ files: cut }, "web archives: torn tails cut (a kill during a write); their pages are written again");
-  const gone = await infra.warc.deleteExpired(now - w.config.warcRetentionHours * 3_600_000, async (id) => (await infra.store.getCrawl(id))?.status === "scraping");
+  // with WARC_S3_URL, a job's archives are kept until they are copied (nothing is lost while the bucket is unreachable)
+  const keep = async (id: string) => (await infra.store.getCrawl(id))?.status === "scraping" || (w.config.warcS3Url !== "" && (await copyPending(infra.warc, id)));
+  const gone = await infra.warc.deleteExpired(now - w.config.warcRetentionHours * 3_600_000, keep);
   if (gone.length) w.log.info({ jobs: gone.length }, "expired web archives deleted");
   return ids;
 }
@@ -184,6 +188,7 @@ export async function startFrontier(w: Wiring): Promise<void> {
   }, config.retentionSweepMs);
   sweep.unref();
   w.closers.push(async () => clearInterval(sweep));
+  startWarcUpload(w);
 }
 
 export async function startFetchRender(w: Wiring): Promise<void> {

@@ -40,6 +40,21 @@ describe("config", () => {
     expect(() => loadConfig({ SCHEMA_REGISTRY_URL: "ftp://r.test" })).toThrow("SCHEMA_REGISTRY_URL");
     expect(() => loadConfig({ CLICKHOUSE_URL: "" })).toThrow("CLICKHOUSE_URL");
   });
+  it("WARC_S3_URL is s3://<bucket>/<prefix>, else the start stops naming it; the AWS key pair goes together", () => {
+    expect(loadConfig({}).warcS3Url).toBe("");
+    expect(loadConfig({ WARC_S3_URL: "s3://crawl-archive/trawl/warc/" }).warcS3Url).toBe("s3://crawl-archive/trawl/warc");
+    expect(loadConfig({ WARC_S3_URL: "s3://crawl-archive" }).warcS3Url).toBe("s3://crawl-archive");
+    expect(loadConfig({ WARC_S3_URL: " s3://a.b-c/x " }).warcS3Url).toBe("s3://a.b-c/x");
+    for (const bad of ["https://bucket.s3.amazonaws.com/x", "s3://", "s3:///prefix", "s3://Bucket/x", "s3://ab", "s3://b..x/y", "s3://bucket/a//b", "s3://bucket/a/../b", "bucket/prefix"]) {
+      expect(() => loadConfig({ WARC_S3_URL: bad }), bad).toThrow(ConfigError);
+      expect(() => loadConfig({ WARC_S3_URL: bad }), bad).toThrow(/^config: WARC_S3_URL=/);
+    }
+    expect(() => loadConfig({ WARC_S3_ENDPOINT: "s3.test:9000" })).toThrow("WARC_S3_ENDPOINT");
+    expect(() => loadConfig({ WARC_S3_FORCE_PATH_STYLE: "maybe" })).toThrow("WARC_S3_FORCE_PATH_STYLE");
+    expect(() => loadConfig({ AWS_ACCESS_KEY_ID: "AKIA1" })).toThrow(/AWS_SECRET_ACCESS_KEY is not set/);
+    expect(() => loadConfig({ AWS_SECRET_ACCESS_KEY: "s" })).toThrow(/AWS_ACCESS_KEY_ID is not set/);
+    expect(loadConfig({ AWS_ACCESS_KEY_ID: "AKIA1", AWS_SECRET_ACCESS_KEY: "s" }).awsSecretAccessKey).toBe("s");
+  });
   it("reads Firecrawl's names as aliases; conflicting values stop the start naming both", () => {
     expect(loadConfig({ LOGGING_LEVEL: "DEBUG" }).logLevel).toBe("debug");
     expect(loadConfig({ EXPRESS_TRUST_PROXY: "true" }).trustProxy).toBe(true);

@@ -1,7 +1,7 @@
 // One declarative table of every configuration variable, parsed once at start.
 // Nothing below `main` reads process.env; a bad value stops the start with a message naming the variable.
 
-type Kind = "string" | "int" | "bool" | "url" | "urlList" | "enum" | "fraction" | "optionalFraction" | "msList" | "hostMap" | "proxyUrl";
+type Kind = "string" | "int" | "bool" | "url" | "s3Url" | "urlList" | "enum" | "fraction" | "optionalFraction" | "msList" | "hostMap" | "proxyUrl";
 
 interface Var<K extends Kind = Kind> {
   env: string;
@@ -138,6 +138,13 @@ export const configVars = {
   warcDir: v({ env: "WARC_DIR", kind: "string", default: "", description: "Where web archives are written and served from: <dir>/<job id>/*.warc.gz and their CDXJ sidecars. Empty: DATA_DIR/warc. In cluster mode every fetch-render, render, api and frontier replica must see the same directory (a shared volume; the frontier cuts torn tails left by a killed writer).", roles: "fetch-render, render, api, frontier" }),
   warcMaxFileBytes: v({ env: "WARC_MAX_FILE_BYTES", kind: "int", default: "1000000000", min: 4096, max: 100000000000, description: "A WARC file is closed and the next one opened once it would grow past this size (1 GB, as Common Crawl's).", roles: "fetch-render, render" }),
   warcRetentionHours: v({ env: "WARC_RETENTION_HOURS", kind: "int", default: "24", min: 1, max: 876000, description: "How long a job's web archives are served and kept after its last record was written (the 24 h of results by default); the retention sweep deletes them after that. A team that needs them longer copies them out or sets this.", roles: "frontier, api" }),
+  warcIdleCloseMs: v({ env: "WARC_IDLE_CLOSE_MS", kind: "int", default: "30000", min: 1000, max: 240000, description: "A job's WARC file is closed once its writer (a fetch-render or render process) has written no record of the job for this long (and at the process's stop); a closed file is complete, and uploaded when WARC_S3_URL is set. At most 4 minutes: a file untouched for 5 is taken for one a killed writer left (its torn tail is cut).", roles: "fetch-render, render" }),
+  warcS3Url: v({ env: "WARC_S3_URL", kind: "s3Url", default: "", description: "Also copy web archives to an S3-compatible bucket: `s3://<bucket>/<prefix>`. Each closed WARC file goes to `<prefix>/<job id>/<name>`, and the job's merged CDXJ index to `<prefix>/<job id>/index.cdxj` once the job ended and its files are closed; a failed upload is retried with backoff, also after a restart (the local files stay served by the API; retention keeps a job's archives until they are uploaded). Credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, else the AWS SDK's default chain (instance or pod role). Empty: no upload.", roles: "frontier" }),
+  warcS3Endpoint: v({ env: "WARC_S3_ENDPOINT", kind: "url", default: "", description: "Endpoint of a non-AWS S3-compatible server (SeaweedFS, MinIO, Ceph, a cloud's S3 API), e.g. `http://127.0.0.1:18333`. Empty: AWS S3 of WARC_S3_REGION.", roles: "frontier" }),
+  warcS3Region: v({ env: "WARC_S3_REGION", kind: "string", default: "us-east-1", description: "Region of WARC_S3_URL's bucket (signing region; most non-AWS servers accept any).", roles: "frontier" }),
+  warcS3ForcePathStyle: v({ env: "WARC_S3_FORCE_PATH_STYLE", kind: "enum", default: "auto", values: ["auto", "true", "false"], description: "Address the bucket as `<endpoint>/<bucket>/<key>` (true) or `<bucket>.<endpoint>/<key>` (false). auto: path style when WARC_S3_ENDPOINT is set (what most non-AWS servers need), virtual-hosted on AWS.", roles: "frontier" }),
+  awsAccessKeyId: v({ env: "AWS_ACCESS_KEY_ID", kind: "string", default: "", description: "Access key of WARC_S3_URL's bucket (with AWS_SECRET_ACCESS_KEY; both or neither). Empty: the AWS SDK's default credential chain.", roles: "frontier", secret: true }),
+  awsSecretAccessKey: v({ env: "AWS_SECRET_ACCESS_KEY", kind: "string", default: "", description: "Secret of AWS_ACCESS_KEY_ID. Never logged.", roles: "frontier", secret: true }),
   retentionSweepMs: v({ env: "RETENTION_SWEEP_MS", kind: "int", default: "600000", min: 1000, max: 86400000, description: "How often expired results (24 h after a crawl ended) are deleted.", roles: "frontier" }),
   extractProvider: v({ env: "EXTRACT_PROVIDER", kind: "enum", default: "auto", values: ["auto", "rules", "llm"], description: "Provider of the json format, summaries and /v2/extract: auto = llm when OPENAI_BASE_URL/OPENAI_API_KEY/OLLAMA_BASE_URL is set, rules otherwise; rules = no model ever; llm = the model (the start stops when none is configured).", roles: "extract-json, api" }),
   openaiBaseUrl: v({ env: "OPENAI_BASE_URL", kind: "url", default: "", description: "OpenAI-compatible API base (e.g. `http://127.0.0.1:8000/v1`); `/chat/completions` is appended. Empty with OPENAI_API_KEY set: `https://api.openai.com/v1`.", roles: "extract-json, api" }),
@@ -200,6 +207,17 @@ function parseVar(spec: Var, raw: string): string | number | boolean | number[] 
         throw bad("expected a URL");
       }
       return raw.replace(/\/+$/, "");
+    }
+    case "s3Url": {
+      // `s3://bucket/some/prefix/` -> `s3://bucket/some/prefix`; empty: not used
+      const text = raw.trim();
+      if (!text) return "";
+      const m = /^s3:\/\/([^/]+)(\/.*)?$/.exec(text);
+      if (!m) throw bad("expected s3://<bucket>/<prefix>");
+      if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(m[1]!) || m[1]!.includes("..")) throw bad(`${JSON.stringify(m[1])} is not a bucket name (3-63 lowercase letters, digits, dots and hyphens)`);
+      const prefix = (m[2] ?? "").replace(/^\/+|\/+$/g, "");
+      if (prefix && prefix.split("/").some((part) => part === "" || part === "." || part === "..")) throw bad("the prefix has an empty, . or .. segment");
+      return prefix ? `s3://${m[1]}/${prefix}` : `s3://${m[1]}`;
     }
     case "urlList": {
       // `http://a:8123,http://b:8123` -> the same, each checked as a url, without trailing slashes
@@ -268,6 +286,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (config.kafkaReplicationFactor > 0 && config.kafkaMinInsyncReplicas > config.kafkaReplicationFactor) {
     throw new ConfigError(`config: KAFKA_MIN_INSYNC_REPLICAS=${config.kafkaMinInsyncReplicas} is more than KAFKA_REPLICATION_FACTOR=${config.kafkaReplicationFactor} (no produce could ever succeed)`);
+  }
+  if ((config.awsAccessKeyId === "") !== (config.awsSecretAccessKey === "")) {
+    throw new ConfigError(`config: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY go together: ${config.awsAccessKeyId ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID"} is not set`);
   }
   return config;
 }

@@ -11,12 +11,15 @@ import { mergeCdxj } from "./cdxj-index.ts";
 import { conversionRecords, exchangeRecords, type ExchangeContext } from "./exchange-records.ts";
 import type { HttpExchange } from "./http-exchange.ts";
 import { WarcFileWriter } from "./warc-file-writer.ts";
+import { uploaded } from "./warc-markers.ts";
 import { cutTornTails, type CutTail } from "./warc-repair.ts";
 
 export interface WarcFileInfo {
   name: string;
   bytes: number;
   sha256: string;
+  /** where the file was copied (WARC_S3_URL), once it is */
+  s3?: string;
 }
 
 export interface WarcOwner {
@@ -51,6 +54,11 @@ export class WarcArchive {
     this.opts = { now: Date.now, prefix: "TRAWL", software: "Trawl", idleCloseMs: 30_000, ...opts };
     this.hostBase = hostname().replace(/[^A-Za-z0-9-]/g, "-").slice(0, 60);
     this.host = `${this.hostBase}-${process.pid}`;
+  }
+
+  /** The directory of every job's archives. */
+  get root(): string {
+    return this.opts.root;
   }
 
   crawlDir(crawlId: string): string {
@@ -143,7 +151,8 @@ export class WarcArchive {
         sum = { key, sha256: await sha256File(path) };
         this.sums.set(path, sum);
       }
-      out.push({ name, bytes: st.size, sha256: sum.sha256 });
+      const copy = await uploaded(path);
+      out.push({ name, bytes: st.size, sha256: sum.sha256, ...(copy ? { s3: copy.url } : {}) });
     }
     return out;
   }

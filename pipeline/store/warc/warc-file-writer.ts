@@ -5,9 +5,11 @@
 // appends to an older process's file: it opens its own, so a torn tail left by a kill is in a file nobody extends,
 // and an index line is written only after its record's bytes were, so the index points at whole records only. After
 // each append the sidecar also gets `#end <bytes>`: the file's length up to its last whole append, to which a torn
-// tail is cut (warc-repair.ts).
+// tail is cut (warc-repair.ts). A file the writer closed (rolled, idle, or at stop) gets `<name>.closed`
+// (warc-markers.ts): it is complete, and is what the S3 upload copies.
 import { writeSync } from "node:fs";
 import { open, mkdir, type FileHandle } from "node:fs/promises";
+import { markClosed } from "./warc-markers.ts";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { gzip as gzipCallback, gzipSync } from "node:zlib";
@@ -126,10 +128,13 @@ export class WarcFileWriter {
     return this.file;
   }
 
+  /** Closes the current file and marks it closed (`<name>.closed`: complete, never extended again; uploaded to S3 when set). */
   private async roll(): Promise<void> {
     const file = this.file;
     this.file = null;
-    if (file) await Promise.all([file.handle.close(), file.index.close()]);
+    if (!file) return;
+    await Promise.all([file.handle.close(), file.index.close()]);
+    await markClosed(join(this.opts.dir, file.name));
   }
 
   /** Waits for the writes under way and closes the current file. */

@@ -4,9 +4,11 @@
 // line: every index line then points at a whole record, and the records of the interrupted append, whose fetch task
 // was not acknowledged, are written again when the task is delivered again. Only files no writer can extend any more
 // are cut: untouched for longer than a writer keeps a file open (WARC_IDLE_CLOSE_MS), or any file at the start of the
-// embedded mode, where no other process writes.
+// embedded mode, where no other process writes. Such a file is then marked closed (warc-markers.ts), as a file its
+// writer closed.
 import { readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { isClosed, markClosed } from "./warc-markers.ts";
 
 export interface CutTail {
   file: string;
@@ -52,6 +54,8 @@ export async function cutTornTails(root: string, before: number, dead: (name: st
         cut.push({ file, fromBytes: st.size, toBytes: end.bytes });
       }
       if (sidecar.length > end.text.length) await writeFile(sidecarPath, end.text);
+      // no writer extends it any more: complete as it is now (the S3 upload copies it)
+      if (!(await isClosed(file))) await markClosed(file);
     }
   }
   return cut;
