@@ -61,7 +61,7 @@ export interface Infrastructure {
 
 /** The web archives' directory: WARC_DIR (a shared volume in cluster mode), else DATA_DIR/warc. */
 export const warcArchive = (config: Config): WarcArchive =>
-  new WarcArchive({ root: resolve(config.warcDir || join(config.dataDir, "warc")), maxFileBytes: config.warcMaxFileBytes, idleCloseMs: config.warcIdleCloseMs, software: "Trawl (https://github.com/trawl)" });
+  new WarcArchive({ root: resolve(config.warcDir || join(config.dataDir, "warc")), maxFileBytes: config.warcMaxFileBytes, idleCloseMs: config.warcIdleCloseMs, thread: config.warcWriterThread, software: "Trawl (https://github.com/trawl)" });
 
 /** The infrastructure `config.mode` asks for; `client` names this process's Kafka client. */
 export function openInfrastructure(config: Config, log: Logger, clock: Clock, client: string): Promise<Infrastructure> {

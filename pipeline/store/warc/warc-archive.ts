@@ -1,16 +1,18 @@
 // The web archives of every crawl, in one directory (DATA_DIR/warc in embedded mode, WARC_DIR in cluster mode, a
 // shared volume): <root>/<crawlId>/*.warc.gz and their CDXJ sidecars. The writing side keeps one writer per crawl
-// in this process (closed after WARC_IDLE_CLOSE_MS without a record, and at stop); the reading side lists files,
-// hashes them, merges the index, and deletes a crawl's archives with its results.
+// in this process (closed after WARC_IDLE_CLOSE_MS without a record, and at stop), on the WARC writer thread
+// (warc-write-thread.ts: records, digests, gzip and writes off the event loop) unless `thread: false`; the reading
+// side lists files, hashes them, merges the index, and deletes a crawl's archives with its results.
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { mergeCdxj } from "./cdxj-index.ts";
-import { conversionRecords, exchangeRecords, type ExchangeContext } from "./exchange-records.ts";
+import type { ExchangeContext } from "./exchange-records.ts";
 import type { HttpExchange } from "./http-exchange.ts";
-import { WarcFileWriter } from "./warc-file-writer.ts";
+import { WarcWriteThread } from "./warc-write-thread.ts";
+import { WarcWriters, type WarcItem } from "./warc-writers.ts";
 import { uploaded } from "./warc-markers.ts";
 import { cutTornTails, type CutTail } from "./warc-repair.ts";
 
@@ -35,6 +37,8 @@ export interface WarcArchiveOptions {
   software?: string;
   /** a writer with no record for this long is closed (its file complete) */
   idleCloseMs?: number;
+  /** write on the WARC writer thread (default: yes, unless `now` is given: the thread reads the system's clock) */
+  thread?: boolean;
 }
 
 /** Crawl ids are UUIDs; anything else could walk out of the root. */
@@ -42,8 +46,13 @@ const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const SAFE_NAME = /^[A-Za-z0-9._-]{1,255}\.warc\.gz$/;
 
 export class WarcArchive {
-  private readonly opts: Required<WarcArchiveOptions>;
-  private readonly writers = new Map<string, WarcFileWriter>();
+  private readonly opts: Required<Omit<WarcArchiveOptions, "thread">>;
+  /** the writers, on the writer thread or this one */
+  private readonly writers: Pick<WarcWriters, "write" | "closeCrawl" | "close">;
+  /** crawls with a writer open, and when each last wrote */
+  private readonly lastUsed = new Map<string, number>();
+  /** origins whose robots.txt each open writer archived */
+  private readonly robotsWritten = new Map<string, Set<string>>();
   private readonly host: string;
   private readonly hostBase: string;
   private readonly sums = new Map<string, { key: string; sha256: string }>();
@@ -54,6 +63,10 @@ export class WarcArchive {
     this.opts = { now: Date.now, prefix: "TRAWL", software: "Trawl", idleCloseMs: 30_000, ...opts };
     this.hostBase = hostname().replace(/[^A-Za-z0-9-]/g, "-").slice(0, 60);
     this.host = `${this.hostBase}-${process.pid}`;
+    const writers = { root: this.opts.root, maxFileBytes: this.opts.maxFileBytes, prefix: this.opts.prefix, host: this.host, software: this.opts.software };
+    this.writers = (opts.thread ?? opts.now === undefined)
+      ? new WarcWriteThread(writers)
+      : new WarcWriters({ ...writers, now: this.opts.now }, (crawlId) => this.crawlDir(crawlId));
   }
 
   /** The directory of every job's archives. */
@@ -66,14 +79,19 @@ export class WarcArchive {
     return join(this.opts.root, crawlId);
   }
 
-  private writer(crawlId: string): WarcFileWriter {
-    let w = this.writers.get(crawlId);
-    if (!w) {
-      w = new WarcFileWriter({ dir: this.crawlDir(crawlId), crawlId, maxFileBytes: this.opts.maxFileBytes, prefix: this.opts.prefix, host: this.host, software: this.opts.software, now: this.opts.now });
-      this.writers.set(crawlId, w);
-      this.timer ??= setInterval(() => void this.closeIdle(), Math.max(1000, this.opts.idleCloseMs / 2)).unref();
-    }
-    return w;
+  /** Writes the items with the crawl's writer (opened when it has none). */
+  private write(crawlId: string, items: WarcItem[]): Promise<void> {
+    this.crawlDir(crawlId); // a crawl id that is not one throws here, not on the writer thread
+    this.lastUsed.set(crawlId, this.opts.now());
+    this.timer ??= setInterval(() => void this.closeIdle(), Math.max(1000, this.opts.idleCloseMs / 2)).unref();
+    return this.writers.write(crawlId, items);
+  }
+
+  /** Closes the crawl's writer, when it has one. */
+  private async closeWriter(crawlId: string): Promise<void> {
+    if (!this.lastUsed.delete(crawlId)) return;
+    this.robotsWritten.delete(crawlId);
+    await this.writers.closeCrawl(crawlId);
   }
 
   /**
@@ -101,40 +119,34 @@ export class WarcArchive {
   /** Archives the exchanges of one fetched URL (redirect hops first), awaiting the bytes on disk. */
   async archive(exchanges: { exchange: HttpExchange; context: ExchangeContext }[], crawlId: string): Promise<void> {
     if (exchanges.length === 0) return;
-    const w = this.writer(crawlId);
-    const records = exchanges.flatMap(({ exchange, context }) => exchangeRecords(exchange, context, w.earlier));
-    await w.append(records);
+    await this.write(crawlId, exchanges.map(({ exchange, context }) => ({ kind: "exchange" as const, exchange, context })));
   }
 
   /** Archives the rendered DOM of a page (a conversion record). */
   async archiveRendered(crawlId: string, url: string, html: string, depth: number, at = this.opts.now()): Promise<void> {
-    await this.writer(crawlId).append(conversionRecords(url, at, html, { crawlId, depth, role: "page" }));
+    await this.write(crawlId, [{ kind: "rendered", url, html, depth, at }]);
   }
 
   /** Archives a robots.txt exchange once per crawl and origin (per process). */
   async archiveRobots(crawlId: string, origin: string, exchanges: HttpExchange[]): Promise<void> {
-    const w = this.writer(crawlId);
-    if (w.robotsWritten.has(origin)) return;
-    w.robotsWritten.add(origin);
+    const written = this.robotsWritten.get(crawlId) ?? new Set<string>();
+    if (written.has(origin)) return;
+    written.add(origin);
+    this.robotsWritten.set(crawlId, written);
     await this.archive(exchanges.map((exchange) => ({ exchange, context: { crawlId, role: "robots" as const } })), crawlId);
   }
 
   async closeIdle(): Promise<void> {
     const cutoff = this.opts.now() - this.opts.idleCloseMs;
-    for (const [id, w] of this.writers) {
-      if (w.lastUsed < cutoff) {
-        this.writers.delete(id);
-        await w.close();
-      }
-    }
+    for (const [id, lastUsed] of this.lastUsed) if (lastUsed < cutoff) await this.closeWriter(id);
   }
 
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    const all = [...this.writers.values()];
-    this.writers.clear();
-    await Promise.all(all.map((w) => w.close()));
+    this.lastUsed.clear();
+    this.robotsWritten.clear();
+    await this.writers.close();
   }
 
   /** The crawl's WARC files, by name, with their size and SHA-256 (cached while size and mtime stay the same). */
@@ -174,11 +186,7 @@ export class WarcArchive {
 
   /** Removes the crawl's archives (retention). */
   async remove(crawlId: string): Promise<void> {
-    const w = this.writers.get(crawlId);
-    if (w) {
-      this.writers.delete(crawlId);
-      await w.close();
-    }
+    await this.closeWriter(crawlId);
     await rm(this.crawlDir(crawlId), { recursive: true, force: true });
   }
 
@@ -208,7 +216,7 @@ export class WarcArchive {
     const ids = (await readdir(this.opts.root).catch(() => [] as string[])).filter((n) => SAFE_ID.test(n));
     const gone: string[] = [];
     for (const id of ids) {
-      if (this.writers.has(id) || (await this.lastWritten(id)) >= before || (await running(id))) continue;
+      if (this.lastUsed.has(id) || (await this.lastWritten(id)) >= before || (await running(id))) continue;
       await this.remove(id);
       gone.push(id);
     }
