@@ -4,7 +4,8 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeF
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { AppendLog, DiskPace, FileReader, frame, readLines, unframe } from "./append-log.ts";
+import { AppendLog, FileReader, frame, readLines, unframe } from "./append-log.ts";
+import { DiskPace } from "./disk-pace.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "trawl-log-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
