@@ -1,7 +1,7 @@
 // Explaining a crawl: every URL it saw with its state and reason (GET /v2/crawl/:id/urls, the CLI's urls.jsonl), and
 // one URL's answer, also for a URL the crawl never reached (GET /v2/crawl/:id/urls/explain). Both stores return the
 // same rows (CrawlStore.loadUrls); everything after that is here, once.
-import type { CrawlRecord, CrawlStore, UrlRow } from "../store/crawl-store.ts";
+import type { CrawlRecord, CrawlStore } from "../store/crawl-store.ts";
 import { FROM_SITEMAP, URL_REASONS, type ReasonCounts, type UrlReason } from "../store/url-reason.ts";
 import { byDepthThenUrl, URL_STATES, unlistedFrom, urlEntry, type UrlEntry, type UrlStateName } from "../store/url-entry.ts";
 import { crawlUrlKey } from "../url/normalize-url.ts";
