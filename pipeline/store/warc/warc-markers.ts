@@ -4,9 +4,11 @@
 //   it closes the file, or by the repair of a file a killed writer left);
 // - `<name>.warc.gz.s3` (JSON): the file is in the bucket (its URL, size and SHA-256);
 // - `index.cdxj.s3` (JSON): the job's merged index is in the bucket, covering these files;
-// - `<name>.lease` (empty, exclusive): one uploader is copying it; a lease untouched for LEASE_STALE_MS is taken over.
+// - `<name>.lease` (exclusive, `<host> <pid>`): one uploader is copying it; a lease untouched for LEASE_STALE_MS, or
+//   whose process of this machine is gone (a kill), is taken over.
 // A closed file without `.s3` is an upload still to do.
 import { open, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
 
 export const CLOSED = ".closed";
 export const UPLOADED = ".s3";
@@ -48,11 +50,13 @@ export async function markUploaded(path: string, info: Uploaded): Promise<void> 
 }
 
 /** Takes the lease of `path` (null: another live uploader holds it); the lease's release function otherwise. */
-export async function takeLease(path: string, now: number): Promise<{ renew(): Promise<void>; release(): Promise<void> } | null> {
+export async function takeLease(path: string, now = Date.now()): Promise<{ renew(): Promise<void>; release(): Promise<void> } | null> {
   const lease = `${path}.lease`;
   for (let tries = 0; tries < 2; tries++) {
     try {
-      await (await open(lease, "wx")).close();
+      const handle = await open(lease, "wx");
+      await handle.writeFile(`${hostname()} ${process.pid}`);
+      await handle.close();
       return {
         renew: async () => {
           const t = new Date();
@@ -63,9 +67,21 @@ export async function takeLease(path: string, now: number): Promise<{ renew(): P
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
       const st = await stat(lease).catch(() => null);
-      if (st && now - st.mtimeMs < LEASE_STALE_MS) return null;
+      const [host, pid] = (await readFile(lease, "utf8").catch(() => "")).split(" ");
+      const gone = host === hostname() && Number(pid) > 0 && Number(pid) !== process.pid && !alive(Number(pid));
+      if (st && now - st.mtimeMs < LEASE_STALE_MS && !gone) return null;
       await rm(lease, { force: true }); // stale: its uploader is gone
     }
   }
   return null;
+}
+
+/** Whether a process of this machine runs (EPERM: it does, as another user). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
 }

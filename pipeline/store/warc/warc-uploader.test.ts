@@ -4,8 +4,8 @@
 // code, the state survives a new uploader (a restart), and a file written after the index was copied is copied with
 // the index again.
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { pino } from "pino";
@@ -13,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { HttpExchange } from "./http-exchange.ts";
 import type { ObjectStore } from "./s3-object-store.ts";
 import { WarcArchive } from "./warc-archive.ts";
+import { takeLease } from "./warc-markers.ts";
 import { copyPending, WarcUploader } from "./warc-uploader.ts";
 
 const JOB = "0b6f7a4c-1f2e-4c1a-9d7e-2a3b4c5d6e7f";
@@ -133,6 +134,19 @@ describe("WarcUploader", () => {
     expect(again.uploaded.at(-1)).toBe(`p/${JOB}/index.cdxj`);
     expect(await copyPending(archive, JOB)).toBe(false);
     expect([...bucket.objects.keys()].sort()).toEqual([...(await local()).map((n) => `p/${JOB}/${n}`), `p/${JOB}/index.cdxj`].sort());
+  });
+
+  it("a lease is one uploader's: another live one's is respected, a killed process's or a stale one is taken over", async () => {
+    const path = join(root, "x.warc.gz");
+    const mine = await takeLease(path);
+    expect(mine).not.toBeNull();
+    expect(await takeLease(path)).toBeNull();
+    await mine!.release();
+    await writeFile(`${path}.lease`, "other-host 1");
+    expect(await takeLease(path)).toBeNull(); // another machine's replica, renewed lately
+    expect(await takeLease(path, Date.now() + 11 * 60_000)).not.toBeNull(); // not renewed for 10 minutes
+    await writeFile(`${path}.lease`, `${hostname()} 2147483646`);
+    expect(await takeLease(path)).not.toBeNull(); // a process of this machine that is gone
   });
 
   it("a file a killed writer left is copied once the repair has cut it and marked it closed", async () => {

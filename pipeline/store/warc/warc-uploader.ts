@@ -142,7 +142,7 @@ export class WarcUploader {
     const now = this.o.now();
     const state = this.failing.get(key);
     if (state && now < state.nextAt) return false;
-    const lease = await takeLease(path, now);
+    const lease = await takeLease(path);
     if (!lease) return false; // another uploader copies it
     const renew = setInterval(() => void lease.renew(), LEASE_RENEW_MS);
     try {
