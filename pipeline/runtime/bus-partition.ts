@@ -103,8 +103,8 @@ export class Partition {
 
   /** Drops the records below `offset`; returns whether any was dropped. */
   dropBelow(offset: number): boolean {
+    if (offset <= this.base) return false;
     const n = Math.min(offset - this.base, this.count);
-    if (n <= 0) return false;
     for (let i = this.head; i < this.head + n; i++) {
       const e = this.mem[i];
       if (e === undefined) this.bytes -= this.len[i] as number;
@@ -116,7 +116,8 @@ export class Partition {
     }
     this.head += n;
     this.count -= n;
-    this.base += n;
+    // committed past the end (offsets saved after the log was emptied): the next record takes that offset, as before
+    this.base = this.count === 0 ? offset : this.base + n;
     if (this.count === 0 || (this.head > 4096 && this.head >= this.count)) this.pack();
     return true;
   }

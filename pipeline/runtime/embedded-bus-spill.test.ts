@@ -1,6 +1,6 @@
 // The embedded bus with a data directory keeps only EMBEDDED_BUS_MEMORY_BYTES of values in memory: the records past
 // it stay in their partition's log and consumers read them back, with every semantic the processors rely on.
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runInNewContext } from "node:vm";
@@ -186,14 +186,22 @@ describe("an embedded bus over its memory budget", () => {
     await run1b.stop();
     await bus1.close();
 
-    // an empty log after a restart: new records take the offsets after the committed ones, and are delivered
+    // an empty log after a restart: new records take the offsets after the committed ones, and are delivered, also
+    // to a group whose saved offset is behind them (a group of an older version)
+    const offsetsFile = join(dir, "bus", "offsets.json");
+    const saved = JSON.parse(readFileSync(offsetsFile, "utf8")) as Record<string, Record<string, number[]>>;
+    writeFileSync(offsetsFile, JSON.stringify({ ...saved, stale: { "frontier.inbox": [5] } }));
     const bus2 = await open();
     const b = recorder();
+    const stale = recorder("stale");
     const run2 = bus2.consume(b.p, log);
+    const run3 = bus2.consume(stale.p, log);
     await produceMany(bus2, 300, "c");
-    await until(() => b.seen.length === 300);
+    await until(() => b.seen.length === 300 && stale.seen.length === 300);
     inOrder(b.seen, 300, "c");
+    inOrder(stale.seen, 300, "c");
     await run2.stop();
+    await run3.stop();
     await bus2.close();
   });
 

@@ -311,7 +311,8 @@ export class EmbeddedBus implements Bus, QueueStats {
     const loop = async (p: number) => {
       const part = ps[p] as Partition;
       while (!stopping.signal.aborted) {
-        const from = position[p] ?? 0;
+        // a group behind the oldest record kept (an emptied log went on from the offsets of the groups ahead) starts there
+        const from = Math.max(position[p] ?? 0, part.base);
         if (from >= part.durableEnd) {
           await nextWake(part.waiters, stopping.signal);
           continue;
