@@ -55,8 +55,11 @@ export interface LaneHandler {
    * its first messages were taken (fewer only when stopping or after `reset`): the fetch position moves that far.
    */
   accept(partition: number, messages: RawMessage[]): Promise<number>;
-  /** A rebalance: every partition starts over from its committed offset; work in flight finishes but commits nothing. */
-  reset(): void;
+  /**
+   * A rebalance: the partitions given (every partition without an argument) start over from their committed offset;
+   * their work in flight finishes but commits nothing. The others' lanes go on as they were.
+   */
+  reset(partitions?: Iterable<number>): void;
   /** At a stop (after the loops stopped fetching): waits for the messages in flight; the waiting ones are not done. */
   drain(): Promise<void>;
 }
@@ -159,10 +162,18 @@ export function laneHandler<T, B>(processor: Processor<T, B>, bus: Bus, log: Log
       }
       return taken;
     },
-    reset() {
-      const old = windows;
-      windows = new Map();
-      for (const w of old.values()) w.wake();
+    reset(partitions) {
+      if (!partitions) {
+        const old = windows;
+        windows = new Map();
+        for (const w of old.values()) w.wake();
+        return;
+      }
+      for (const p of partitions) {
+        const w = windows.get(p);
+        windows.delete(p);
+        w?.wake();
+      }
     },
     async drain() {
       wakeAll();

@@ -103,12 +103,12 @@ export async function startRunner<T, B>(
       m.leases.delete(p);
       m.positions.delete(p);
     }
-    // keyed mode: every partition starts over from its committed offset under a new lease (a batch that waited for room took messages the reset lanes never run: it moves no position)
-    for (const p of lanes ? assigned : added) m.leases.set(p, {});
-    if (lanes) {
-      lanes.reset();
-      m.positions.clear();
-    }
+    // keyed mode: a revoked partition's lanes are dropped (its batch waiting for room took messages they never run: its
+    // lease is gone, so it moves no position); a partition kept through an incremental rebalance (the consumer
+    // protocol) keeps its lanes, its lease and its position, so the work done past its committed offset is not done
+    // again (a reset of every partition made a replica joining fetch hundreds of pages twice: bench/replica-churn.ts)
+    lanes?.reset(revoked);
+    for (const p of added) m.leases.set(p, {});
     const partitions = [...assigned].sort((a, b) => a - b);
     log.info({ partitions }, "partitions assigned");
     processor.onPartitionsAssigned?.(partitions);
