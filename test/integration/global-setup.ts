@@ -1,11 +1,12 @@
-// Starts the real local infrastructure (Kafka in KRaft mode, ClickHouse, the Schema Registry) through the project's scripts,
+// Starts the real local infrastructure (Kafka in KRaft mode, ClickHouse, the Schema Registry, SeaweedFS's S3 API for
+// WARC_S3_URL: s3-server.ts) through the project's scripts,
 // removes what earlier runs left in it (leftovers.ts), and at the end stops only what it started.
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { removeLeftovers } from "./leftovers.ts";
 
 const script = join(import.meta.dirname, "..", "..", "scripts", "infra.sh");
-const services = ["kafka", "clickhouse", "registry"] as const;
+const services = ["kafka", "clickhouse", "registry", "seaweedfs"] as const;
 
 function running(service: string): boolean {
   const out = execFileSync("bash", [script, "status", service], { encoding: "utf8" });

@@ -39,11 +39,12 @@ const SHARED = {
   kafka: { TRAWL_KAFKA_PORT: (process.env.KAFKA_BROKERS ?? "127.0.0.1:19092").split(",")[0]!.split(":")[1]! },
   clickhouse: { TRAWL_CLICKHOUSE_HTTP_PORT: new URL(process.env.CLICKHOUSE_URL ?? "http://127.0.0.1:18123").port },
   registry: { TRAWL_REGISTRY_PORT: process.env.TRAWL_REGISTRY_PORT ?? "18181" },
+  seaweedfs: { TRAWL_S3_PORT: process.env.TRAWL_S3_PORT ?? "18333" },
 };
-const PORT_VAR = { kafka: "TRAWL_KAFKA_PORT", clickhouse: "TRAWL_CLICKHOUSE_HTTP_PORT", registry: "TRAWL_REGISTRY_PORT" } as const;
+const PORT_VAR = { kafka: "TRAWL_KAFKA_PORT", clickhouse: "TRAWL_CLICKHOUSE_HTTP_PORT", registry: "TRAWL_REGISTRY_PORT", seaweedfs: "TRAWL_S3_PORT" } as const;
 
 describe("infra scripts on a busy port", () => {
-  for (const service of ["kafka", "clickhouse", "registry"] as const) {
+  for (const service of ["kafka", "clickhouse", "registry", "seaweedfs"] as const) {
     it(`${service}: refuses a web server on its port, naming ${PORT_VAR[service]}`, async () => {
       const r = await script(service, "up", { [PORT_VAR[service]]: String(strangerPort) });
       expect(r.code, r.output).not.toBe(0);
