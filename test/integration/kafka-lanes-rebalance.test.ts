@@ -3,45 +3,23 @@
 // Every message of both partitions must still be handled once the held ones are released: the moved partition's from
 // its committed offset by its new owner, the kept one's by its lanes, including the batch that waited for room (the
 // fetch position must not move past messages no lane ran: they would be neither handled nor delivered again).
-import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { loadConfig, type Config } from "../../pipeline/runtime/config.ts";
-import { createKafka, ensureTopics, KafkaBus, type KafkaClients } from "../../pipeline/runtime/kafka-bus.ts";
-import { committedOffsets } from "../../pipeline/runtime/kafka-admin.ts";
 import { javaPartition } from "../../pipeline/runtime/java-partitioner.ts";
-import { createLogger } from "../../pipeline/runtime/logger.ts";
-import { startRunner, type RunnerHandle } from "../../pipeline/runtime/runner.ts";
-import { heldLanes, until } from "./held-lanes.ts";
+import { heldLanes, lanesKafka, until, type LanesKafka } from "./held-lanes.ts";
 
-const tag = `t${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
-const log = createLogger("error");
-let config: Config;
-let kafka: KafkaClients;
-let bus: KafkaBus;
-const runners: RunnerHandle[] = [];
-const { handled, held, hold, processor } = heldLanes();
+const lanes = heldLanes();
+const { handled, held, hold, processor } = lanes;
 // two lanes' worth of room per partition: the first message holds its lane, the second waits behind it, the third
 // waits for room
 const keyed = (group: string) => processor(group, 2);
-const committed = async () => {
-  const admin = kafka.admin();
-  try {
-    return [...(await committedOffsets(admin, `${tag}.lanes`, `${tag}.team.admission`, [0, 1])).values()].map(Number);
-  } finally {
-    await admin.close();
-  }
-};
+let k: LanesKafka;
+const committed = () => k.committed("lanes", [0, 1]);
 
 beforeAll(async () => {
-  config = loadConfig({ ...process.env, KAFKA_COMMIT_INTERVAL_MS: "0", KAFKA_GROUP_PROTOCOL: "consumer" }, { topicPrefix: `${tag}.`, groupPrefix: `${tag}.`, topicPartitions: 2 });
-  kafka = createKafka(config, "lanes-rebalance-test", log);
-  await ensureTopics(kafka, config, log);
-  bus = new KafkaBus(kafka, config.topicPrefix);
+  k = await lanesKafka("consumer", 2, "lanes-rebalance-test");
 });
 afterAll(async () => {
-  for (const release of held.values()) release();
-  await Promise.all(runners.map((r) => r.stop()));
-  await bus?.close();
+  await k?.close(lanes);
 });
 
 it("a partition kept through a rebalance loses none of the messages its reset lanes had queued", async () => {
@@ -49,17 +27,17 @@ it("a partition kept through a rebalance loses none of the messages its reset la
   const key0 = keys.find((k) => javaPartition(k, 2) === 0) as string;
   const key1 = keys.find((k) => javaPartition(k, 2) === 1) as string;
   const ids: Record<string, string[]> = { [key0]: ["a1", "a2", "a3"], [key1]: ["c1", "c2", "c3"] };
-  runners.push(await startRunner({ kafka, bus, config, log }, keyed("lanes")));
+  await k.start(keyed("lanes"));
   hold.add("a1");
   hold.add("c1");
-  await bus.produce(Object.entries(ids).flatMap(([key, list]) => list.map((crawlId) => ({ topic: "team.admission", key, value: { type: "JobQueued" as const, teamId: "team-1", crawlId, at: Date.now() } }))));
+  await k.bus.produce(Object.entries(ids).flatMap(([key, list]) => list.map((crawlId) => ({ topic: "team.admission", key, value: { type: "JobQueued" as const, teamId: "team-1", crawlId, at: Date.now() } }))));
   await until("both held messages running", () => held.has("a1") && held.has("c1"));
   await new Promise((r) => setTimeout(r, 300));
   expect(handled).toEqual([]);
 
   // a second member joins: one partition moves to it, the other stays with the first member and keeps its lanes
   hold.clear();
-  runners.push(await startRunner({ kafka, bus, config, log }, keyed("lanes")));
+  await k.start(keyed("lanes"));
   // the held messages finish (the moved partition's commits nothing); the kept partition's lanes go on behind them
   await new Promise((r) => setTimeout(r, 2000));
   for (const release of held.values()) release();

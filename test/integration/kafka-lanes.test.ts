@@ -1,51 +1,28 @@
 // Keyed mode (runtime/lanes.ts) on a real broker: a held lane holds only itself, the committed offset waits for the
 // oldest message not done, and a rebalance while a message is held loses nothing (what was not committed is delivered
 // again to the partition's new owner).
-import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig, type Config } from "../../pipeline/runtime/config.ts";
-import { createKafka, ensureTopics, KafkaBus, type KafkaClients } from "../../pipeline/runtime/kafka-bus.ts";
-import { committedOffsets } from "../../pipeline/runtime/kafka-admin.ts";
-import { createLogger } from "../../pipeline/runtime/logger.ts";
-import { startRunner, type RunnerHandle } from "../../pipeline/runtime/runner.ts";
-import { heldLanes, until } from "./held-lanes.ts";
+import { heldLanes, lanesKafka, until, type LanesKafka } from "./held-lanes.ts";
 
 // the classic protocol takes the partition away from the first member when the second joins (eager rebalance); the
 // consumer protocol (KIP-848) leaves it where it is, and nothing of it stops
 describe.each(["classic", "consumer"] as const)("keyed mode on Kafka (%s group protocol)", (protocol) => {
-  const tag = `t${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
-  const log = createLogger("error");
-  let config: Config;
-  let kafka: KafkaClients;
-  let bus: KafkaBus;
-  const runners: RunnerHandle[] = [];
-  const { handled, held, hold, processor } = heldLanes();
+  const lanes = heldLanes();
+  const { handled, held, hold, processor } = lanes;
   const keyed = (group: string) => processor(group, 100);
-  const send = (ids: string[]) => bus.produce(ids.map((crawlId) => ({ topic: "team.admission", key: "team-1", value: { type: "JobQueued", teamId: "team-1", crawlId, at: Date.now() } })));
-  const committed = async (group: string) => {
-    const admin = kafka.admin();
-    try {
-      const offsets = await committedOffsets(admin, `${tag}.${group}`, `${tag}.team.admission`, [0]);
-      return Math.max(...[...offsets.values()].map(Number));
-    } finally {
-      await admin.close();
-    }
-  };
+  let k: LanesKafka;
+  const send = (ids: string[]) => k.bus.produce(ids.map((crawlId) => ({ topic: "team.admission", key: "team-1", value: { type: "JobQueued", teamId: "team-1", crawlId, at: Date.now() } })));
+  const committed = async (group: string) => (await k.committed(group, [0]))[0] as number;
 
   beforeAll(async () => {
-    config = loadConfig({ ...process.env, KAFKA_COMMIT_INTERVAL_MS: "0", KAFKA_GROUP_PROTOCOL: protocol }, { topicPrefix: `${tag}.`, groupPrefix: `${tag}.`, topicPartitions: 1 });
-    kafka = createKafka(config, "lanes-test", log);
-    await ensureTopics(kafka, config, log);
-    bus = new KafkaBus(kafka, config.topicPrefix);
+    k = await lanesKafka(protocol, 1, "lanes-test");
   });
   afterAll(async () => {
-    for (const release of held.values()) release();
-    await Promise.all(runners.map((r) => r.stop()));
-    await bus?.close();
+    await k?.close(lanes);
   });
 
   it("a held message holds only its lane; the offset waits for it; a rebalance meanwhile loses nothing", async () => {
-    runners.push(await startRunner({ kafka, bus, config, log }, keyed("lanes")));
+    await k.start(keyed("lanes"));
     hold.add("a1");
     await send(["a1", "b1", "b2", "a2", "c1"]);
     await until("the other lanes", () => ["b1", "b2", "c1"].every((id) => handled.includes(id)));
@@ -57,7 +34,7 @@ describe.each(["classic", "consumer"] as const)("keyed mode on Kafka (%s group p
     // held a1 of the first generation finishes but commits nothing. Consumer protocol: the partition stays with the
     // first member, whose lanes go on
     hold.clear();
-    runners.push(await startRunner({ kafka, bus, config, log }, keyed("lanes")));
+    await k.start(keyed("lanes"));
     if (protocol === "classic") {
       // the rebalance happened: b1, done but not committed, is delivered again
       await until("the redelivery after the rebalance", () => handled.filter((id) => id === "b1").length >= 2, 30_000);
