@@ -52,7 +52,8 @@ export async function crawlCommand(argv: string[], env: Record<string, string | 
   let url: string;
   const options: CrawlOptions = { limit: 10000, crawlEntireDomain: Boolean(values["entire-domain"]), allowSubdomains: Boolean(values.subdomains), formats: ["markdown"], onlyMainContent: !values["all-content"] };
   try {
-    config = loadConfig(env, { mode: "embedded", dataDir, embeddedPartitions: 4, ...(values.warc !== undefined ? { warcDir: resolve(values.warc) } : {}) });
+    // no copy to a bucket (WARC_S3_URL): the command ends with its crawl, before a copy could be made
+    config = loadConfig(env, { mode: "embedded", dataDir, embeddedPartitions: 4, warcS3Url: "", ...(values.warc !== undefined ? { warcDir: resolve(values.warc) } : {}) });
     if (values.warc !== undefined) options.warc = true;
     url = checkStartUrl(args.url, config.allowPrivateCrawlTargets);
     if (values.limit !== undefined) {
