@@ -105,10 +105,16 @@ export class WarcWriteThread {
   }
 
   private post(msg: WireMessage, jobs: Job[], transfer: ArrayBuffer[] = []): void {
-    const worker = this.worker ?? this.spawn();
-    this.sent.set(msg.id, jobs);
-    worker.ref();
-    worker.postMessage(msg, transfer);
+    try {
+      const worker = this.worker ?? this.spawn();
+      this.sent.set(msg.id, jobs);
+      worker.ref();
+      worker.postMessage(msg, transfer);
+    } catch (err) {
+      // not started, or a value that cannot be cloned: these writes fail (their tasks are retried), nothing else
+      this.sent.delete(msg.id);
+      for (const job of jobs) job.reject(err instanceof Error ? err : new Error(String(err)));
+    }
   }
 
   private spawn(): Worker {
