@@ -9,7 +9,8 @@
 // once by the site. Printed: the checks, the site's repeated fetches, and every warning or error line of every process
 // by message (a disagreement on topics, keys, formats, groups or offsets shows there: a dead letter, a schema failure).
 // usage: node bench/rolling-upgrade.ts <old checkout>   env: ROLLING_PAGES (3000), ROLLING_HOSTS (30),
-//        ROLLING_ORDER (api,frontier,fetch-render,convert,sink: the order of the roles replaced), ROLLING_DELAY_MS (100)
+//        ROLLING_ORDER (api,frontier,fetch-render,convert,sink: the order of the roles replaced), ROLLING_DELAY_MS (100),
+//        ROLLING_NEW_ENV ("A=1,B=2": settings of the new release's processes only, e.g. KAFKA_GROUP_PROTOCOL=classic)
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -41,12 +42,18 @@ const mark = (what: string) => console.error(`[rolling-upgrade] ${((Date.now() -
 // the site: every page request counted; past 60 % of the pages and until the upgrade is over, each page is answered
 // 2 s late (not held: a replica stopped meanwhile finishes its fetches in flight), so the crawl outlasts the upgrade
 const served = new Map<string, number>();
+const others = new Map<string, number>();
 let upgraded = false;
 const site = await startManyHostSite(PAGES, HOSTS, {
   delayMs: DELAY_MS,
   onRequest: (host, path) => {
     if (!path.startsWith("/site/")) return;
     const key = `h${host}${path}`;
+    const page = /^\/site\/p(\d+)\.html$/.exec(path);
+    if (host < 0 || !page || Number(page[1]) >= PAGES / HOSTS) {
+      others.set(key, (others.get(key) ?? 0) + 1); // not one of the site's pages: a 404
+      return;
+    }
     served.set(key, (served.get(key) ?? 0) + 1);
     if (!upgraded && served.size > PAGES * 0.6) return new Promise((r) => setTimeout(r, 2000));
   },
@@ -72,8 +79,12 @@ const common = {
   MAX_CPU: "1",
   MAX_RAM: "1",
 };
-const old = new RoleProcesses(common, logDir, join(oldCheckout, "bin", "trawl.js"));
-const now = new RoleProcesses(common, logDir);
+// (a directory each: the two name their log files alike)
+for (const d of ["old", "new"]) mkdirSync(join(logDir, d));
+const old = new RoleProcesses(common, join(logDir, "old"), join(oldCheckout, "bin", "trawl.js"));
+// ROLLING_NEW_ENV="A=1,B=2": settings of the new release's processes only (e.g. KAFKA_GROUP_PROTOCOL=classic)
+const newEnv = Object.fromEntries((env.ROLLING_NEW_ENV ?? "").split(",").filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]));
+const now = new RoleProcesses({ ...common, ...newEnv }, join(logDir, "new"));
 const ch = new ClickHouseClient({ url: shared.clickhouseUrl, user: shared.clickhouseUser, password: shared.clickhousePassword, database, caFile: shared.clickhouseCaFile });
 const logs = () => `${old.logs()}\n${now.logs()}`;
 const read = (p: RoleProcess) => (existsSync(p.log) ? readFileSync(p.log, "utf8") : "");
@@ -151,10 +162,13 @@ try {
   };
   ok = Object.values(checks).every(Boolean);
   report = {
-    oldCheckout, pages: PAGES, hosts: HOSTS, order: ORDER, tag,
+    oldCheckout, pages: PAGES, hosts: HOSTS, order: ORDER, tag, newEnv,
+    // the group protocol each new process's consumers joined with
+    newProtocols: [...new Set(now.all.flatMap((p) => [...read(p).matchAll(/"protocol":"(\w+)","msg":"consumer running"/g)].map((m) => `${p.name}: ${m[1]}`)))],
     status: { status: status.status, completed: status.completed, total: status.total, creditsUsed: status.creditsUsed },
     documents: rows[0],
     siteDistinctPages: served.size,
+    otherPathsRequested: Object.fromEntries([...others].slice(0, 20)),
     pagesFetchedTwice: repeated.length,
     examplesFetchedTwice: repeated.slice(0, 10).map(([k, n]) => `${k} x${n}`),
     steps,
