@@ -211,8 +211,14 @@ async function churn(protocol: "consumer" | "classic"): Promise<Record<string, u
   }
 }
 
-function table(r: Record<string, any>): string {
-  const rows = (r.events as Record<string, any>[]).map((e) =>
+interface ChurnEvent {
+  event: string; atS: number; aroundFromS: number; pagesPerSecondAround: number[]; longestBelowHalfMedianS: number; longestWithoutStoredPageS: number;
+  fetchedPerSecondAround: number[]; fetchLongestBelowHalfMedianS: number; partitionGapsS: number[]; partitionsPaused: number; partitionsTheEventMustMove: number; pagesAskedAgainAfter: number;
+}
+
+function table(result: Record<string, unknown>): string {
+  const r = result as { protocol: string; joined: string[]; events: ChurnEvent[]; medianPagesPerSecondBeforeEvents: number; medianFetchedPerSecondBeforeEvents: number; partitionGapsBeforeEventsS: number[]; storedAtEnd: number; pagesFetchedTwice: number; pageRequestsRepeated: number; otherPathsRepeated: Record<string, number>; loadAverageAtStart: string; loadAverageAtEnd: string };
+  const rows = r.events.map((e) =>
     `| ${r.protocol} | ${e.event} (+${e.atS} s) | ${e.aroundFromS}..: ${e.pagesPerSecondAround.join(" ")} | ${e.longestBelowHalfMedianS} s | ${e.longestWithoutStoredPageS} s | ${e.fetchedPerSecondAround.join(" ")} | ${e.fetchLongestBelowHalfMedianS} s | ${e.partitionGapsS.join(" / ")} | ${e.partitionsPaused} (must move ${e.partitionsTheEventMustMove}) | ${e.pagesAskedAgainAfter} |`);
   return [
     `${r.protocol} (${r.joined.join(", ")}): median ${r.medianPagesPerSecondBeforeEvents} stored and ${r.medianFetchedPerSecondBeforeEvents} fetched pages/s in the 10 s before the first event, partitions' longest gaps then ${r.partitionGapsBeforeEventsS.join(" / ")} s; ` +

@@ -99,7 +99,7 @@ try {
   const res = await postJson(`${api}/v2/crawl`, { url: site.start, limit: PAGES, crawlEntireDomain: true, allowSubdomains: true });
   if (res.status !== 200) throw new Error(`POST /v2/crawl -> ${res.status} ${JSON.stringify(res.body)}`);
   const id = res.body.id as string;
-  let last: any;
+  let last: { status?: string; completed?: number; total?: number; creditsUsed?: number } | undefined;
   const completed = async () => {
     last = (await crawlStatus(api, id)) ?? last;
     return Number(last?.completed ?? 0);
@@ -128,9 +128,9 @@ try {
     await completed();
     return !!last && last.status !== "scraping";
   }, logs);
-  mark(`the crawl ended: ${last.status}`);
+  const status = last ?? {};
+  mark(`the crawl ended: ${status.status}`);
 
-  const status = last;
   const rows = await ch.query<{ rows: number; keys: number; seqs: number }>(
     sql`SELECT count() AS rows, uniqExact(url_key) AS keys, uniqExact(seq) AS seqs FROM ${raw(ch.table("documents"))} WHERE crawl_id = ${id}`,
   );
