@@ -180,7 +180,7 @@ try {
     logDir,
   };
 } catch (err) {
-  report = { ...report, failed: String(err).slice(0, 4000), logDir };
+  report = { ...report, newEnv, failed: String(err).slice(0, 4000), logDir };
 } finally {
   await old.stopAll();
   await now.stopAll();
