@@ -51,6 +51,11 @@ JSON
 }
 
 up() {
+  # one `up` at a time per TRAWL_INFRA_DIR: two test runs starting together (their global setups) would otherwise both
+  # start a server, the second crash on the busy ports and its pid overwrite the first's
+  mkdir -p "$SDIR"
+  exec 8>>"$SDIR/up.lock"
+  flock 8
   if pid_alive "$PIDFILE"; then log "seaweedfs: already running on $HOST:$PORT"; return 0; fi
   if port_busy "$HOST" "$PORT"; then adopt_or_refuse seaweedfs "$HOST:$PORT" TRAWL_S3_PORT s3_ready; return; fi
   local p
@@ -67,7 +72,7 @@ up() {
   # small volumes (the tests' archives are kilobytes to megabytes), on loopback only
   nohup "$WEED" -logdir="$SDIR/logs" server -ip="$HOST" -ip.bind="$HOST" -dir="$SDIR/data" \
     -master.port="$MASTER_PORT" -master.volumeSizeLimitMB=64 -volume.port="$VOLUME_PORT" -volume.max=100 \
-    -filer.port="$FILER_PORT" -s3 -s3.port="$PORT" -s3.config="$SDIR/s3.json" >"$SDIR/logs/stdout.log" 2>&1 &
+    -filer.port="$FILER_PORT" -s3 -s3.port="$PORT" -s3.config="$SDIR/s3.json" >"$SDIR/logs/stdout.log" 2>&1 8>&- &
   echo $! >"$PIDFILE"
   wait_ready seaweedfs "$PIDFILE" s3_ready "$SDIR/logs/stdout.log" || return 1
   log "seaweedfs: started in $((SECONDS - started)) s (S3 API ready to store an object)"
