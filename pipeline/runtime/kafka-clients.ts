@@ -60,6 +60,16 @@ export function createKafka(config: Config, role: string, log: Logger, retries =
 /** ConsumerGroupHeartbeat (KIP-848): v1 came with Kafka 4.0, where the consumer protocol is generally available. */
 const CONSUMER_GROUP_HEARTBEAT = 68;
 
+/**
+ * The assignors a classic-protocol member offers: the client's round robin under its own name, and the same under the
+ * name kafkajs gave it (Trawl's releases before @platformatic/kafka). A classic group needs one assignor name common to
+ * every member, so without the second a rolling upgrade from such a release is refused (INCONSISTENT_GROUP_PROTOCOL)
+ * while an old member is in the group; each member votes for the first name it offers that every member offers, so a
+ * group of new members only uses `roundrobin`. Both encode the standard consumer protocol subscription and assignment, which either
+ * client's leader reads.
+ */
+export const CLASSIC_ASSIGNORS = [{ name: "roundrobin", version: 1 }, { name: "RoundRobinAssigner", version: 1 }];
+
 const protocols = new WeakMap<KafkaClients, Promise<"classic" | "consumer">>();
 
 /**

@@ -17,7 +17,7 @@ import { backoffMs, sleep } from "./retry.ts";
 import { OffsetCommits } from "./offset-commits.ts";
 import { CommitFailures } from "./commit-failures.ts";
 import { StartDeadline } from "./start-wait.ts";
-import { groupProtocol, type KafkaClients } from "./kafka-clients.ts";
+import { CLASSIC_ASSIGNORS, groupProtocol, type KafkaClients } from "./kafka-clients.ts";
 import { kafkaSecurityFailure } from "./kafka-security.ts";
 import { hasApiId } from "./kafka-admin.ts";
 import { Waker } from "./waker.ts";
@@ -280,7 +280,7 @@ export async function startRunner<T, B>(
     const protocol = await groupProtocol(kafka, config.kafkaGroupProtocol);
     const groupOptions = protocol === "consumer"
       ? { groupProtocol: "consumer" as const, rebalanceTimeout: REBALANCE_TIMEOUT_MS }
-      : { sessionTimeout: config.kafkaSessionTimeoutMs, heartbeatInterval: heartbeatMs, rebalanceTimeout: Math.max(config.kafkaSessionTimeoutMs, 30_000) };
+      : { sessionTimeout: config.kafkaSessionTimeoutMs, heartbeatInterval: heartbeatMs, rebalanceTimeout: Math.max(config.kafkaSessionTimeoutMs, 30_000), protocols: CLASSIC_ASSIGNORS };
     const consumer = kafka.consumer({ groupId: group, autocommit: false, ...groupOptions });
     const fetcher = kafka.consumer({ groupId: group, autocommit: false });
     fetcher.topics.track(topic);
