@@ -3,10 +3,20 @@
 import { errorMessage } from "../pipeline/runtime/errors.ts";
 import { S3ObjectStore } from "../pipeline/store/warc/s3-object-store.ts";
 import { WarcUploader } from "../pipeline/store/warc/warc-uploader.ts";
-import type { Wiring } from "./roles.ts";
+import type { Config } from "../pipeline/runtime/config.ts";
+import type { Logger } from "../pipeline/runtime/logger.ts";
+import type { Infrastructure } from "./infrastructure.ts";
+
+/** What the copy needs of a process's wiring (roles.ts' Wiring has it; named here so the two do not import each other). */
+interface UploadWiring {
+  config: Config;
+  log: Logger;
+  infra: Pick<Infrastructure, "warc" | "store">;
+  closers: (() => Promise<void>)[];
+}
 
 /** Starts the copy when WARC_S3_URL is set (stopped with the process); the uploader, or null. */
-export function startWarcUpload(w: Wiring): WarcUploader | null {
+export function startWarcUpload(w: UploadWiring): WarcUploader | null {
   const { infra, config, log } = w;
   if (!config.warcS3Url) return null;
   const objects = new S3ObjectStore(config);

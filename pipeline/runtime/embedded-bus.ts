@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { topics, type LogicalTopic } from "../topology.ts";
 import { AppendLog, FRAME_BYTES, readLines, writeJsonAtomic } from "./append-log.ts";
 import { LOST, Partition, type Entry, type MemoryBudget } from "./bus-partition.ts";
+import { busRecord, parseBusRecord } from "./bus-record.ts";
 import { batchHandler, type RawMessage, type RunnerHandle } from "./batch.ts";
 import { laneHandler } from "./lanes.ts";
 import { partitionOf } from "./partition-of.ts";
@@ -15,7 +16,7 @@ import { sleep } from "./retry.ts";
 import type { Bus, Emission, Processor, QueueStat, QueueStats } from "./bus.ts";
 import type { Logger } from "./logger.ts";
 
-export { partitionOf };
+export { busRecord, parseBusRecord, partitionOf };
 
 const MAX_BATCH = 500;
 /** Wait before a consumer tries again to read records back from a log that failed to read. */
@@ -387,25 +388,4 @@ export class EmbeddedBus implements Bus, QueueStats {
     await this.flushOffsets();
     for (const ps of this.topics.values()) for (const p of ps) await p.log?.close();
   }
-}
-
-/**
- * One record of a partition's log: `{"o":<offset>,"k":<key>,"j":<the value's JSON, as it is>}` (data format 3).
- * Format 2 wrote the value as a JSON string (`"v":"{\\"type\\":…}"`), escaping every page a second time.
- */
-export function busRecord(offset: number, key: string, json: string): string {
-  return `{"o":${offset},"k":${JSON.stringify(key)},"j":${json}}`;
-}
-
-/**
- * Reads a record of either format. A format 3 record's value is sliced out, not parsed: `,"j":` cannot occur
- * inside the key (a JSON string holds no raw quote), so its first occurrence ends the head.
- */
-export function parseBusRecord(line: string): { o: number; k: string; v: string } {
-  const at = line.indexOf(',"j":');
-  if (at > 0 && line.startsWith('{"o":') && line.endsWith("}")) {
-    const head = JSON.parse(`${line.slice(0, at)}}`) as { o: number; k: string };
-    return { o: head.o, k: head.k, v: line.slice(at + 5, -1) };
-  }
-  return JSON.parse(line) as { o: number; k: string; v: string };
 }
