@@ -13,7 +13,7 @@ import type { ExchangeContext } from "./exchange-records.ts";
 import type { HttpExchange } from "./http-exchange.ts";
 import { WarcWriteThread } from "./warc-write-thread.ts";
 import { WarcWriters, type WarcItem } from "./warc-writers.ts";
-import { uploaded } from "./warc-markers.ts";
+import { alive, uploaded } from "./warc-markers.ts";
 import { cutTornTails, type CutTail } from "./warc-repair.ts";
 
 export interface WarcFileInfo {
@@ -221,16 +221,6 @@ export class WarcArchive {
       gone.push(id);
     }
     return gone;
-  }
-}
-
-/** Whether a process of this machine runs (EPERM: it does, as another user). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -77,7 +77,7 @@ export async function takeLease(path: string, now = Date.now()): Promise<{ renew
 }
 
 /** Whether a process of this machine runs (EPERM: it does, as another user). */
-function alive(pid: number): boolean {
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
