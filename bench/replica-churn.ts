@@ -25,7 +25,7 @@ import { raw } from "../pipeline/store/sql.ts";
 import { crawlStatus, until } from "../test/integration/crawl-progress.ts";
 import { postJson } from "../test/integration/harness.ts";
 import { freePort } from "../test/integration/own-infra.ts";
-import { RoleProcesses } from "../test/integration/role-processes.ts";
+import { isolatedCluster, RoleProcesses } from "../test/integration/role-processes.ts";
 import { longestGap, longestRunBelow, median, perSecond } from "./rate-series.ts";
 import { manyHostName, startManyHostSite } from "./synthetic-site.ts";
 
@@ -78,12 +78,7 @@ async function churn(protocol: "consumer" | "classic"): Promise<Record<string, u
   const api = `http://127.0.0.1:${port}`;
   const logDir = mkdtempSync(join(tmpdir(), "trawl-churn-logs-"));
   const procs = new RoleProcesses({
-    TRAWL_MODE: "cluster",
-    KAFKA_BROKERS: shared.kafkaBrokers,
-    CLICKHOUSE_URL: shared.clickhouseUrl,
-    CLICKHOUSE_DATABASE: database,
-    KAFKA_TOPIC_PREFIX: `${tag}.`,
-    KAFKA_GROUP_PREFIX: `${tag}.`,
+    ...isolatedCluster(tag, shared.kafkaBrokers, shared.clickhouseUrl),
     KAFKA_PARTITIONS: String(PARTITIONS),
     KAFKA_GROUP_PROTOCOL: protocol,
     SCHEMA_REGISTRY_URL: "",

@@ -21,7 +21,7 @@ import { raw, sql } from "../pipeline/store/sql.ts";
 import { crawlStatus, until } from "../test/integration/crawl-progress.ts";
 import { postJson } from "../test/integration/harness.ts";
 import { freePort } from "../test/integration/own-infra.ts";
-import { RoleProcesses, type RoleProcess } from "../test/integration/role-processes.ts";
+import { isolatedCluster, RoleProcesses, type RoleProcess } from "../test/integration/role-processes.ts";
 import { startManyHostSite } from "./synthetic-site.ts";
 
 const env = process.env;
@@ -62,12 +62,7 @@ const port = await freePort();
 const api = `http://127.0.0.1:${port}`;
 const logDir = mkdtempSync(join(tmpdir(), "trawl-rolling-upgrade-logs-"));
 const common = {
-  TRAWL_MODE: "cluster",
-  KAFKA_BROKERS: shared.kafkaBrokers,
-  CLICKHOUSE_URL: shared.clickhouseUrl,
-  CLICKHOUSE_DATABASE: database,
-  KAFKA_TOPIC_PREFIX: `${tag}.`,
-  KAFKA_GROUP_PREFIX: `${tag}.`,
+  ...isolatedCluster(tag, shared.kafkaBrokers, shared.clickhouseUrl),
   KAFKA_PARTITIONS: "4",
   SCHEMA_REGISTRY_URL: "",
   ALLOW_PRIVATE_CRAWL_TARGETS: "true",

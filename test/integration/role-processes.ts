@@ -6,6 +6,21 @@ import { join } from "node:path";
 
 const bin = join(import.meta.dirname, "..", "..", "bin", "trawl.js");
 
+/**
+ * The settings that give a cluster of role processes Kafka topics, consumer groups and a ClickHouse database of their
+ * own on shared servers (named by `tag`), for runs beside others on one Kafka and one ClickHouse.
+ */
+export function isolatedCluster(tag: string, kafkaBrokers: string, clickhouseUrl: string): Record<string, string> {
+  return {
+    TRAWL_MODE: "cluster",
+    KAFKA_BROKERS: kafkaBrokers,
+    CLICKHOUSE_URL: clickhouseUrl,
+    CLICKHOUSE_DATABASE: `trawl_${tag}`,
+    KAFKA_TOPIC_PREFIX: `${tag}.`,
+    KAFKA_GROUP_PREFIX: `${tag}.`,
+  };
+}
+
 export interface RoleProcess {
   role: string;
   name: string;
